@@ -1,0 +1,75 @@
+"""Shared fixtures: fake engines (data-driven fakes) and a fake clock."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from voice.budget import FakeClock
+from voice.compute import ComputeGate
+from voice.config import Config, parse_config
+from voice.engine import Engines
+from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
+
+SPEECH_DIR = Path(os.environ.get("VOICE_SPEECH_DIR", Path(__file__).resolve().parents[2] / "shared" / "speech"))
+
+
+def make_config(**sections: dict[str, object]) -> Config:
+    data: dict[str, object] = {"server": {"turn_log": ""}}
+    for name, values in sections.items():
+        merged = dict(data.get(name, {}))  # type: ignore[call-overload]
+        merged.update(values)
+        data[name] = merged
+    return parse_config(data)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+EnginesFactory = Callable[..., Engines]
+
+
+@pytest.fixture
+def fake_engines() -> EnginesFactory:
+    """Build Engines from fakes; pass ``clock=`` for deterministic time or ``scale=`` for real sleeps."""
+    made: list[Engines] = []
+
+    def build(
+        *,
+        clock: FakeClock | None = None,
+        scale: float = 1.0,
+        stt: FakeStt | None = None,
+        llm: FakeLlm | None = None,
+        tts: FakeTts | None = None,
+        max_queue: int = 4,
+    ) -> Engines:
+        delay = Delay(clock, scale)
+        engines = Engines(
+            vad=FakeVad(),
+            stt=stt or FakeStt(texts=("what is the capital of france",), delay=delay),
+            llm=llm or FakeLlm(replies=("Sure, the capital of France is Paris. It is lovely.",), delay=delay),
+            tts=tts or FakeTts(delay=delay),
+            max_queue=max_queue,
+            gate=ComputeGate(),
+        )
+        made.append(engines)
+        return engines
+
+    yield build  # type: ignore[misc]
+    for e in made:
+        e.close()
+
+
+def tone(seconds: float, rate: int = 16000, amplitude: float = 0.3) -> np.ndarray:
+    t = np.arange(int(seconds * rate)) / rate
+    return (amplitude * np.sin(2 * np.pi * 300 * t)).astype(np.float32)
+
+
+def silence(seconds: float, rate: int = 16000) -> np.ndarray:
+    return np.zeros(int(seconds * rate), np.float32)

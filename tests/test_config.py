@@ -1,0 +1,53 @@
+import dataclasses
+
+import pytest
+
+from voice.config import DEFAULT_CONFIG_PATH, Config, ConfigError, load_config, parse_config
+
+
+def test_repository_config_matches_defaults() -> None:
+    assert load_config(DEFAULT_CONFIG_PATH) == Config()
+
+
+def test_every_default_key_is_in_the_repository_config() -> None:
+    import tomllib
+
+    data = tomllib.loads(DEFAULT_CONFIG_PATH.read_text())
+    for section in dataclasses.fields(Config):
+        keys = {f.name for f in dataclasses.fields(getattr(Config(), section.name))}
+        assert set(data[section.name]) == keys, section.name
+
+
+def test_unknown_key_is_named() -> None:
+    with pytest.raises(ConfigError, match=r"\[llm\] 'n_ctxx'"):
+        parse_config({"llm": {"n_ctxx": 1}})
+
+
+def test_unknown_section_is_named() -> None:
+    with pytest.raises(ConfigError, match=r"unknown section \[sttt\]"):
+        parse_config({"sttt": {}})
+
+
+def test_wrong_type_is_named() -> None:
+    with pytest.raises(ConfigError, match=r"\[server\] port: expected an integer"):
+        parse_config({"server": {"port": "80"}})
+
+
+def test_budget_must_add_up() -> None:
+    with pytest.raises(ConfigError, match="add up to 510 ms"):
+        parse_config({"budget": {"stt_ms": 130}})
+
+
+def test_missing_file_and_bad_toml(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "none.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[server\nport=1")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+
+
+def test_cli_overrides() -> None:
+    c = Config().with_server(host="0.0.0.0", port=9000)
+    assert (c.server.host, c.server.port) == ("0.0.0.0", 9000)
+    assert c.llm == Config().llm

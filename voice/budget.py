@@ -1,0 +1,301 @@
+"""The latency budgeter: monotonic marks at every hand-over of a turn, turned into stage durations.
+
+A turn is timed by a :class:`TurnTimer` that records named marks on an injected :class:`Clock`.
+Stages are the intervals between consecutive marks in :data:`MARKS`, so the stage durations of a
+complete turn add up exactly to its total (speech end → first audio sent). The user's speech end is
+backdated by the VAD silence window, which makes that window a stage of its own (``endpoint_silence``).
+
+LLM metrics follow the usual serving definitions:
+
+* ``ttft_ms``   time to first token: LLM start (after any queue wait) → first generated token
+* ``itl_ms``    inter-token latency: gaps between consecutive generated tokens (mean and p95)
+* ``tps``       tokens per second of the stream, ``1000 / itl_mean_ms``
+* ``e2e_ms``    LLM start → last token; ``e2e_ms == ttft_ms + (n_tokens - 1) * itl_mean_ms``
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from voice.config import BudgetConfig
+
+#: Hand-over marks in pipeline order; stage ``i`` runs from ``MARKS[i]`` to ``MARKS[i + 1]``.
+MARKS: tuple[str, ...] = (
+    "speech_end",  # the user's last voiced audio (endpoint time minus the silence window)
+    "endpoint",  # the VAD decided the turn is over
+    "stt_start",  # the STT model (and compute slot) was acquired
+    "stt_done",  # transcript ready
+    "llm_start",  # the LLM (and compute slot) was acquired; prompt evaluation starts
+    "first_token",  # first generated token
+    "first_clause",  # the sentence splitter released the first speakable clause
+    "tts_start",  # the TTS (and compute slot) was acquired for that clause
+    "tts_first_audio",  # first synthesized audio of the reply
+    "first_audio_sent",  # first reply audio chunk handed to the websocket
+)
+
+#: Stage names, one per consecutive pair of marks.
+STAGES: tuple[str, ...] = (
+    "endpoint_silence",
+    "stt_queue",
+    "stt",
+    "llm_queue",
+    "llm_ttft",
+    "first_clause",
+    "tts_queue",
+    "tts_first_audio",
+    "send",
+)
+
+
+class Clock(Protocol):
+    """A monotonic clock in integer nanoseconds."""
+
+    def now_ns(self) -> int: ...
+
+
+class MonotonicClock:
+    """The real clock: :func:`time.perf_counter_ns` (monotonic, highest resolution)."""
+
+    def now_ns(self) -> int:
+        return time.perf_counter_ns()
+
+
+class FakeClock:
+    """A clock that only moves when told to (tests)."""
+
+    def __init__(self, start_ns: int = 1_000_000_000) -> None:
+        self._now_ns = start_ns
+        self._lock = threading.Lock()
+
+    def now_ns(self) -> int:
+        with self._lock:
+            return self._now_ns
+
+    def advance_ms(self, ms: float) -> None:
+        with self._lock:
+            self._now_ns += round(ms * 1_000_000)
+
+
+def _ms(ns: int) -> float:
+    return round(ns / 1_000_000, 3)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank-interpolated percentile (``q`` in 0..100) of a non-empty sequence."""
+    if not values:
+        raise ValueError("percentile of an empty sequence")
+    s = sorted(values)
+    if len(s) == 1:
+        return s[0]
+    k = (len(s) - 1) * q / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+@dataclass(frozen=True)
+class LlmMetrics:
+    """Streaming metrics of one generation, in milliseconds (see the module docstring)."""
+
+    n_tokens: int
+    ttft_ms: float
+    itl_mean_ms: float
+    itl_p95_ms: float
+    tps: float
+    e2e_ms: float
+
+    @classmethod
+    def from_marks(cls, start_ns: int, token_ns: Sequence[int]) -> LlmMetrics | None:
+        """Metrics from the LLM start time and the arrival time of each generated token."""
+        if not token_ns:
+            return None
+        gaps = [b - a for a, b in zip(token_ns, token_ns[1:], strict=False)]
+        itl_mean = statistics.fmean(gaps) if gaps else 0.0
+        return cls(
+            n_tokens=len(token_ns),
+            ttft_ms=_ms(token_ns[0] - start_ns),
+            itl_mean_ms=round(itl_mean / 1e6, 3),
+            itl_p95_ms=round(percentile(gaps, 95) / 1e6, 3) if gaps else 0.0,
+            tps=round(1e9 / itl_mean, 2) if itl_mean > 0 else 0.0,
+            e2e_ms=_ms(token_ns[-1] - start_ns),
+        )
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    """The latency report of one turn. All durations are milliseconds."""
+
+    session_id: str
+    turn_id: int
+    stages_ms: dict[str, float]
+    total_ms: float | None
+    target_ms: int
+    over_budget: tuple[str, ...]
+    cancelled: bool
+    prompt_tokens_reused: int = 0
+    prompt_tokens_evaluated: int = 0
+    generated_tokens: int = 0
+    llm: LlmMetrics | None = None
+    transcript: str = ""
+    reply_text: str = ""
+    reply_audio_ms: float = 0.0
+    utterance_ms: float = 0.0
+    forced_endpoint: bool = False
+    history_trimmed: int = 0
+    outcome: str = "ok"  # ok | cancelled | no_speech | error
+
+    def to_dict(self, *, include_text: bool = True) -> dict[str, Any]:
+        d = asdict(self)
+        d["over_budget"] = list(self.over_budget)
+        # Stages flattened as "<stage>_ms" for tools that want one flat object.
+        for name, value in self.stages_ms.items():
+            d[f"{name}_ms"] = value
+        if not include_text:
+            d.pop("transcript")
+            d.pop("reply_text")
+        return d
+
+    def summary_line(self) -> str:
+        """A readable one-line summary; over-budget stages are marked with ``!``."""
+        parts = []
+        for name, value in self.stages_ms.items():
+            flag = "!" if name in self.over_budget else ""
+            parts.append(f"{name} {value:.0f}{flag}")
+        total = "n/a" if self.total_ms is None else f"{self.total_ms:.0f} ms"
+        verdict = ""
+        if self.total_ms is not None:
+            verdict = " OVER" if self.total_ms > self.target_ms else " ok"
+        head = f"[{self.session_id} turn {self.turn_id}] {self.outcome}: total {total} / {self.target_ms} ms{verdict}"
+        llm = ""
+        if self.llm is not None:
+            llm = (
+                f" | llm ttft {self.llm.ttft_ms:.0f} ms itl {self.llm.itl_mean_ms:.1f} ms"
+                f" ({self.llm.tps:.0f} tok/s) n={self.llm.n_tokens}"
+                f" | prompt reused {self.prompt_tokens_reused} evaluated {self.prompt_tokens_evaluated}"
+            )
+        return f"{head} | " + " · ".join(parts) + " (ms, ! = over budget)" + llm
+
+
+@dataclass
+class TurnTimer:
+    """Collects monotonic marks of one turn. Thread-safe: stages in worker threads may mark too.
+
+    The first mark of a name wins (later ones are ignored), so a mark placed on every clause records the
+    first occurrence only.
+    """
+
+    clock: Clock
+    session_id: str
+    turn_id: int
+    marks_ns: dict[str, int] = field(default_factory=dict)
+    token_ns: list[int] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def mark(self, name: str, at_ns: int | None = None) -> int:
+        """Record mark ``name`` now (or at ``at_ns``); returns the recorded time."""
+        if name not in MARKS:
+            raise ValueError(f"unknown mark {name!r}; marks are {MARKS}")
+        t = self.clock.now_ns() if at_ns is None else at_ns
+        with self._lock:
+            return self.marks_ns.setdefault(name, t)
+
+    def token(self) -> None:
+        """Record the arrival of one generated token (for TTFT / ITL)."""
+        t = self.clock.now_ns()
+        with self._lock:
+            self.token_ns.append(t)
+            self.marks_ns.setdefault("first_token", t)
+
+    def has(self, name: str) -> bool:
+        with self._lock:
+            return name in self.marks_ns
+
+    def stages_ms(self) -> dict[str, float]:
+        """Stage durations for every consecutive pair of marks that were both recorded."""
+        with self._lock:
+            marks = dict(self.marks_ns)
+        out: dict[str, float] = {}
+        for stage, a, b in zip(STAGES, MARKS, MARKS[1:], strict=False):
+            if a in marks and b in marks:
+                out[stage] = _ms(marks[b] - marks[a])
+        return out
+
+    def total_ms(self) -> float | None:
+        with self._lock:
+            if "speech_end" in self.marks_ns and "first_audio_sent" in self.marks_ns:
+                return _ms(self.marks_ns["first_audio_sent"] - self.marks_ns["speech_end"])
+        return None
+
+    def llm_metrics(self) -> LlmMetrics | None:
+        with self._lock:
+            start = self.marks_ns.get("llm_start")
+            tokens = list(self.token_ns)
+        return None if start is None else LlmMetrics.from_marks(start, tokens)
+
+
+def build_report(
+    timer: TurnTimer,
+    budget: BudgetConfig,
+    *,
+    cancelled: bool = False,
+    outcome: str | None = None,
+    **extra: Any,
+) -> TurnReport:
+    """Turn a timer into a report, checking each stage against its allocation."""
+    stages = timer.stages_ms()
+    alloc = budget.allocations_ms()
+    over = tuple(name for name, v in stages.items() if v > alloc.get(name, 0))
+    llm = timer.llm_metrics()
+    return TurnReport(
+        session_id=timer.session_id,
+        turn_id=timer.turn_id,
+        stages_ms=stages,
+        total_ms=timer.total_ms(),
+        target_ms=budget.target_ms,
+        over_budget=over,
+        cancelled=cancelled,
+        llm=llm,
+        generated_tokens=llm.n_tokens if llm else 0,
+        outcome=outcome or ("cancelled" if cancelled else "ok"),
+        **extra,
+    )
+
+
+class JsonlSink:
+    """Appends one JSON object per turn to a file (directories are created). Thread-safe."""
+
+    def __init__(self, path: Path, *, include_text: bool = False) -> None:
+        self.path = path
+        self.include_text = include_text
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, report: TurnReport) -> None:
+        line = json.dumps(report.to_dict(include_text=self.include_text), separators=(",", ":"))
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+@dataclass
+class TurnStats:
+    """Running statistics of completed (not cancelled) turns, for metrics and summaries."""
+
+    totals_ms: list[float] = field(default_factory=list)
+    stages_ms: dict[str, list[float]] = field(default_factory=dict)
+    cancelled: int = 0
+
+    def add(self, report: TurnReport) -> None:
+        if report.cancelled:
+            self.cancelled += 1
+            return
+        if report.total_ms is not None:
+            self.totals_ms.append(report.total_ms)
+        for k, v in report.stages_ms.items():
+            self.stages_ms.setdefault(k, []).append(v)

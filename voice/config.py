@@ -1,0 +1,218 @@
+"""Configuration: frozen dataclasses loaded from ``config.toml`` with tomllib.
+
+Every section and key is checked: an unknown key, a missing section or a value of the wrong type raises
+:class:`ConfigError` naming the key. Defaults equal the values in the repository's ``config.toml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config.toml"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the key and what to do."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str = field(default="", repr=False)
+    allowed_origins: tuple[str, ...] = ()
+    max_message_bytes: int = 262144
+    max_sessions: int = 8
+    max_queue: int = 4
+    session_max_s: float = 3600.0
+    idle_timeout_s: float = 300.0
+    max_ingress_realtime: float = 4.0
+    turn_log: str = "logs/turns.jsonl"
+    record: bool = False
+
+
+@dataclass(frozen=True)
+class VadConfig:
+    threshold: float = 0.5
+    neg_threshold: float = 0.35
+    min_speech_ms: int = 160
+    silence_ms: int = 320
+    pre_roll_ms: int = 300
+    max_utterance_s: float = 30.0
+    barge_in: bool = True
+
+
+@dataclass(frozen=True)
+class SttConfig:
+    model: str = "tiny.en"
+    compute_type: str = "int8"
+    beam_size: int = 1
+    language: str = "en"
+    cpu_threads: int = 2
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    model: str = "smollm2-135m"
+    n_ctx: int = 2048
+    n_threads: int = 2
+    n_batch: int = 256
+    max_reply_tokens: int = 96
+    temperature: float = 0.0
+    system_prompt: str = "You are a helpful voice assistant. Answer in one or two short, plain sentences."
+
+
+@dataclass(frozen=True)
+class TtsConfig:
+    model: str = "joe-medium"
+    chunk_ms: int = 40
+    length_scale: float = 1.0
+    onnx_threads: int = 2
+    min_first_clause_words: int = 3
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """Per-stage allocations in milliseconds; they must add up to ``target_ms``."""
+
+    target_ms: int = 500
+    endpoint_silence_ms: int = 200
+    stt_queue_ms: int = 0
+    stt_ms: int = 120
+    llm_queue_ms: int = 0
+    llm_ttft_ms: int = 60
+    first_clause_ms: int = 40
+    tts_queue_ms: int = 0
+    tts_first_audio_ms: int = 70
+    send_ms: int = 10
+
+    def allocations_ms(self) -> dict[str, int]:
+        """Stage name (without the ``_ms`` suffix) → allocated milliseconds, in pipeline order."""
+        return {
+            f.name.removesuffix("_ms"): int(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name != "target_ms"
+        }
+
+
+@dataclass(frozen=True)
+class Config:
+    server: ServerConfig = ServerConfig()
+    vad: VadConfig = VadConfig()
+    stt: SttConfig = SttConfig()
+    llm: LlmConfig = LlmConfig()
+    tts: TtsConfig = TtsConfig()
+    budget: BudgetConfig = BudgetConfig()
+
+    def with_server(self, **changes: Any) -> Config:
+        """A copy with some server settings replaced (used by CLI flags)."""
+        return dataclasses.replace(self, server=dataclasses.replace(self.server, **changes))
+
+
+_T = TypeVar("_T")
+
+
+def _coerce(section: str, key: str, value: Any, annotation: Any) -> Any:
+    where = f"[{section}] {key}"
+    origin = typing.get_origin(annotation)
+    if origin is tuple:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+        return tuple(value)
+    if annotation is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if annotation is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if annotation is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if annotation is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported type {annotation!r}")  # pragma: no cover
+
+
+def _section(cls: type[_T], name: str, data: Any) -> _T:
+    if not isinstance(data, dict):
+        raise ConfigError(f"[{name}] must be a table")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key in data:
+        if key not in known:
+            raise ConfigError(
+                f"unknown key [{name}] {key!r}; known keys: {', '.join(sorted(known))}"
+            )
+    values = {k: _coerce(name, k, v, hints[k]) for k, v in data.items()}
+    return cls(**values)
+
+
+def _validate(config: Config) -> None:
+    b = config.budget
+    total = sum(b.allocations_ms().values())
+    if total != b.target_ms:
+        raise ConfigError(
+            f"[budget] stage allocations add up to {total} ms but target_ms is {b.target_ms} ms; "
+            "make them add up"
+        )
+    if not 1 <= config.server.port <= 65535:
+        raise ConfigError(f"[server] port {config.server.port} is not a TCP port (1-65535)")
+    if not 0.0 < config.vad.neg_threshold <= config.vad.threshold < 1.0:
+        raise ConfigError("[vad] need 0 < neg_threshold <= threshold < 1")
+    if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
+        raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
+    if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:
+        raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
+
+
+_SECTIONS: dict[str, type[Any]] = {
+    "server": ServerConfig,
+    "vad": VadConfig,
+    "stt": SttConfig,
+    "llm": LlmConfig,
+    "tts": TtsConfig,
+    "budget": BudgetConfig,
+}
+
+
+def parse_config(data: dict[str, Any]) -> Config:
+    """Build a :class:`Config` from parsed TOML; sections left out keep their defaults."""
+    for name in data:
+        if name not in _SECTIONS:
+            raise ConfigError(f"unknown section [{name}]; known sections: {', '.join(_SECTIONS)}")
+    parts = {name: _section(cls, name, data.get(name, {})) for name, cls in _SECTIONS.items()}
+    config = Config(**parts)
+    _validate(config)
+    return config
+
+
+def load_config(path: Path | str | None = None) -> Config:
+    """Load and check a config file (default: the repository's ``config.toml``)."""
+    p = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    try:
+        with p.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {p}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    try:
+        return parse_config(data)
+    except ConfigError as e:
+        raise ConfigError(f"{p}: {e}") from None
+
+
+__all__ = [
+    "BudgetConfig", "Config", "ConfigError", "LlmConfig", "ServerConfig", "SttConfig", "TtsConfig",
+    "VadConfig", "load_config", "parse_config",
+]

@@ -1,0 +1,111 @@
+"""``voice demo``: start the server in-process, speak questions into it over a real websocket in real
+time, save the spoken answer and print each turn's latency report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import soxr
+
+from voice.audio import analyse_speech, load_audio, write_wav
+from voice.client import Utterance, converse
+from voice.config import Config
+from voice.engine import Engines
+
+log = logging.getLogger("voice.demo")
+
+DEFAULT_QUESTIONS = ("What is the capital of France?", "And what is the capital of Germany?")
+LEAD_IN_S = 0.3
+
+
+def synthesize_question(engines: Engines, text: str, rate_hz: int = 16_000) -> Utterance:
+    """Speak ``text`` with the project's own TTS, as a 16 kHz clip with a short silent lead-in."""
+    pcm = np.concatenate(list(engines.tts.synthesize(text))).astype(np.float32) / 32768.0
+    audio = soxr.resample(pcm, engines.tts.sample_rate, rate_hz).astype(np.float32)
+    audio = np.concatenate([np.zeros(int(LEAD_IN_S * rate_hz), np.float32), audio])
+    return Utterance(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
+
+
+def clip_utterance(path: Path, rate_hz: int = 16_000) -> Utterance:
+    audio = load_audio(path, rate_hz)
+    return Utterance(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
+
+
+async def _demo(config: Config, engines: Engines, utterances: list[Utterance], out: Path, as_json: bool) -> int:
+    from voice.server import VoiceServer
+
+    server = VoiceServer(config, engines)
+    await server.start()
+    try:
+        conv = await converse(server.url, utterances)
+    finally:
+        await server.shutdown()
+    if conv.errors:
+        for e in conv.errors:
+            log.error("server error: %s: %s", e.get("code"), e.get("message"))
+    rc = 0
+    for n, (tid, turn) in enumerate(sorted(conv.turns.items())):
+        m2e = turn.mouth_to_ear_ms()
+        if turn.pcm:
+            path = out if n == 0 else out.with_name(f"{out.stem}-{n + 1}{out.suffix}")
+            write_wav(path, turn.pcm, turn.sample_rate)
+        else:
+            path = None
+        if turn.report is None:
+            rc = 1
+            continue
+        report = {k: v for k, v in turn.report.items() if k != "type"}
+        report["mouth_to_ear_ms"] = None if m2e is None else round(m2e, 1)
+        if as_json:
+            print(json.dumps(report), flush=True)
+            continue
+        print(f"\nturn {tid}")
+        print(f"  you said:   {turn.transcript!r}")
+        print(f"  assistant:  {' '.join(turn.reply_text)!r}")
+        if path is not None:
+            print(f"  reply audio: {path} ({report.get('reply_audio_ms', 0) / 1000:.1f} s)")
+        stages = report["stages_ms"]
+        width = max(len(s) for s in stages) if stages else 10
+        alloc = config.budget.allocations_ms()
+        print(f"  {'stage':<{width}}  {'ms':>8}  {'budget':>6}")
+        for name, ms in stages.items():
+            flag = "  over" if name in report["over_budget"] else ""
+            print(f"  {name:<{width}}  {ms:8.1f}  {alloc.get(name, 0):6d}{flag}")
+        total = report["total_ms"]
+        total_s = "n/a" if total is None else f"{total:8.1f}"
+        verdict = "" if total is None else ("  OVER target" if total > report["target_ms"] else "  within target")
+        print(f"  {'total (server)':<{width}}  {total_s}  {report['target_ms']:6d}{verdict}")
+        if m2e is not None:
+            print(f"  mouth-to-ear measured by the client: {m2e:.1f} ms")
+        llm = report.get("llm")
+        if llm:
+            print(
+                f"  LLM: TTFT {llm['ttft_ms']:.1f} ms, ITL mean {llm['itl_mean_ms']:.1f} ms / p95 "
+                f"{llm['itl_p95_ms']:.1f} ms ({llm['tps']:.0f} tokens/s), E2E {llm['e2e_ms']:.1f} ms, "
+                f"{llm['n_tokens']} tokens"
+            )
+        print(
+            f"  prompt tokens: {report['prompt_tokens_reused']} reused from the cache, "
+            f"{report['prompt_tokens_evaluated']} evaluated"
+        )
+    return rc
+
+
+def run_demo(
+    config: Config, *, speech: Path | None, questions: list[str] | None, out: Path, as_json: bool
+) -> int:
+    from voice.loader import load_engines
+
+    engines = load_engines(config)
+    if speech is not None:
+        utterances = [clip_utterance(speech)]
+    else:
+        utterances = [synthesize_question(engines, q) for q in (questions or DEFAULT_QUESTIONS)]
+    if not as_json:
+        print(f"speaking {len(utterances)} question(s) into the server in real time …", file=sys.stderr)
+    return asyncio.run(_demo(config, engines, utterances, out, as_json))

@@ -1,0 +1,125 @@
+"""End-of-turn detection from per-frame speech probabilities. Pure logic: no model, no clock.
+
+The :class:`Endpointer` is fed 16 kHz float32 audio together with the VAD's speech probability for each
+frame. It keeps a pre-roll ring of recent audio, starts an utterance when a frame's probability reaches
+``threshold``, and ends it once ``silence_ms`` of audio in a row fell under ``neg_threshold``. Utterances
+shorter than ``min_speech_ms`` of voiced audio are dropped; one reaching ``max_utterance_s`` is ended by force.
+All durations are counted in audio samples, so the result does not depend on how fast audio arrives.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from voice.config import VadConfig
+
+STT_SAMPLE_RATE_HZ = 16_000
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """Speech began; ``audio_offset_ms`` is the position in the session's audio stream."""
+
+    audio_offset_ms: float
+
+
+@dataclass(frozen=True)
+class SpeechEnded:
+    """An utterance is complete and ready for STT."""
+
+    audio: np.ndarray
+    """The utterance (with pre-roll), float32 mono 16 kHz."""
+    trailing_silence_ms: float
+    """Silence counted after the last voiced frame: the endpoint is this late after the speech ended."""
+    forced: bool
+    """True when ended by the utterance cap or an ``end_turn`` message rather than by silence."""
+    voiced_ms: float
+
+
+EndpointEvent = SpeechStarted | SpeechEnded
+
+
+class Endpointer:
+    """Turns frames + speech probabilities into :class:`SpeechStarted` / :class:`SpeechEnded` events."""
+
+    def __init__(self, config: VadConfig, sample_rate_hz: int = STT_SAMPLE_RATE_HZ) -> None:
+        self.config = config
+        self.rate = sample_rate_hz
+        self._pre_roll: deque[np.ndarray] = deque()
+        self._pre_roll_samples = 0
+        self._utterance: list[np.ndarray] = []
+        self._utterance_samples = 0
+        self._in_speech = False
+        self._silence_samples = 0
+        self._voiced_samples = 0
+        self._position_samples = 0
+
+    @property
+    def in_speech(self) -> bool:
+        return self._in_speech
+
+    def _samples(self, ms: float) -> int:
+        return int(ms * self.rate / 1000)
+
+    def _ms(self, samples: int) -> float:
+        return samples * 1000.0 / self.rate
+
+    def reset(self) -> None:
+        """Forget any partial utterance and the pre-roll."""
+        self._pre_roll.clear()
+        self._pre_roll_samples = 0
+        self._utterance = []
+        self._utterance_samples = 0
+        self._in_speech = False
+        self._silence_samples = 0
+        self._voiced_samples = 0
+
+    def feed(self, frame: np.ndarray, probability: float) -> list[EndpointEvent]:
+        """Feed one VAD frame and its speech probability; returns the events it caused."""
+        events: list[EndpointEvent] = []
+        n = len(frame)
+        self._position_samples += n
+        if not self._in_speech:
+            self._pre_roll.append(frame)
+            self._pre_roll_samples += n
+            limit = self._samples(self.config.pre_roll_ms) + n
+            while self._pre_roll_samples > limit and len(self._pre_roll) > 1:
+                self._pre_roll_samples -= len(self._pre_roll.popleft())
+            if probability >= self.config.threshold:
+                self._in_speech = True
+                self._utterance = list(self._pre_roll)
+                self._utterance_samples = self._pre_roll_samples
+                self._pre_roll.clear()
+                self._pre_roll_samples = 0
+                self._voiced_samples = n
+                self._silence_samples = 0
+                events.append(SpeechStarted(self._ms(self._position_samples - n)))
+            return events
+        self._utterance.append(frame)
+        self._utterance_samples += n
+        if probability < self.config.neg_threshold:
+            self._silence_samples += n
+        else:
+            self._silence_samples = 0
+            self._voiced_samples += n
+        if self._silence_samples >= self._samples(self.config.silence_ms):
+            events.extend(self._end(forced=False))
+        elif self._utterance_samples >= self._samples(self.config.max_utterance_s * 1000):
+            events.extend(self._end(forced=True))
+        return events
+
+    def force_end(self) -> list[EndpointEvent]:
+        """End the utterance now (``end_turn``); nothing happens outside speech."""
+        return self._end(forced=True) if self._in_speech else []
+
+    def _end(self, *, forced: bool) -> list[EndpointEvent]:
+        voiced_ms = self._ms(self._voiced_samples)
+        trailing_ms = 0.0 if forced else self._ms(self._silence_samples)
+        audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
+        self.reset()
+        if voiced_ms < self.config.min_speech_ms and not forced:
+            return []
+        return [SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms)]

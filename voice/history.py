@@ -1,0 +1,77 @@
+"""Conversation history and trimming it to the context window.
+
+The system prompt is always first and never changes, so its KV cache prefix is reused on every turn.
+When the prompt plus the room kept for the reply would not fit ``n_ctx``, the oldest exchanges are
+dropped — down to a low-water mark (half the window by default) rather than just enough, so that the
+following turns again extend a cached prefix instead of re-evaluating a shifted history every turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from voice.stages import ChatMessage, Role
+
+
+class ContextTooSmallError(ValueError):
+    """Even the system prompt and the newest user message alone do not fit the context window."""
+
+
+@dataclass
+class History:
+    """The messages of one conversation after the system prompt. Owned by one session."""
+
+    messages: list[ChatMessage] = field(default_factory=list)
+
+    def add(self, role: Role, content: str) -> None:
+        """Append a message; consecutive messages of the same role are merged (cancelled turns)."""
+        content = content.strip()
+        if not content:
+            return
+        if self.messages and self.messages[-1].role == role:
+            merged = self.messages[-1].content + " " + content
+            self.messages[-1] = ChatMessage(role, merged)
+        else:
+            self.messages.append(ChatMessage(role, content))
+
+    def clear(self) -> None:
+        self.messages.clear()
+
+
+def fit_prompt(
+    system: ChatMessage,
+    history: History,
+    count_tokens: Callable[[Sequence[ChatMessage]], int],
+    *,
+    n_ctx: int,
+    reply_tokens: int,
+    low_water: float = 0.5,
+) -> tuple[list[ChatMessage], int]:
+    """The prompt messages for the next reply, trimming ``history`` in place if needed.
+
+    ``history`` must end with the user's new message. Returns the messages and how many were dropped.
+    Raises :class:`ContextTooSmallError` if the system prompt and newest message alone don't fit.
+    """
+    limit = n_ctx - reply_tokens
+    prompt = [system, *history.messages]
+    if count_tokens(prompt) <= limit:
+        return prompt, 0
+    target = int(limit * low_water)
+    dropped = 0
+    # Drop whole exchanges from the front, keeping the final user message.
+    while len(history.messages) > 1:
+        history.messages.pop(0)
+        dropped += 1
+        if history.messages[0].role == "assistant" and len(history.messages) > 1:
+            history.messages.pop(0)
+            dropped += 1
+        if count_tokens([system, *history.messages]) <= target:
+            break
+    prompt = [system, *history.messages]
+    if count_tokens(prompt) > limit:
+        raise ContextTooSmallError(
+            f"the system prompt and the last message need {count_tokens(prompt)} tokens but only {limit} "
+            f"fit (n_ctx {n_ctx} minus {reply_tokens} for the reply); raise [llm] n_ctx or shorten the prompt"
+        )
+    return prompt, dropped

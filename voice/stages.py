@@ -1,0 +1,95 @@
+"""The model interfaces the pipeline needs. Real backends live in ``voice.backends``; fakes in ``voice.fakes``.
+
+Every method here is blocking and is called from a worker thread, never from the event loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """What prompt evaluation cost: tokens reused from the KV cache vs evaluated anew."""
+
+    prompt_tokens: int
+    reused_tokens: int
+    evaluated_tokens: int
+    trimmed_messages: int = 0
+    """History messages dropped to fit the context window."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of generated text (one token's worth)."""
+
+    text: str
+
+
+LlmEvent = PromptInfo | TextDelta
+
+
+class VadStream(Protocol):
+    """Streaming voice-activity detection for one audio stream (keeps its own recurrent state)."""
+
+    frame_samples: int
+    """Samples per frame at 16 kHz (512 for Silero)."""
+
+    def probability(self, frame: np.ndarray) -> float:
+        """Speech probability of one frame of ``frame_samples`` float32 samples."""
+        ...
+
+    def reset(self) -> None: ...
+
+
+class Vad(Protocol):
+    def stream(self) -> VadStream:
+        """A new stream with fresh state; the model itself is shared."""
+        ...
+
+
+class Stt(Protocol):
+    def transcribe(self, audio: np.ndarray) -> str:
+        """Transcribe float32 mono 16 kHz audio; returns the text (may be empty)."""
+        ...
+
+
+class Llm(Protocol):
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        """Prompt length in tokens of ``messages`` rendered with the chat template, plus the reply header."""
+        ...
+
+    @property
+    def n_ctx(self) -> int: ...
+
+    def generate(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[LlmEvent]:
+        """Yield one :class:`PromptInfo` first, then :class:`TextDelta` per token.
+
+        Lazy: every step of the iterator is blocking model work, so the caller iterates it in a worker
+        thread (one step at a time under the compute gate). Setting ``cancel`` stops it after the current
+        token.
+        """
+        ...
+
+
+class Tts(Protocol):
+    sample_rate: int
+
+    def synthesize(self, text: str) -> Iterator[np.ndarray]:
+        """Yield int16 mono audio at ``sample_rate``, one piece per synthesis step (lazy, blocking)."""
+        ...

@@ -1,0 +1,131 @@
+"""``voice talk``: your microphone and speaker, connected to a running server (sounddevice).
+
+Use headphones: the server hears what the microphone hears, so a reply played on speakers can barge in
+on itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+RATE_HZ = 16_000
+FRAME_MS = 20
+
+
+class NoAudioDeviceError(RuntimeError):
+    pass
+
+
+def _devices(sd: Any, input_device: str | None, output_device: str | None) -> tuple[Any, Any]:
+    try:
+        devices = sd.query_devices()
+    except Exception as e:
+        raise NoAudioDeviceError(f"cannot list audio devices: {e}") from None
+    has_in = any(d["max_input_channels"] > 0 for d in devices)
+    has_out = any(d["max_output_channels"] > 0 for d in devices)
+    if not has_in or not has_out:
+        missing = " and ".join(x for x, ok in (("microphone", has_in), ("speaker", has_out)) if not ok)
+        raise NoAudioDeviceError(
+            f"no {missing} found on this machine (sounddevice sees {len(devices)} device(s)). "
+            "`voice talk` needs both; to try the assistant without audio hardware run `voice demo`"
+        )
+    return input_device, output_device
+
+
+class Player:
+    """Plays reply audio; ``clear`` drops everything queued (barge-in)."""
+
+    def __init__(self) -> None:
+        self._buf = np.zeros(0, np.int16)
+        self._lock = threading.Lock()
+
+    def add(self, pcm: bytes) -> None:
+        with self._lock:
+            self._buf = np.concatenate([self._buf, np.frombuffer(pcm, np.int16)])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._buf = np.zeros(0, np.int16)
+
+    def callback(self, out: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
+        with self._lock:
+            n = min(frames, len(self._buf))
+            out[:n, 0] = self._buf[:n]
+            out[n:, 0] = 0
+            self._buf = self._buf[n:]
+
+
+async def _talk(url: str, token: str | None, input_device: str | None, output_device: str | None) -> None:
+    import sounddevice as sd
+    from websockets.asyncio.client import connect
+
+    _devices(sd, input_device, output_device)
+    mic: queue.Queue[bytes] = queue.Queue()
+    player = Player()
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with connect(url, additional_headers=headers) as ws:
+        await ws.send(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
+        out_stream: Any = None
+
+        def on_mic(indata: np.ndarray, frames: int, _t: Any, _s: Any) -> None:
+            mic.put(bytes(indata))
+
+        async def send_mic() -> None:
+            while True:
+                data = await asyncio.to_thread(mic.get)
+                await ws.send(data)
+
+        with sd.RawInputStream(samplerate=RATE_HZ, channels=1, dtype="int16", device=input_device,
+                               blocksize=RATE_HZ * FRAME_MS // 1000, callback=on_mic):
+            sender = asyncio.create_task(send_mic())
+            print("listening — speak (Ctrl+C to quit)", file=sys.stderr)
+            try:
+                async for message in ws:
+                    if isinstance(message, bytes):
+                        player.add(message)
+                        continue
+                    ev = json.loads(message)
+                    kind = ev.get("type")
+                    if kind == "audio_start" and out_stream is None:
+                        out_stream = sd.OutputStream(samplerate=ev["sample_rate"], channels=1, dtype="int16",
+                                                     device=output_device, callback=player.callback)
+                        out_stream.start()
+                    elif kind == "interrupt":
+                        player.clear()
+                    elif kind == "transcript":
+                        print(f"you: {ev['text']}", file=sys.stderr)
+                    elif kind == "reply_text":
+                        print(f"assistant: {ev['text']}", file=sys.stderr)
+                    elif kind == "turn_report":
+                        total = ev.get("total_ms")
+                        print(f"  latency {total} ms (target {ev.get('target_ms')} ms)", file=sys.stderr)
+                    elif kind == "error":
+                        print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
+            finally:
+                sender.cancel()
+                if out_stream is not None:
+                    out_stream.close()
+
+
+def run_talk(url: str, *, token: str | None, input_device: str | None, output_device: str | None) -> int:
+    try:
+        import sounddevice  # noqa: F401
+    except OSError as e:  # PortAudio library missing
+        print(f"error: audio is unavailable: {e}", file=sys.stderr)
+        return 1
+    try:
+        asyncio.run(_talk(url, token, input_device, output_device))
+    except NoAudioDeviceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: cannot connect to {url}: {e}. Is `voice serve` running?", file=sys.stderr)
+        return 1
+    return 0

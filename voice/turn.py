@@ -1,0 +1,220 @@
+"""One turn: STT → LLM → sentence splitter → TTS, concurrently, timed at every hand-over.
+
+The LLM streams tokens into the splitter on the event loop; each speakable clause goes through a bounded
+queue to the TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to the session's
+:class:`ReplySink` while the LLM keeps generating.
+
+Cancelling :func:`run_turn` (barge-in, disconnect, shutdown) stops the LLM after its current token and the
+TTS after its current sentence, waits until the worker threads have let go of the models, tells the
+client to drop queued playback (``interrupt``), reports the turn as cancelled, and re-raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import soxr
+
+from voice.budget import TurnReport, TurnTimer, build_report
+from voice.config import Config
+from voice.engine import BusyError, Engines
+from voice.history import ContextTooSmallError, History, fit_prompt
+from voice.protocol import BUSY, INTERNAL, AudioFormat, ProtocolError, error_event, event
+from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
+from voice.stages import ChatMessage, PromptInfo
+
+log = logging.getLogger("voice.turn")
+
+
+class ReplySink(Protocol):
+    """Where a turn's events and audio go (the session's writer; a list in tests)."""
+
+    async def send_event(self, text: str) -> None:
+        """Queue a JSON text frame."""
+        ...
+
+    async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
+        """Queue one chunk of reply audio; ``on_sent`` runs once it was handed to the socket."""
+        ...
+
+    def drop_turn(self, turn_id: int) -> None:
+        """Discard audio of this turn not yet sent (barge-in)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """A finished user utterance, as handed from the session to a turn."""
+
+    audio: np.ndarray
+    """float32 mono 16 kHz."""
+    trailing_silence_ms: float
+    forced: bool
+
+
+@dataclass
+class _Progress:
+    transcript: str = ""
+    spoken: list[str] = field(default_factory=list)
+    prompt: PromptInfo | None = None
+    audio_ms: float = 0.0
+    trimmed_messages: int = 0
+
+
+class _EndOfClauses:
+    """Marks the end of the clause queue."""
+
+
+def _chunks(pcm: np.ndarray, samples_per_chunk: int) -> list[bytes]:
+    return [pcm[i : i + samples_per_chunk].tobytes() for i in range(0, len(pcm), samples_per_chunk)]
+
+
+async def run_turn(
+    engines: Engines,
+    config: Config,
+    history: History,
+    utterance: Utterance,
+    timer: TurnTimer,
+    sink: ReplySink,
+    *,
+    output_rate_hz: int | None = None,
+    on_report: Callable[[TurnReport], None] = lambda r: None,
+) -> TurnReport:
+    """Run one turn to its end and return its report.
+
+    The report — of a cancelled turn too — goes to ``on_report`` and to the client as ``turn_report``.
+    """
+    progress = _Progress()
+    tts_rate = engines.tts.sample_rate
+    out_rate = output_rate_hz or tts_rate
+    fmt = AudioFormat(sample_rate=out_rate)
+    tid = timer.turn_id
+
+    async def speak(clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
+        announced = False
+        samples_per_chunk = max(1, out_rate * config.tts.chunk_ms // 1000)
+        while not isinstance(clause := await clauses.get(), _EndOfClauses):
+            pieces = await engines.synthesize(clause, timer)
+            if not pieces:
+                continue
+            pcm = np.concatenate(pieces)
+            if out_rate != tts_rate:
+                pcm = soxr.resample(pcm, tts_rate, out_rate).astype(np.int16)
+            if not announced:
+                await sink.send_event(event("audio_start", turn_id=tid, chunk_ms=config.tts.chunk_ms,
+                                            **fmt.to_fields()))
+                announced = True
+            await sink.send_event(event("reply_text", turn_id=tid, text=clause))
+            first_clause = not progress.spoken
+            progress.spoken.append(clause)
+            progress.audio_ms += len(pcm) * 1000 / out_rate
+            for i, chunk in enumerate(_chunks(pcm, samples_per_chunk)):
+                on_sent = (lambda: timer.mark("first_audio_sent")) if first_clause and i == 0 else None
+                await sink.send_audio(tid, chunk, on_sent)
+        if announced:
+            await sink.send_event(event("audio_end", turn_id=tid, audio_ms=round(progress.audio_ms, 1)))
+
+    async def think() -> None:
+        system = ChatMessage("system", config.llm.system_prompt)
+        messages, dropped = fit_prompt(
+            system, history, engines.llm.count_tokens,
+            n_ctx=engines.llm.n_ctx, reply_tokens=config.llm.max_reply_tokens,
+        )
+        progress.trimmed_messages = dropped
+        splitter = SentenceSplitter(SplitterConfig(min_first_clause_words=config.tts.min_first_clause_words))
+        clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue(maxsize=16)
+        reply: list[str] = []
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(speak(clauses))
+            # If anything below raises, the task group cancels the TTS task.
+            stream = engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
+            async with contextlib.aclosing(stream):
+                async for ev in stream:
+                    if isinstance(ev, PromptInfo):
+                        progress.prompt = ev
+                        continue
+                    reply.append(ev.text)
+                    for raw in splitter.push(ev.text):
+                        await _put_clause(clauses, raw, timer)
+            for raw in splitter.flush():
+                await _put_clause(clauses, raw, timer)
+            await clauses.put(_EndOfClauses())
+        history.add("assistant", "".join(reply))
+
+    cancelled = False
+    outcome = "ok"
+    try:
+        async with engines.admission():
+            text = (await engines.transcribe(utterance.audio, timer)).strip()
+            progress.transcript = text
+            await sink.send_event(event("transcript", turn_id=tid, text=text))
+            if not text:
+                outcome = "no_speech"
+            else:
+                history.add("user", text)
+                await think()
+    except asyncio.CancelledError:
+        cancelled = True
+        sink.drop_turn(tid)
+        # Keep what was actually said, so the next turn knows the reply was cut short.
+        if progress.spoken:
+            history.add("assistant", " ".join(progress.spoken) + " …")
+        with contextlib.suppress(Exception):
+            await sink.send_event(event("interrupt", turn_id=tid))
+    except BusyError as e:
+        outcome = "busy"
+        await sink.send_event(error_event(ProtocolError(BUSY, str(e))))
+    except ContextTooSmallError as e:
+        outcome = "error"
+        history.clear()
+        await sink.send_event(error_event(ProtocolError("context", str(e))))
+    except Exception as e:  # a model failed: report it, keep the session serving
+        log.exception("[%s turn %d] failed", timer.session_id, tid)
+        outcome = "error"
+        await sink.send_event(error_event(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}")))
+    finally:
+        report = _report(config, timer, progress, utterance, cancelled, outcome)
+        on_report(report)
+        with contextlib.suppress(Exception):
+            await sink.send_event(event("turn_report", **report.to_dict()))
+    if cancelled:
+        raise asyncio.CancelledError
+    return report
+
+
+async def _put_clause(clauses: asyncio.Queue[str | _EndOfClauses], raw: str, timer: TurnTimer) -> None:
+    text = clean_for_speech(raw)
+    if text:
+        timer.mark("first_clause")
+        await clauses.put(text)
+
+
+def _report(
+    config: Config,
+    timer: TurnTimer,
+    progress: _Progress,
+    utterance: Utterance,
+    cancelled: bool,
+    outcome: str,
+) -> TurnReport:
+    prompt = progress.prompt
+    return build_report(
+        timer,
+        config.budget,
+        cancelled=cancelled,
+        outcome="cancelled" if cancelled else outcome,
+        prompt_tokens_reused=prompt.reused_tokens if prompt else 0,
+        prompt_tokens_evaluated=prompt.evaluated_tokens if prompt else 0,
+        transcript=progress.transcript,
+        reply_text=" ".join(progress.spoken),
+        reply_audio_ms=round(progress.audio_ms, 1),
+        history_trimmed=progress.trimmed_messages,
+        utterance_ms=round(len(utterance.audio) / 16.0, 1),
+        forced_endpoint=utterance.forced,
+    )
