@@ -15,7 +15,9 @@ from voice.config import Config, parse_config
 from voice.engine import Engines
 from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
 
-SPEECH_DIR = Path(os.environ.get("VOICE_SPEECH_DIR", Path(__file__).resolve().parents[2] / "shared" / "speech"))
+SPEECH_DIR = Path(
+    os.environ.get("VOICE_SPEECH_DIR", Path(__file__).resolve().parents[2] / "shared" / "speech")
+)
 
 
 def make_config(**sections: dict[str, object]) -> Config:

@@ -29,8 +29,10 @@ def test_gate_serializes_and_prefers_priority() -> None:
     h = threading.Thread(target=holder)
     h.start()
     time.sleep(0.05)
-    threads = [threading.Thread(target=worker, args=(n, p)) for n, p in
-               [("llm", Priority.LLM), ("stt", Priority.STT), ("tts", Priority.TTS)]]
+    threads = [
+        threading.Thread(target=worker, args=(n, p))
+        for n, p in [("llm", Priority.LLM), ("stt", Priority.STT), ("tts", Priority.TTS)]
+    ]
     for t in threads:
         t.start()
         time.sleep(0.02)

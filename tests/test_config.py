@@ -34,7 +34,7 @@ def test_wrong_type_is_named() -> None:
 
 
 def test_budget_must_add_up() -> None:
-    with pytest.raises(ConfigError, match="add up to 510 ms"):
+    with pytest.raises(ConfigError, match="add up to 520 ms"):
         parse_config({"budget": {"stt_ms": 130}})
 
 

@@ -6,7 +6,9 @@ from voice import protocol as p
 
 
 def test_start_round_trip() -> None:
-    msg = p.decode_client_text(json.dumps({"type": "start", "sample_rate": 48000, "output_sample_rate": 16000}))
+    msg = p.decode_client_text(
+        json.dumps({"type": "start", "sample_rate": 48000, "output_sample_rate": 16000})
+    )
     assert msg == p.Start(sample_rate=48000, output_sample_rate=16000)
 
 

@@ -24,14 +24,15 @@ def load_audio(path: Path, rate_hz: int = 16_000) -> np.ndarray:
         data, file_rate = soundfile.read(str(path), dtype="float32", always_2d=True)
     except Exception as e:  # soundfile raises several types
         raise AudioFileError(f"cannot read audio file {path}: {e}") from None
-    mono = data.mean(axis=1).astype(np.float32)
+    mono: np.ndarray = data.mean(axis=1).astype(np.float32)
     if file_rate != rate_hz:
-        mono = soxr.resample(mono, file_rate, rate_hz).astype(np.float32)
+        mono = np.asarray(soxr.resample(mono, file_rate, rate_hz), dtype=np.float32)
     return mono
 
 
 def float_to_pcm16(audio: np.ndarray) -> bytes:
-    return (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+    pcm: bytes = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+    return pcm
 
 
 def pcm16_to_float(pcm: bytes) -> np.ndarray:

@@ -15,6 +15,7 @@ LLM metrics follow the usual serving definitions:
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 import threading
@@ -116,7 +117,7 @@ class LlmMetrics:
         """Metrics from the LLM start time and the arrival time of each generated token."""
         if not token_ns:
             return None
-        gaps = [b - a for a, b in zip(token_ns, token_ns[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(token_ns)]
         itl_mean = statistics.fmean(gaps) if gaps else 0.0
         return cls(
             n_tokens=len(token_ns),
@@ -206,12 +207,13 @@ class TurnTimer:
         with self._lock:
             return self.marks_ns.setdefault(name, t)
 
-    def token(self) -> None:
-        """Record the arrival of one generated token (for TTFT / ITL)."""
+    def token(self) -> int:
+        """Record the arrival of one generated token (for TTFT / ITL); returns its time."""
         t = self.clock.now_ns()
         with self._lock:
             self.token_ns.append(t)
             self.marks_ns.setdefault("first_token", t)
+        return t
 
     def has(self, name: str) -> bool:
         with self._lock:

@@ -15,12 +15,17 @@ log = logging.getLogger("voice")
 
 def _setup_logging(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level.upper()), format="%(message)s")
+    for noisy in ("faster_whisper", "websockets"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
 def _config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     config = load_config(args.config)
-    changes = {k: v for k, v in (("host", getattr(args, "host", None)), ("port", getattr(args, "port", None)))
-               if v is not None}
+    changes = {
+        k: v
+        for k, v in (("host", getattr(args, "host", None)), ("port", getattr(args, "port", None)))
+        if v is not None
+    }
     return config.with_server(**changes) if changes else config
 
 
@@ -53,7 +58,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_talk(args: argparse.Namespace) -> int:
     from voice.talk import run_talk
 
-    return run_talk(args.url, token=args.token, input_device=args.input_device, output_device=args.output_device)
+    return run_talk(
+        args.url, token=args.token, input_device=args.input_device, output_device=args.output_device
+    )
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -76,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the websocket server")
-    s.add_argument("--config", type=Path, default=None, help="config file (default: ./config.toml of the repo)")
+    s.add_argument(
+        "--config", type=Path, default=None, help="config file (default: ./config.toml of the repo)"
+    )
     s.add_argument("--host", default=None)
     s.add_argument("--port", type=int, default=None)
     s.set_defaults(func=cmd_serve)
@@ -84,10 +93,16 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="start a server, speak a question into it, save and time the answer")
     d.add_argument("--config", type=Path, default=None)
     d.add_argument("--speech", type=Path, default=None, help="a recording (WAV/FLAC) to speak instead")
-    d.add_argument("--question", action="append", default=None,
-                   help="question to synthesize and speak (repeat for more turns)")
+    d.add_argument(
+        "--question",
+        action="append",
+        default=None,
+        help="question to synthesize and speak (repeat for more turns)",
+    )
     d.add_argument("--out", type=Path, default=Path("reply.wav"), help="where to write the spoken reply")
-    d.add_argument("--json", action="store_true", help="print each turn report as one JSON line, nothing else")
+    d.add_argument(
+        "--json", action="store_true", help="print each turn report as one JSON line, nothing else"
+    )
     d.add_argument("--turn-log", default="logs/turns.jsonl", help="JSONL turn log ('' disables)")
     d.set_defaults(func=cmd_demo)
 
@@ -131,4 +146,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -94,6 +94,8 @@ async def _reader(ws: ClientConnection, conv: Conversation, current_audio_turn: 
             conv.session_id = ev["session_id"]
         elif kind == "error":
             conv.errors.append(ev)
+        elif kind == "speech_ended" and tid is not None:
+            conv.turn(tid)
         elif kind == "transcript" and tid is not None:
             conv.turn(tid).transcript = ev["text"]
         elif kind == "audio_start" and tid is not None:
@@ -111,9 +113,7 @@ def _answered(conv: Conversation, speech_end_ns: int | None) -> bool:
     """A turn ended after the clip's speech did, and every turn seen so far has its report."""
     if speech_end_ns is None:
         return False
-    ended_after = any(
-        ev.get("type") == "speech_ended" and t >= speech_end_ns for t, ev in conv.events
-    )
+    ended_after = any(ev.get("type") == "speech_ended" and t >= speech_end_ns for t, ev in conv.events)
     return ended_after and all(t.report is not None for t in conv.turns.values())
 
 

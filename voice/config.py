@@ -82,12 +82,12 @@ class BudgetConfig:
 
     target_ms: int = 500
     endpoint_silence_ms: int = 200
-    stt_queue_ms: int = 0
-    stt_ms: int = 120
-    llm_queue_ms: int = 0
-    llm_ttft_ms: int = 60
+    stt_queue_ms: int = 5
+    stt_ms: int = 110
+    llm_queue_ms: int = 5
+    llm_ttft_ms: int = 55
     first_clause_ms: int = 40
-    tts_queue_ms: int = 0
+    tts_queue_ms: int = 5
     tts_first_audio_ms: int = 70
     send_ms: int = 10
 
@@ -150,9 +150,7 @@ def _section(cls: type[_T], name: str, data: Any) -> _T:
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key in data:
         if key not in known:
-            raise ConfigError(
-                f"unknown key [{name}] {key!r}; known keys: {', '.join(sorted(known))}"
-            )
+            raise ConfigError(f"unknown key [{name}] {key!r}; known keys: {', '.join(sorted(known))}")
     values = {k: _coerce(name, k, v, hints[k]) for k, v in data.items()}
     return cls(**values)
 
@@ -213,6 +211,14 @@ def load_config(path: Path | str | None = None) -> Config:
 
 
 __all__ = [
-    "BudgetConfig", "Config", "ConfigError", "LlmConfig", "ServerConfig", "SttConfig", "TtsConfig",
-    "VadConfig", "load_config", "parse_config",
+    "BudgetConfig",
+    "Config",
+    "ConfigError",
+    "LlmConfig",
+    "ServerConfig",
+    "SttConfig",
+    "TtsConfig",
+    "VadConfig",
+    "load_config",
+    "parse_config",
 ]

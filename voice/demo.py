@@ -36,7 +36,9 @@ def clip_utterance(path: Path, rate_hz: int = 16_000) -> Utterance:
     return Utterance(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
 
 
-async def _demo(config: Config, engines: Engines, utterances: list[Utterance], out: Path, as_json: bool) -> int:
+async def _demo(
+    config: Config, engines: Engines, utterances: list[Utterance], out: Path, as_json: bool
+) -> int:
     from voice.server import VoiceServer
 
     server = VoiceServer(config, engines)
@@ -78,7 +80,9 @@ async def _demo(config: Config, engines: Engines, utterances: list[Utterance], o
             print(f"  {name:<{width}}  {ms:8.1f}  {alloc.get(name, 0):6d}{flag}")
         total = report["total_ms"]
         total_s = "n/a" if total is None else f"{total:8.1f}"
-        verdict = "" if total is None else ("  OVER target" if total > report["target_ms"] else "  within target")
+        verdict = (
+            "" if total is None else ("  OVER target" if total > report["target_ms"] else "  within target")
+        )
         print(f"  {'total (server)':<{width}}  {total_s}  {report['target_ms']:6d}{verdict}")
         if m2e is not None:
             print(f"  mouth-to-ear measured by the client: {m2e:.1f} ms")

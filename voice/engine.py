@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -95,11 +95,13 @@ class Engines:
 
     async def generate(
         self, messages: Sequence[ChatMessage], timer: TurnTimer, *, max_tokens: int
-    ) -> AsyncIterator[LlmEvent]:
-        """Stream LLM events. Closing or cancelling the iterator stops generation after the current token
-        and returns only once the worker thread has let go of the model."""
+    ) -> AsyncGenerator[tuple[LlmEvent, int], None]:
+        """Stream LLM events, each with the monotonic time (ns) it was produced.
+
+        Closing or cancelling the iterator stops generation after the current token and returns only once
+        the worker thread has let go of the model."""
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[LlmEvent | _Done] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[LlmEvent, int] | _Done] = asyncio.Queue()
 
         def job(cancel: threading.Event) -> None:
             steps: Iterator[LlmEvent] = iter(
@@ -113,9 +115,8 @@ class Engines:
                         ev = next(steps, None)
                     if ev is None:
                         break
-                    if isinstance(ev, TextDelta):
-                        timer.token()
-                    loop.call_soon_threadsafe(queue.put_nowait, ev)
+                    t_ns = timer.token() if isinstance(ev, TextDelta) else timer.clock.now_ns()
+                    loop.call_soon_threadsafe(queue.put_nowait, (ev, t_ns))
             except Exception as e:  # reported to the consumer, which re-raises it
                 error = e
             finally:

@@ -141,7 +141,7 @@ class FakeLlm:
                 else:
                     self.delay.wait_ms(self.itl_ms)
                 piece = word if i == 0 else " " + word
-                self._cache.append(piece)
+                self._cache.append(word)
                 yield TextDelta(piece)
         finally:
             self._lock.release()

@@ -17,7 +17,9 @@ log = logging.getLogger("voice.loader")
 def model_path(config_name: str, kind: str, root: Path, catalogue: Catalogue) -> Path:
     entry = catalogue.get(config_name)
     if entry.kind != kind:
-        raise ModelError(f"model {config_name!r} is a {entry.kind} model, but [{kind}] model needs a {kind} model")
+        raise ModelError(
+            f"model {config_name!r} is a {entry.kind} model, but [{kind}] model needs a {kind} model"
+        )
     return locate(root, entry)
 
 

@@ -83,7 +83,7 @@ CLOSE_INTERNAL = 1011
 CLOSE_TRY_AGAIN_LATER = 1013
 
 
-def _int_field(obj: dict[str, Any], name: str, *, required: bool) -> int | None | ProtocolError:
+def _int_field(obj: dict[str, Any], name: str, *, required: bool) -> int | ProtocolError | None:
     value = obj.get(name)
     if value is None:
         if required:
@@ -147,9 +147,7 @@ def decode_client_text(text: str) -> ClientMessage | ProtocolError:
     simple: dict[str, ClientMessage] = {"end_turn": EndTurn(), "reset": Reset(), "stop": Stop()}
     if kind in simple:
         return simple[kind]
-    return ProtocolError(
-        UNKNOWN_TYPE, f"unknown message type {kind!r}; known: start, end_turn, reset, stop"
-    )
+    return ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}; known: start, end_turn, reset, stop")
 
 
 def check_audio_frame(data: bytes, *, started: bool) -> ProtocolError | None:

@@ -57,7 +57,7 @@ def check_bind(config: Config) -> None:
     if not is_loopback(config.server.host) and not config.server.token:
         raise ConfigError(
             f"refusing to listen on {config.server.host}: anyone who can reach it could use the assistant. "
-            "Set [server] token = \"<a long random secret>\" in config.toml (clients send it as "
+            'Set [server] token = "<a long random secret>" in config.toml (clients send it as '
             "'Authorization: Bearer <token>' or in the start message), or listen on 127.0.0.1"
         )
 
@@ -123,11 +123,21 @@ class VoiceServer:
             self._sink.write(report)
         log.info("%s", report.summary_line())
         if self.config.server.record:
-            log.info("[%s turn %d] heard %r, said %r", report.session_id, report.turn_id,
-                     report.transcript, report.reply_text)
+            log.info(
+                "[%s turn %d] heard %r, said %r",
+                report.session_id,
+                report.turn_id,
+                report.transcript,
+                report.reply_text,
+            )
         else:
-            log.debug("[%s turn %d] heard %r, said %r", report.session_id, report.turn_id,
-                      report.transcript, report.reply_text)
+            log.debug(
+                "[%s turn %d] heard %r, said %r",
+                report.session_id,
+                report.turn_id,
+                report.transcript,
+                report.reply_text,
+            )
 
     async def handler(self, ws: ServerConnection) -> None:
         if self.engines is None:
@@ -160,7 +170,7 @@ class VoiceServer:
     async def _drain(self, session: Session, timeout_s: float = 2.0) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
-                while not session.outbox.queue.empty():
+                while not session.outbox.queue.empty():  # noqa: ASYNC110 (the writer empties it)
                     await asyncio.sleep(0.01)
 
     async def _read_loop(self, ws: ServerConnection, session: Session, header_auth: bool) -> tuple[int, str]:
@@ -198,8 +208,10 @@ class VoiceServer:
         from voice.protocol import decode_client_text
 
         msg = decode_client_text(message)
-        if isinstance(msg, Start) and msg.token is not None and hmac.compare_digest(
-            msg.token.encode(), token.encode()
+        if (
+            isinstance(msg, Start)
+            and msg.token is not None
+            and hmac.compare_digest(msg.token.encode(), token.encode())
         ):
             return None
         return ProtocolError(

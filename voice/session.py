@@ -124,8 +124,13 @@ class Session:
                 self._resampler = soxr.ResampleStream(msg.sample_rate, STT_SAMPLE_RATE_HZ, 1, dtype="float32")
             self._vad = self.engines.vad.stream()
             await self.outbox.send_event(
-                event("ready", session_id=self.id, protocol=PROTOCOL_VERSION,
-                      input_sample_rate=msg.sample_rate, output_sample_rate=self.output_rate)
+                event(
+                    "ready",
+                    session_id=self.id,
+                    protocol=PROTOCOL_VERSION,
+                    input_sample_rate=msg.sample_rate,
+                    output_sample_rate=self.output_rate,
+                )
             )
         elif isinstance(msg, EndTurn):
             for ev in self._endpointer.force_end():
@@ -177,7 +182,9 @@ class Session:
     async def _on_endpoint_event(self, ev: SpeechStarted | SpeechEnded) -> None:
         now_ns = self.clock.now_ns()
         if isinstance(ev, SpeechStarted):
-            await self.outbox.send_event(event("speech_started", audio_offset_ms=round(ev.audio_offset_ms, 1)))
+            await self.outbox.send_event(
+                event("speech_started", audio_offset_ms=round(ev.audio_offset_ms, 1))
+            )
             if self.config.vad.barge_in and self._turn is not None and not self._turn.done():
                 log.info("[%s] barge-in: cancelling turn %d", self.id, self._turn_id)
                 self._turn.cancel()
@@ -187,8 +194,12 @@ class Session:
         timer.mark("speech_end", at_ns=now_ns - round(ev.trailing_silence_ms * 1e6))
         timer.mark("endpoint", at_ns=now_ns)
         await self.outbox.send_event(
-            event("speech_ended", turn_id=self._turn_id, forced=ev.forced,
-                  trailing_silence_ms=round(ev.trailing_silence_ms, 1))
+            event(
+                "speech_ended",
+                turn_id=self._turn_id,
+                forced=ev.forced,
+                trailing_silence_ms=round(ev.trailing_silence_ms, 1),
+            )
         )
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, ev.forced)
         previous = self._turn
@@ -203,8 +214,14 @@ class Session:
             with contextlib.suppress(BaseException):
                 await previous
         return await run_turn(
-            self.engines, self.config, self.history, utterance, timer, self.outbox,
-            output_rate_hz=self.output_rate, on_report=self.on_report,
+            self.engines,
+            self.config,
+            self.history,
+            utterance,
+            timer,
+            self.outbox,
+            output_rate_hz=self.output_rate,
+            on_report=self.on_report,
         )
 
     async def cancel_turns(self) -> None:

@@ -82,8 +82,14 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                 data = await asyncio.to_thread(mic.get)
                 await ws.send(data)
 
-        with sd.RawInputStream(samplerate=RATE_HZ, channels=1, dtype="int16", device=input_device,
-                               blocksize=RATE_HZ * FRAME_MS // 1000, callback=on_mic):
+        with sd.RawInputStream(
+            samplerate=RATE_HZ,
+            channels=1,
+            dtype="int16",
+            device=input_device,
+            blocksize=RATE_HZ * FRAME_MS // 1000,
+            callback=on_mic,
+        ):
             sender = asyncio.create_task(send_mic())
             print("listening — speak (Ctrl+C to quit)", file=sys.stderr)
             try:
@@ -94,8 +100,13 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                     ev = json.loads(message)
                     kind = ev.get("type")
                     if kind == "audio_start" and out_stream is None:
-                        out_stream = sd.OutputStream(samplerate=ev["sample_rate"], channels=1, dtype="int16",
-                                                     device=output_device, callback=player.callback)
+                        out_stream = sd.OutputStream(
+                            samplerate=ev["sample_rate"],
+                            channels=1,
+                            dtype="int16",
+                            device=output_device,
+                            callback=player.callback,
+                        )
                         out_stream.start()
                     elif kind == "interrupt":
                         player.clear()

@@ -107,15 +107,16 @@ async def run_turn(
             if out_rate != tts_rate:
                 pcm = soxr.resample(pcm, tts_rate, out_rate).astype(np.int16)
             if not announced:
-                await sink.send_event(event("audio_start", turn_id=tid, chunk_ms=config.tts.chunk_ms,
-                                            **fmt.to_fields()))
+                await sink.send_event(
+                    event("audio_start", turn_id=tid, chunk_ms=config.tts.chunk_ms, **fmt.to_fields())
+                )
                 announced = True
             await sink.send_event(event("reply_text", turn_id=tid, text=clause))
             first_clause = not progress.spoken
             progress.spoken.append(clause)
             progress.audio_ms += len(pcm) * 1000 / out_rate
             for i, chunk in enumerate(_chunks(pcm, samples_per_chunk)):
-                on_sent = (lambda: timer.mark("first_audio_sent")) if first_clause and i == 0 else None
+                on_sent = _first_audio_sent(timer) if first_clause and i == 0 else None
                 await sink.send_audio(tid, chunk, on_sent)
         if announced:
             await sink.send_event(event("audio_end", turn_id=tid, audio_ms=round(progress.audio_ms, 1)))
@@ -123,8 +124,11 @@ async def run_turn(
     async def think() -> None:
         system = ChatMessage("system", config.llm.system_prompt)
         messages, dropped = fit_prompt(
-            system, history, engines.llm.count_tokens,
-            n_ctx=engines.llm.n_ctx, reply_tokens=config.llm.max_reply_tokens,
+            system,
+            history,
+            engines.llm.count_tokens,
+            n_ctx=engines.llm.n_ctx,
+            reply_tokens=config.llm.max_reply_tokens,
         )
         progress.trimmed_messages = dropped
         splitter = SentenceSplitter(SplitterConfig(min_first_clause_words=config.tts.min_first_clause_words))
@@ -135,15 +139,15 @@ async def run_turn(
             # If anything below raises, the task group cancels the TTS task.
             stream = engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
             async with contextlib.aclosing(stream):
-                async for ev in stream:
+                async for ev, t_ns in stream:
                     if isinstance(ev, PromptInfo):
                         progress.prompt = ev
                         continue
                     reply.append(ev.text)
                     for raw in splitter.push(ev.text):
-                        await _put_clause(clauses, raw, timer)
+                        await _put_clause(clauses, raw, timer, t_ns)
             for raw in splitter.flush():
-                await _put_clause(clauses, raw, timer)
+                await _put_clause(clauses, raw, timer, timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
         history.add("assistant", "".join(reply))
 
@@ -175,6 +179,8 @@ async def run_turn(
         history.clear()
         await sink.send_event(error_event(ProtocolError("context", str(e))))
     except Exception as e:  # a model failed: report it, keep the session serving
+        while isinstance(e, BaseExceptionGroup) and e.exceptions:
+            e = e.exceptions[0]  # type: ignore[assignment]
         log.exception("[%s turn %d] failed", timer.session_id, tid)
         outcome = "error"
         await sink.send_event(error_event(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}")))
@@ -188,10 +194,20 @@ async def run_turn(
     return report
 
 
-async def _put_clause(clauses: asyncio.Queue[str | _EndOfClauses], raw: str, timer: TurnTimer) -> None:
+def _first_audio_sent(timer: TurnTimer) -> Callable[[], None]:
+    def mark() -> None:
+        timer.mark("first_audio_sent")
+
+    return mark
+
+
+async def _put_clause(
+    clauses: asyncio.Queue[str | _EndOfClauses], raw: str, timer: TurnTimer, ready_ns: int
+) -> None:
+    """Queue a clause for TTS; ``ready_ns`` is when the token that completed it was generated."""
     text = clean_for_speech(raw)
     if text:
-        timer.mark("first_clause")
+        timer.mark("first_clause", at_ns=ready_ns)
         await clauses.put(text)
 
 

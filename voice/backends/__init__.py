@@ -1,13 +1,16 @@
 """Real model backends: the only modules that import faster_whisper, llama_cpp, piper and onnxruntime.
 
-Importing this package sets the OpenMP wait policy before any of those libraries loads: idle OpenMP
-threads sleep instead of spinning, so a model that just finished a step does not keep burning the cores
-the next model needs (see ``voice.compute``). Set the variables yourself to override.
+Thread wait policy, chosen on purpose (measured with ``voice bench contention``): llama.cpp and
+CTranslate2 both run on libgomp. ``OMP_WAIT_POLICY=PASSIVE`` (sleep at once) made SmolLM2 decode ~1.7x
+slower here (ITL 25-34 ms vs 15 ms), and ``ACTIVE`` spins idle threads without end, stealing the cores
+from the next model. libgomp's default — spin about 300,000 iterations (well under a millisecond), then
+sleep — is kept and pinned below; because the :class:`~voice.compute.ComputeGate` runs one compute step at
+a time, that short spin tail is all the overlap there is. onnxruntime's spinning is switched off per
+session (``voice.backends.onnx``). Set the variables yourself to override.
 """
 
 from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # libgomp (llama.cpp) and Intel OpenMP (CTranslate2)
-os.environ.setdefault("KMP_BLOCKTIME", "0")  # Intel OpenMP: sleep right after a parallel region
+os.environ.setdefault("GOMP_SPINCOUNT", "300000")

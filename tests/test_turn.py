@@ -1,0 +1,188 @@
+"""The turn pipeline with data-driven fakes and a fake clock: exact stage arithmetic, caching, barge-in."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tests.conftest import EnginesFactory, make_config
+from voice.budget import STAGES, FakeClock, TurnReport, TurnTimer
+from voice.fakes import Delay, FakeLlm, FakeTts, render_words
+from voice.history import History
+from voice.stages import ChatMessage
+from voice.turn import Utterance, run_turn
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.events: list[dict[str, object]] = []
+        self.audio: list[tuple[int, bytes]] = []
+        self.dropped: set[int] = set()
+
+    async def send_event(self, text: str) -> None:
+        self.events.append(json.loads(text))
+
+    async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
+        if turn_id in self.dropped:
+            return
+        self.audio.append((turn_id, pcm))
+        if on_sent is not None:
+            on_sent()
+
+    def drop_turn(self, turn_id: int) -> None:
+        self.dropped.add(turn_id)
+
+    def types(self) -> list[object]:
+        return [e["type"] for e in self.events]
+
+
+def start_timer(clock: FakeClock, turn_id: int, silence_ms: float = 320.0) -> TurnTimer:
+    timer = TurnTimer(clock, "s1", turn_id)
+    now = clock.now_ns()
+    timer.mark("speech_end", at_ns=now - round(silence_ms * 1e6))
+    timer.mark("endpoint", at_ns=now)
+    return timer
+
+
+UTT = Utterance(np.zeros(16000, np.float32), 320.0, False)
+SYSTEM = "You are a helpful voice assistant. Answer in one or two short, plain sentences."
+
+
+async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+    engines = fake_engines(clock=clock)
+    config = make_config()
+    sink = ListSink()
+    history = History()
+    history.add("user", "what is the capital of france")  # the session adds it after STT normally
+    history.clear()
+    report = await run_turn(engines, config, history, UTT, start_timer(clock, 1), sink)
+    s = report.stages_ms
+    assert list(s) == list(STAGES)
+    assert s["endpoint_silence"] == 320.0
+    assert s["stt"] == 100.0 and s["stt_queue"] == 0.0 and s["llm_queue"] == 0.0
+    n_prompt = len(
+        render_words([ChatMessage("system", SYSTEM), ChatMessage("user", "what is the capital of france")])
+    )
+    assert report.prompt_tokens_evaluated == n_prompt and report.prompt_tokens_reused == 0
+    assert s["llm_ttft"] == 20.0 + n_prompt * 1.0  # TTFT floor + 1 ms per uncached prompt token
+    # First clause: "Sure," has only 1 word, so the first chunk is the whole first sentence, confirmed when
+    # the 8th token (" It") arrives: 7 inter-token gaps of 10 ms after the first token.
+    assert s["first_clause"] == 70.0
+    # While the clause hops from the event loop to the TTS thread, the LLM thread keeps generating (on the
+    # fake clock, instantly): the TTS waits for whole 10 ms token steps only, a few at most.
+    assert s["tts_queue"] % 10.0 == 0.0 and s["tts_queue"] <= 50.0
+    first = "Sure, the capital of France is Paris."
+    assert s["tts_first_audio"] == pytest.approx(30.0 + 0.05 * len(first) * 60.0)
+    assert s["send"] == 0.0
+    assert report.total_ms == pytest.approx(sum(s.values()))
+    assert report.reply_text == "Sure, the capital of France is Paris. It is lovely."
+    assert report.llm is not None and report.llm.n_tokens == 10
+    assert report.llm.e2e_ms == pytest.approx(report.llm.ttft_ms + 9 * report.llm.itl_mean_ms)
+    assert report.over_budget[0] == "endpoint_silence"
+    # Event order: transcript, then announced audio format before the first chunk, then the report.
+    types = sink.types()
+    assert types[0] == "transcript" and types[1] == "audio_start" and types[-1] == "turn_report"
+    assert types.index("audio_end") < types.index("turn_report")
+    fmt = sink.events[1]
+    assert fmt["sample_rate"] == 16000 and fmt["format"] == "s16le"
+    # 40 ms chunks at 16 kHz = 1280 bytes; reply audio is all there.
+    assert all(len(c) <= 1280 for _, c in sink.audio)
+    total_samples = sum(len(c) for _, c in sink.audio) // 2
+    assert total_samples == sum(int(16000 * len(t) * 0.06) for t in engines.tts.texts)  # type: ignore[attr-defined]
+    assert sink.events[-1]["total_ms"] == report.total_ms
+
+
+async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+    engines = fake_engines(clock=clock)
+    config = make_config()
+    history = History()
+    r1 = await run_turn(engines, config, history, UTT, start_timer(clock, 1), ListSink())
+    r2 = await run_turn(engines, config, history, UTT, start_timer(clock, 2), ListSink())
+    assert r1.prompt_tokens_reused == 0
+    # Everything up to the end of the first reply is reused; only the new user message is evaluated.
+    assert r2.prompt_tokens_reused > r1.prompt_tokens_evaluated
+    assert r2.prompt_tokens_evaluated < 15
+    assert r2.stages_ms["llm_ttft"] < r1.stages_ms["llm_ttft"]
+    assert [m.role for m in history.messages] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_barge_in_cancels_llm_and_tts(fake_engines: EnginesFactory) -> None:
+    long_reply = " ".join(f"Sentence number {i} is here." for i in range(40))
+    llm = FakeLlm(replies=(long_reply,), itl_ms=20.0, delay=Delay())
+    engines = fake_engines(llm=llm, tts=FakeTts(latency_ms=5, delay=Delay()), scale=1.0)
+    config = make_config()
+    sink = ListSink()
+    reports: list[TurnReport] = []
+    from voice.budget import MonotonicClock
+
+    timer = start_timer(MonotonicClock(), 7)  # type: ignore[arg-type]
+    history = History()
+    task = asyncio.create_task(run_turn(engines, config, history, UTT, timer, sink, on_report=reports.append))
+    while not sink.audio:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
+    cancelled_at = asyncio.get_running_loop().time()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    stopped_s = asyncio.get_running_loop().time() - cancelled_at
+    assert stopped_s < 0.25  # LLM and TTS stopped within one step
+    tokens_at_cancel = len(timer.token_ns)
+    await asyncio.sleep(0.1)
+    assert len(timer.token_ns) == tokens_at_cancel < 40 * 5  # generation really stopped
+    assert "interrupt" in sink.types()
+    (report,) = reports
+    assert report.cancelled and report.outcome == "cancelled"
+    assert sink.events[-1]["type"] == "turn_report" and sink.events[-1]["cancelled"] is True
+    # the model is free again: a new turn runs
+    r = await run_turn(engines, config, history, UTT, start_timer(MonotonicClock(), 8), ListSink())  # type: ignore[arg-type]
+    assert not r.cancelled and r.reply_text
+    assert history.messages[1].role == "assistant" and history.messages[1].content.endswith("…")
+
+
+async def test_empty_transcript_is_no_speech(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+    from voice.fakes import FakeStt
+
+    engines = fake_engines(clock=clock, stt=FakeStt(texts=("  ",), delay=Delay(clock)))
+    sink = ListSink()
+    r = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), sink)
+    assert r.outcome == "no_speech" and r.total_ms is None
+    assert engines.llm.prompts == []  # type: ignore[attr-defined]
+
+
+async def test_busy_when_queue_is_full(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+    engines = fake_engines(clock=clock, max_queue=0)
+    sink = ListSink()
+    r = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), sink)
+    assert r.outcome == "busy"
+    assert any(e["type"] == "error" and e["code"] == "busy" for e in sink.events)
+
+
+async def test_llm_failure_is_reported_not_raised(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+    class Broken(FakeLlm):
+        def generate(self, messages, *, max_tokens, cancel):  # type: ignore[no-untyped-def]
+            raise RuntimeError("model exploded")
+            yield  # pragma: no cover
+
+    engines = fake_engines(clock=clock, llm=Broken(delay=Delay(clock)))
+    sink = ListSink()
+    r = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), sink)
+    assert r.outcome == "error"
+    err = next(e for e in sink.events if e["type"] == "error")
+    assert "model exploded" in str(err["message"]) and err["code"] == "internal"
+
+
+async def test_output_resampled_to_client_rate(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+    engines = fake_engines(clock=clock)
+    sink = ListSink()
+    r = await run_turn(
+        engines, make_config(), History(), UTT, start_timer(clock, 1), sink, output_rate_hz=48000
+    )
+    assert sink.events[1]["sample_rate"] == 48000
+    samples = sum(len(c) for _, c in sink.audio) // 2
+    assert samples == pytest.approx(r.reply_audio_ms * 48, rel=0.01)
+    assert samples == pytest.approx(sum(len(t) * 0.06 for t in engines.tts.texts) * 48000, rel=0.01)  # type: ignore[attr-defined]

@@ -1,0 +1,162 @@
+"""The LLM: llama-cpp-python with the GGUF's own chat template and a reused KV prefix (prompt caching).
+
+``Llama.generate`` keeps the KV cache of the tokens it evaluated last and, for a new prompt, evaluates only
+what follows the longest common token prefix. The conversation is rendered the same way every turn and
+the system prompt never changes, so each turn evaluates only the new user message (plus the template's
+glue), and the system prompt is evaluated once, at start-up. :class:`~voice.stages.PromptInfo` reports the
+split, computed with the same rule ``generate`` applies.
+"""
+
+from __future__ import annotations
+
+import codecs
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from voice.config import LlmConfig
+from voice.models import ModelMissingError
+from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
+
+GGUF_MAGIC = b"GGUF"
+# Used when a GGUF has no chat template (base models such as Gemma 3 270M).
+PLAIN_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}\n\n"
+    "{% elif m['role'] == 'user' %}User: {{ m['content'] }}\n"
+    "{% else %}Assistant: {{ m['content'] }}\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def find_gguf(model_dir: Path, name: str) -> Path:
+    files = sorted(model_dir.glob("*.gguf"))
+    if not files:
+        raise ModelMissingError(f"no .gguf file in {model_dir}; run: voice models pull {name}")
+    path = files[0]
+    with path.open("rb") as f:
+        magic = f.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelMissingError(
+            f"{path} is not a GGUF file (magic {magic!r}, expected {GGUF_MAGIC!r}); "
+            f"run: voice models pull {name}"
+        )
+    return path
+
+
+class LlamaLlm:
+    def __init__(self, model_dir: Path, config: LlmConfig, *, draft_model: Any = None) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.config = config
+        path = find_gguf(model_dir, config.model)
+        try:
+            self._llm = Llama(
+                model_path=str(path),
+                n_ctx=config.n_ctx,
+                n_batch=config.n_batch,
+                n_threads=config.n_threads,
+                n_threads_batch=config.n_threads,
+                draft_model=draft_model,
+                verbose=False,
+            )
+        except ValueError as e:  # llama-cpp-python raises ValueError for unreadable models
+            raise ModelMissingError(
+                f"cannot load {path}: {e}; run: voice models pull {config.model}"
+            ) from None
+        model = self._llm._model
+        template = self._llm.metadata.get("tokenizer.chat_template") or PLAIN_TEMPLATE
+        self.has_chat_template = "tokenizer.chat_template" in self._llm.metadata
+        self._formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=model.token_get_text(self._llm.token_eos()),
+            bos_token=model.token_get_text(self._llm.token_bos()),
+            add_generation_prompt=True,
+        )
+        self._lock = threading.Lock()
+        self.warm(ChatMessage("system", config.system_prompt))
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self._llm.n_ctx())
+
+    def tokens(self, messages: Sequence[ChatMessage]) -> tuple[list[int], list[str]]:
+        """Token ids of the rendered prompt (ending with the assistant header) and the stop strings."""
+        chat: list[Any] = [{"role": m.role, "content": m.content} for m in messages]
+        rendered = self._formatter(messages=chat)
+        ids = self._llm.tokenize(
+            rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
+        )
+        stop = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop] if rendered.stop else []
+        return ids, stop
+
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        return len(self.tokens(messages)[0])
+
+    def warm(self, system: ChatMessage) -> None:
+        """Evaluate the part of the prompt every turn starts with (the system prompt), once."""
+        a, _ = self.tokens([system, ChatMessage("user", "a")])
+        b, _ = self.tokens([system, ChatMessage("user", "b")])
+        prefix = []
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            prefix.append(x)
+        with self._lock:
+            self._llm.reset()  # type: ignore[no-untyped-call]
+            self._llm.eval(prefix)
+
+    def plan(self, tokens: Sequence[int]) -> PromptInfo:
+        """How many of ``tokens`` the KV cache already holds (the rule ``Llama.generate`` applies)."""
+        cached = list(self._llm._input_ids)
+        common = 0
+        for x, y in zip(cached, tokens, strict=False):
+            if x != y:
+                break
+            common += 1
+        if common == len(tokens):
+            reused = (
+                len(tokens) if len(cached) == len(tokens) and not self._llm._requires_eval else common - 1
+            )
+        else:
+            reused = common
+        reused = max(reused, 0)
+        return PromptInfo(
+            prompt_tokens=len(tokens), reused_tokens=reused, evaluated_tokens=len(tokens) - reused
+        )
+
+    def generate(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[LlmEvent]:
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError("the LLM instance is already generating (one inference at a time)")
+        try:
+            tokens, stops = self.tokens(messages)
+            if len(tokens) + max_tokens > self.n_ctx:
+                raise ValueError(f"prompt of {len(tokens)} tokens + {max_tokens} reply tokens exceeds n_ctx")
+            yield self.plan(tokens)
+            yield from self._stream(tokens, stops, max_tokens, cancel)
+        finally:
+            self._lock.release()
+
+    def _stream(
+        self, tokens: list[int], stops: list[str], max_tokens: int, cancel: threading.Event
+    ) -> Iterator[TextDelta]:
+        import llama_cpp
+
+        vocab = self._llm._model.vocab
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text = ""
+        temp = self.config.temperature
+        steps = self._llm.generate(tokens, temp=temp, top_k=1 if temp == 0 else 40, reset=True)
+        for n, tok in enumerate(steps, start=1):
+            if cancel.is_set() or llama_cpp.llama_vocab_is_eog(vocab, tok):
+                return
+            piece = decoder.decode(self._llm.detokenize([tok]))
+            text += piece
+            if any(s and s in text for s in stops):
+                return
+            yield TextDelta(piece)
+            if n >= max_tokens:
+                return

@@ -1,0 +1,1 @@
+"""Measuring tools: ``voice bench e2e | matrix | prefill | speculative | contention``."""
