@@ -53,35 +53,36 @@ SYSTEM = "You are a helpful voice assistant. Answer in one or two short, plain s
 
 
 async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: EnginesFactory) -> None:
-    engines = fake_engines(clock=clock)
+    # One sentence: the splitter releases it when the LLM has finished, so no thread advances the fake
+    # clock concurrently and every stage is exact.
+    reply = "The capital of France is Paris."
+    engines = fake_engines(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock)))
     config = make_config()
     sink = ListSink()
     history = History()
-    history.add("user", "what is the capital of france")  # the session adds it after STT normally
-    history.clear()
     report = await run_turn(engines, config, history, UTT, start_timer(clock, 1), sink)
     s = report.stages_ms
     assert list(s) == list(STAGES)
-    assert s["endpoint_silence"] == 320.0
-    assert s["stt"] == 100.0 and s["stt_queue"] == 0.0 and s["llm_queue"] == 0.0
     n_prompt = len(
         render_words([ChatMessage("system", SYSTEM), ChatMessage("user", "what is the capital of france")])
     )
     assert report.prompt_tokens_evaluated == n_prompt and report.prompt_tokens_reused == 0
-    assert s["llm_ttft"] == 20.0 + n_prompt * 1.0  # TTFT floor + 1 ms per uncached prompt token
-    # First clause: "Sure," has only 1 word, so the first chunk is the whole first sentence, confirmed when
-    # the 8th token (" It") arrives: 7 inter-token gaps of 10 ms after the first token.
-    assert s["first_clause"] == 70.0
-    # While the clause hops from the event loop to the TTS thread, the LLM thread keeps generating (on the
-    # fake clock, instantly): the TTS waits for whole 10 ms token steps only, a few at most.
-    assert s["tts_queue"] % 10.0 == 0.0 and s["tts_queue"] <= 50.0
-    first = "Sure, the capital of France is Paris."
-    assert s["tts_first_audio"] == pytest.approx(30.0 + 0.05 * len(first) * 60.0)
-    assert s["send"] == 0.0
+    expected = {
+        "endpoint_silence": 320.0,
+        "stt_queue": 0.0,
+        "stt": 100.0,
+        "llm_queue": 0.0,
+        "llm_ttft": 20.0 + n_prompt * 1.0,  # TTFT floor + 1 ms per uncached prompt token
+        "first_clause": 50.0,  # 6 tokens: 5 inter-token gaps of 10 ms, released at the end of the stream
+        "tts_queue": 0.0,
+        "tts_first_audio": 30.0 + 0.05 * len(reply) * 60.0,  # latency + rtf x audio duration
+        "send": 0.0,
+    }
+    assert s == pytest.approx(expected)
     assert report.total_ms == pytest.approx(sum(s.values()))
-    assert report.reply_text == "Sure, the capital of France is Paris. It is lovely."
-    assert report.llm is not None and report.llm.n_tokens == 10
-    assert report.llm.e2e_ms == pytest.approx(report.llm.ttft_ms + 9 * report.llm.itl_mean_ms)
+    assert report.reply_text == reply
+    assert report.llm is not None and report.llm.n_tokens == 6
+    assert report.llm.e2e_ms == pytest.approx(report.llm.ttft_ms + 5 * report.llm.itl_mean_ms)
     assert report.over_budget[0] == "endpoint_silence"
     # Event order: transcript, then announced audio format before the first chunk, then the report.
     types = sink.types()
@@ -94,6 +95,18 @@ async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: 
     total_samples = sum(len(c) for _, c in sink.audio) // 2
     assert total_samples == sum(int(16000 * len(t) * 0.06) for t in engines.tts.texts)  # type: ignore[attr-defined]
     assert sink.events[-1]["total_ms"] == report.total_ms
+
+
+async def test_first_clause_is_spoken_while_the_llm_generates(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    engines = fake_engines(clock=clock)  # reply: "Sure, the capital of France is Paris. It is lovely."
+    report = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
+    # "Sure," has 1 word (< 3), so the first chunk is the first sentence, confirmed by the 8th token (" It"):
+    # 7 gaps of 10 ms after the first token — long before the 10th and last token.
+    assert report.stages_ms["first_clause"] == 70.0
+    assert engines.tts.texts == ["Sure, the capital of France is Paris.", "It is lovely."]  # type: ignore[attr-defined]
+    assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
 
 
 async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_engines: EnginesFactory) -> None:
