@@ -163,8 +163,8 @@ def _validate(config: Config) -> None:
             f"[budget] stage allocations add up to {total} ms but target_ms is {b.target_ms} ms; "
             "make them add up"
         )
-    if not 1 <= config.server.port <= 65535:
-        raise ConfigError(f"[server] port {config.server.port} is not a TCP port (1-65535)")
+    if not 0 <= config.server.port <= 65535:
+        raise ConfigError(f"[server] port {config.server.port} is not a TCP port (0-65535; 0 picks a free one)")
     if not 0.0 < config.vad.neg_threshold <= config.vad.threshold < 1.0:
         raise ConfigError("[vad] need 0 < neg_threshold <= threshold < 1")
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:

@@ -1,0 +1,303 @@
+"""Real models through the real loaders (the small default models): each loader, prompt caching, a full turn
+over a real websocket whose spoken answer is transcribed back, barge-in, and the demo command.
+
+Questions are synthesized with espeak-ng (an independent voice, so the STT is not just hearing its own TTS).
+The real human recordings in ../shared/speech (or $VOICE_SPEECH_DIR) are used where present.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import jiwer
+import numpy as np
+import pytest
+
+from tests.conftest import SPEECH_DIR, make_config
+from voice.audio import analyse_speech, load_audio, pcm16_to_float
+from voice.client import Utterance, converse
+from voice.config import Config, LlmConfig
+from voice.engine import Engines
+from voice.history import History, fit_prompt
+from voice.loader import load_engines
+from voice.stages import ChatMessage, PromptInfo, TextDelta
+
+pytestmark = pytest.mark.real
+REPO = Path(__file__).resolve().parents[1]
+
+
+def espeak(text: str, tmp: Path, rate_hz: int = 16_000) -> np.ndarray:
+    wav = tmp / "q.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(wav), text], check=True)
+    audio = load_audio(wav, rate_hz)
+    lead = np.zeros(int(0.3 * rate_hz), np.float32)
+    return np.concatenate([lead, audio, lead])
+
+
+def utterance(audio: np.ndarray) -> Utterance:
+    return Utterance(audio, 16_000, analyse_speech(audio, 16_000).last_voiced_sample)
+
+
+def words(text: str) -> str:
+    return jiwer.RemovePunctuation()(text.lower())
+
+
+@pytest.fixture(scope="module")
+def real() -> Iterator[Engines]:
+    engines = load_engines(make_config())
+    yield engines
+    engines.close()
+
+
+@pytest.fixture
+def engines(real: Engines) -> Iterator[Engines]:
+    """Fresh locks and threads per test (asyncio locks belong to one event loop), shared models."""
+    e = Engines(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts)
+    yield e
+    e.close()
+
+
+def test_silero_vad_separates_speech_from_silence(real: Engines, tmp_path: Path) -> None:
+    audio = espeak("Turn on the kitchen light please.", tmp_path)
+    stream = real.vad.stream()
+    n = stream.frame_samples
+    probs = [stream.probability(audio[i : i + n]) for i in range(0, len(audio) - n + 1, n)]
+    a = analyse_speech(audio, 16000)
+    lo, hi = a.first_voiced_sample // n, a.last_voiced_sample // n
+    assert max(probs[: max(1, lo - 2)]) < 0.2  # lead-in silence
+    assert np.mean(np.array(probs[lo:hi]) > 0.5) > 0.6  # most speech frames are speech
+    stream.reset()
+    assert stream.probability(np.zeros(n, np.float32)) < 0.2
+
+
+def test_whisper_transcribes_synthesized_speech(real: Engines, tmp_path: Path) -> None:
+    text = real.stt.transcribe(espeak("Turn on the kitchen light.", tmp_path))
+    assert "kitchen" in words(text) and "light" in words(text)
+
+
+@pytest.mark.skipif(not (SPEECH_DIR / "transcripts.tsv").exists(), reason="no shared recordings here")
+def test_whisper_on_real_recordings(real: Engines) -> None:
+    rows = [line.split("\t") for line in (SPEECH_DIR / "transcripts.tsv").read_text().splitlines() if line]
+    errors = []
+    for name, ref in rows:
+        hyp = real.stt.transcribe(load_audio(SPEECH_DIR / name))
+        errors.append(jiwer.wer(words(ref), words(hyp)))
+    assert float(np.median(errors)) <= 0.2, errors
+
+
+def test_llm_caches_the_prompt_prefix_across_turns(real: Engines) -> None:
+    system = ChatMessage("system", LlmConfig().system_prompt)
+    msgs = [system, ChatMessage("user", "What is the capital of France?")]
+    out = list(real.llm.generate(msgs, max_tokens=40, cancel=threading.Event()))
+    first = out[0]
+    assert isinstance(first, PromptInfo)
+    # The system prompt was evaluated at start-up, so even the first turn reuses it.
+    assert first.reused_tokens >= real.llm.count_tokens([system]) - 8 and first.evaluated_tokens > 0
+    reply = "".join(e.text for e in out if isinstance(e, TextDelta))
+    assert "paris" in reply.lower()
+    msgs += [ChatMessage("assistant", reply), ChatMessage("user", "And of Germany?")]
+    second = next(iter(real.llm.generate(msgs, max_tokens=1, cancel=threading.Event())))
+    assert isinstance(second, PromptInfo)
+    # Everything up to the end of the first reply is reused; only the new message is evaluated.
+    assert second.reused_tokens >= first.prompt_tokens + len(out) - 3
+    assert second.evaluated_tokens < 20
+
+
+def test_llm_stops_when_cancelled(real: Engines) -> None:
+    cancel = threading.Event()
+    msgs = [
+        ChatMessage("system", "You tell long stories."),
+        ChatMessage("user", "Tell me a very long story."),
+    ]
+    n = 0
+    for ev in real.llm.generate(msgs, max_tokens=80, cancel=cancel):
+        if isinstance(ev, TextDelta):
+            n += 1
+            if n == 5:
+                cancel.set()
+    assert n == 5
+
+
+def test_long_conversation_is_trimmed_to_a_small_context(tmp_path: Path) -> None:
+    from voice.backends.llm_llama import LlamaLlm
+    from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+
+    cfg = LlmConfig(n_ctx=256, max_reply_tokens=24)
+    llm = LlamaLlm(locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(cfg.model)), cfg)
+    system = ChatMessage("system", cfg.system_prompt)
+    history = History()
+    trimmed = 0
+    for i in range(12):
+        history.add(
+            "user", f"Number {i}: please tell me something about the number {i} and why it matters to people."
+        )
+        prompt, dropped = fit_prompt(system, history, llm.count_tokens, n_ctx=256, reply_tokens=24)
+        trimmed += dropped
+        reply = "".join(
+            e.text
+            for e in llm.generate(prompt, max_tokens=24, cancel=threading.Event())
+            if isinstance(e, TextDelta)
+        )
+        history.add("assistant", reply)
+    assert trimmed > 0 and llm.count_tokens([system, *history.messages]) <= 256
+
+
+def test_piper_speech_is_intelligible(real: Engines) -> None:
+    pcm = np.concatenate(list(real.tts.synthesize("The weather is sunny today.")))
+    assert real.tts.sample_rate == 22050 and pcm.dtype == np.int16
+    import soxr
+
+    audio16k = soxr.resample(pcm.astype(np.float32) / 32768, real.tts.sample_rate, 16000)
+    heard = words(real.stt.transcribe(audio16k.astype(np.float32)))
+    assert "weather" in heard and "sunny" in heard
+
+
+async def test_full_conversation_over_websocket(engines: Engines, tmp_path: Path, real: Engines) -> None:
+    from voice.server import VoiceServer
+
+    server = VoiceServer(make_config(server={"port": 0}), engines)
+    await server.start()
+    try:
+        qs = [
+            espeak("What is the capital of France?", tmp_path),
+            espeak("What is the capital of Germany?", tmp_path),
+        ]
+        conv = await converse(server.url, [utterance(q) for q in qs])
+    finally:
+        await server.shutdown()
+    assert not conv.errors
+    t1, t2 = (conv.turns[k] for k in sorted(conv.turns))
+    for turn, place, answer in ((t1, "france", "paris"), (t2, "germany", "berlin")):
+        assert turn.report is not None and turn.report["outcome"] == "ok"
+        assert place in words(turn.transcript)
+        # The spoken answer, transcribed back by the STT model, contains the expected word.
+        import soxr
+
+        audio = soxr.resample(pcm16_to_float(turn.pcm), turn.sample_rate, 16000).astype(np.float32)
+        heard = await asyncio.to_thread(real.stt.transcribe, audio)
+        assert answer in words(heard), heard
+        stages = turn.report["stages_ms"]
+        assert turn.report["total_ms"] == pytest.approx(sum(stages.values()), abs=0.01)
+        assert stages["endpoint_silence"] >= Config().vad.silence_ms
+        m2e = turn.mouth_to_ear_ms()
+        assert m2e is not None and m2e > 0
+    # The second turn reuses the whole first exchange from the KV cache.
+    assert t2.report is not None and t1.report is not None
+    assert (
+        t2.report["prompt_tokens_reused"]
+        > t1.report["prompt_tokens_reused"] + t1.report["prompt_tokens_evaluated"]
+    )
+
+
+async def test_barge_in_stops_the_reply(engines: Engines, tmp_path: Path) -> None:
+    from websockets.asyncio.client import connect
+
+    from voice.audio import float_to_pcm16
+    from voice.server import VoiceServer
+
+    config = make_config(server={"port": 0}, llm={"max_reply_tokens": 90})
+    server = VoiceServer(config, engines)
+    await server.start()
+    story = espeak("Tell me a long story about a dragon and a knight.", tmp_path)
+    interrupt = espeak("Stop.", tmp_path)
+    events: list[dict[str, object]] = []
+    audio_after_interrupt = 0
+    try:
+        async with connect(server.url) as ws:
+            await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
+            frame = 320
+
+            async def send(audio: np.ndarray) -> None:
+                for i in range(0, len(audio), frame):
+                    await ws.send(float_to_pcm16(audio[i : i + frame]))
+                    await asyncio.sleep(0.02)
+
+            async def read() -> None:
+                nonlocal audio_after_interrupt
+                async for msg in ws:
+                    if isinstance(msg, bytes):
+                        kinds = [e["type"] for e in events]
+                        # turn 1's audio after the interrupt (and before turn 2's reply is announced)
+                        if (
+                            "interrupt" in kinds
+                            and kinds[kinds.index("interrupt") :].count("audio_start") == 0
+                        ):
+                            audio_after_interrupt += 1
+                        continue
+                    events.append(json.loads(msg))
+                    if events[-1]["type"] == "turn_report" and events[-1]["turn_id"] == 2:
+                        return
+
+            reader = asyncio.create_task(read())
+            await send(story)
+            while not any(e["type"] == "audio_start" for e in events):
+                await send(np.zeros(frame * 5, np.float32))
+            await send(interrupt)  # the user talks over the reply
+            while not reader.done():
+                await send(np.zeros(frame * 5, np.float32))
+            await reader
+    finally:
+        await server.shutdown()
+    kinds = [e["type"] for e in events]
+    assert "interrupt" in kinds
+    report1 = next(e for e in events if e["type"] == "turn_report" and e["turn_id"] == 1)
+    assert report1["cancelled"] is True and report1["outcome"] == "cancelled"
+    assert audio_after_interrupt == 0
+    report2 = next(e for e in events if e["type"] == "turn_report" and e["turn_id"] == 2)
+    assert report2["outcome"] in ("ok", "no_speech")
+    assert server.metrics.turns["cancelled"] == 1
+
+
+def test_demo_command_prints_json_reports(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    out = tmp_path / "reply.wav"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "voice",
+            "demo",
+            "--json",
+            "--out",
+            str(out),
+            "--turn-log",
+            str(tmp_path / "t.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    reports = [json.loads(line) for line in proc.stdout.splitlines()]  # nothing but JSON on stdout
+    assert len(reports) == 2
+    for r in reports:
+        for key in (
+            "total_ms",
+            "target_ms",
+            "over_budget",
+            "cancelled",
+            "prompt_tokens_reused",
+            "prompt_tokens_evaluated",
+            "transcript",
+            "reply_text",
+            "endpoint_silence_ms",
+            "stt_ms",
+        ):
+            assert key in r
+        assert r["total_ms"] == pytest.approx(sum(r["stages_ms"].values()), abs=0.01)
+    assert (
+        reports[1]["prompt_tokens_reused"]
+        > reports[0]["prompt_tokens_reused"] + reports[0]["prompt_tokens_evaluated"]
+    )
+    assert out.exists() and out.stat().st_size > 10_000
+    log_lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    assert len(log_lines) == 2 and "transcript" not in json.loads(log_lines[0])
