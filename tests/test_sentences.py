@@ -200,3 +200,37 @@ def test_config_knobs() -> None:
 )
 def test_clean_for_speech(raw: str, spoken: str) -> None:
     assert clean_for_speech(raw) == spoken
+
+
+def _feed_chars(sp: SentenceSplitter, text: str) -> list[str]:
+    out: list[str] = []
+    for ch in text:
+        out.extend(sp.push(ch))
+    return out + sp.flush()
+
+
+def test_long_first_sentence_is_cut_at_a_word_break() -> None:
+    text = "The quick brown fox jumps over the lazy dog near the old river bank today and then sleeps. Fine."
+    chunks = _feed_chars(SentenceSplitter(SplitterConfig(max_first_chunk_words=12)), text)
+    assert chunks[0] == "The quick brown fox jumps over the lazy dog near the old"
+    assert chunks[1:] == ["river bank today and then sleeps.", "Fine."]
+    # the same text in one piece gives the same chunks
+    sp = SentenceSplitter(SplitterConfig(max_first_chunk_words=12))
+    assert sp.push(text) + sp.flush() == chunks
+
+
+def test_word_cap_never_cuts_after_numbers_or_abbreviations() -> None:
+    cfg = SplitterConfig(max_first_chunk_words=4)
+    # the 4th word is "3" and the 5th "p.m.": the first allowed break is after "with"
+    chunks = _feed_chars(SentenceSplitter(cfg), "We meet at 3 p.m. with Dr. Smith and friends")
+    assert chunks == ["We meet at 3 p.m. with", "Dr. Smith and friends"]
+    chunks = _feed_chars(SentenceSplitter(SplitterConfig(max_first_chunk_words=2)), "Ask Dr. Smith now please")
+    assert chunks == ["Ask Dr. Smith", "now please"]
+
+
+def test_word_cap_applies_to_the_first_chunk_only_and_can_be_disabled() -> None:
+    text = "Short one. " + "word " * 30 + "end."
+    chunks = _feed_chars(SentenceSplitter(SplitterConfig(max_first_chunk_words=5)), text)
+    assert chunks == ["Short one.", ("word " * 30 + "end.").strip()]
+    long_first = "word " * 20 + "end."
+    assert _feed_chars(SentenceSplitter(SplitterConfig(max_first_chunk_words=0)), long_first) == [long_first]

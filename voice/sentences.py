@@ -6,6 +6,9 @@ identical however the stream was cut into deltas):
 * The FIRST chunk of a reply may end at a clause boundary (``, ; : — –`` followed by
   whitespace) once it holds ``min_first_clause_words`` words (or ``max_first_clause_chars``
   characters), or at the first sentence end, whichever comes first.
+* If the first chunk reaches ``max_first_chunk_words`` words with no boundary, it ends at the next
+  space after a word that is not a number, abbreviation or initial: a long first sentence must not
+  hold back the first audio (0 disables).
 * Afterwards only whole sentences are emitted: a run of ``. ! ? …`` plus any closing
   quotes/brackets/asterisks, followed by whitespace; or a line break.
 * A boundary is confirmed only once the character after it has arrived ("3." could become
@@ -42,6 +45,7 @@ class SplitterConfig:
     min_first_clause_words: int = 3  # first chunk may end at a clause boundary after this many words
     max_first_clause_chars: int = 120  # ...or after this many characters, whatever the word count
     min_sentence_chars: int = 2  # shorter chunks are merged into the following one
+    max_first_chunk_words: int = 12  # a first chunk this long without a boundary ends at a word break
 
 
 class SentenceSplitter:
@@ -84,6 +88,8 @@ class SentenceSplitter:
             if ch == "\n":
                 if self._long_enough(i + 1):
                     return i + 1
+            elif ch.isspace() and self._first and self._word_cap_ok(i):
+                return i
             elif ch in _CLAUSE and self._first:
                 if i + 1 == len(buf):
                     break  # pending: need the next character
@@ -108,6 +114,21 @@ class SentenceSplitter:
 
     def _long_enough(self, end: int) -> bool:
         return len(self._buf[:end].strip()) >= self.config.min_sentence_chars
+
+    def _word_cap_ok(self, i: int) -> bool:
+        """May the first chunk end at the space ``buf[i]`` because it is already long?"""
+        cap = self.config.max_first_chunk_words
+        if not cap or (i > 0 and self._buf[i - 1].isspace()):
+            return False
+        words = self._buf[:i].split()
+        if len(words) < cap:
+            return False
+        last = words[-1].strip(_OPENERS + _CLOSERS + _CLAUSE + _TERMINATORS)
+        dotted = words[-1].rstrip(_CLOSERS).endswith(".")
+        return not (
+            any(c.isdigit() for c in last)  # "at 3 | p.m.", "10 | km"
+            or (dotted and (last.lower() in ABBREVIATIONS or _INITIALS.fullmatch(last) is not None))
+        )
 
     def _clause_ok(self, i: int) -> bool:
         head = self._buf[:i]
