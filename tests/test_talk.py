@@ -12,7 +12,7 @@ class FakeSoundDevice:
 
 
 def test_no_devices_is_a_clear_error() -> None:
-    with pytest.raises(NoAudioDeviceError, match="no microphone and speaker found.*voice demo"):
+    with pytest.raises(NoAudioDeviceError, match=r"no microphone and speaker found.*voice demo"):
         _devices(FakeSoundDevice([]), None, None)
 
 

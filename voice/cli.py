@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -29,23 +30,105 @@ def _config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return config.with_server(**changes) if changes else config
 
 
+def _models_root(args: argparse.Namespace) -> Path:
+    from voice.models import DEFAULT_MODELS_ROOT
+
+    given = getattr(args, "models_root", None) or os.environ.get("VOICE_MODELS_ROOT")
+    return Path(given).absolute() if given else DEFAULT_MODELS_ROOT
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    from voice.loader import load_engines
-    from voice.server import VoiceServer, check_bind, serve_until_signal
+    from voice.engine import Engines
+    from voice.server import VoiceServer, check_bind, check_limits, serve_until_signal
 
     config = _config(args)
-    check_bind(config)
+    check_bind(config)  # beyond loopback without a token: refused before anything else happens
+    check_limits(config)
+
+    def load() -> Engines:
+        if args.fake_models:  # a test aid: tagged fakes, no model files (see docs/security.md)
+            import time
+
+            from voice.reliability.tagged import tagged_engines
+
+            time.sleep(args.fake_load_s)
+            return tagged_engines(args.fake_scale, max_queue=config.server.max_queue)
+        from voice.loader import load_engines
+        from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
+        from voice.preflight import check_model_files
+
+        root = _models_root(args)
+        check_model_files(config, root, Catalogue.load(DEFAULT_CATALOGUE))  # fails fast, naming the file
+        try:
+            return load_engines(config, models_root=root)
+        except ModelError:
+            raise
+        except Exception as e:  # a backend's own error (a corrupt file of the right size and magic)
+            raise ModelError(
+                f"loading the models from {root} failed: {type(e).__name__}: {e}; "
+                "check the files with: voice models pull"
+            ) from e
 
     async def main() -> None:
         server = VoiceServer(config, None)
         await server.start()  # listening: /health says "loading" until the models are warm
         log.info("listening on %s (health: http://%s:%d/health)", server.url, config.server.host, server.port)
-        server.engines = await asyncio.to_thread(load_engines, config)
-        log.info("ready")
-        await serve_until_signal(server)
+        await serve_until_signal(server, load)
+        log.info("stopped")
 
     asyncio.run(main())
     return 0
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    from voice.reliability.soak import fake_ask, fake_long_ask, machine, real_asks, run_soak
+
+    base = _config(args)
+    config = base.with_server(
+        host="127.0.0.1",
+        port=0,
+        turn_log="",
+        max_sessions=max(base.server.max_sessions, args.sessions + 1),
+        max_queue=max(base.server.max_queue, args.sessions),
+        max_ingress_realtime=max(base.server.max_ingress_realtime, 1000.0),
+    )
+    if args.real:
+        from voice.loader import load_engines
+
+        engines = load_engines(config, models_root=_models_root(args))
+        ask, long_ask = real_asks(engines)
+        timeout_s = 600.0
+    else:
+        from voice.reliability.tagged import tagged_engines
+
+        engines = tagged_engines(args.scale, max_queue=config.server.max_queue)
+        ask, long_ask, timeout_s = fake_ask, fake_long_ask, 60.0
+    trials = args.stop_trials if args.stop_trials is not None else (10 if args.real else 100)
+    mode = "real" if args.real else f"fake (x{args.scale:g} model time)"
+    print(f"machine: {machine()}", flush=True)
+    figures = asyncio.run(
+        run_soak(
+            engines,
+            config,
+            mode=mode,
+            turns=args.turns,
+            sessions=args.sessions,
+            ask=ask,
+            long_ask=long_ask,
+            warmup_turns=2,
+            stop_trials=trials,
+            stop_delay_s=1.0 if args.real else 0.1,
+            turn_timeout_s=timeout_s,
+            progress=lambda m: print(m, file=sys.stderr, flush=True),
+        )
+    )
+    if args.json:
+        from voice.reliability.soak import figures_json
+
+        print(figures_json(figures))
+    else:
+        print(figures.render())
+    return 0 if figures.passed() else 1
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -86,9 +169,37 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--config", type=Path, default=None, help="config file (default: ./config.toml of the repo)"
     )
-    s.add_argument("--host", default=None)
-    s.add_argument("--port", type=int, default=None)
+    s.add_argument("--host", default=None, help="listen address (default 127.0.0.1; others need a token)")
+    s.add_argument("--port", type=int, default=None, help="TCP port (0 picks a free one)")
+    s.add_argument(
+        "--models-root",
+        type=Path,
+        default=None,
+        help="folder holding the models (default: models/ of the repo, or $VOICE_MODELS_ROOT)",
+    )
+    # Test aids, hidden from --help: tagged fake models instead of real ones (see docs/security.md).
+    s.add_argument("--fake-models", action="store_true", help=argparse.SUPPRESS)
+    s.add_argument("--fake-scale", type=float, default=1.0, help=argparse.SUPPRESS)
+    s.add_argument("--fake-load-s", type=float, default=0.0, help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_serve)
+
+    k = sub.add_parser("soak", help="many turns over concurrent sessions; prints reliability figures")
+    k.add_argument("--config", type=Path, default=None)
+    k.add_argument("--turns", type=int, default=1000, help="turns in all (default 1000)")
+    k.add_argument("--sessions", type=int, default=8, help="concurrent sessions (default 8)")
+    which = k.add_mutually_exclusive_group()
+    which.add_argument("--fake", action="store_true", help="tagged fake models (default)")
+    which.add_argument("--real", action="store_true", help="the configured real models")
+    k.add_argument("--scale", type=float, default=0.02, help="fakes: model time x this (default 0.02)")
+    k.add_argument(
+        "--stop-trials",
+        type=int,
+        default=None,
+        help="disconnect-mid-reply trials after the soak (default 100 fake, 10 real)",
+    )
+    k.add_argument("--models-root", type=Path, default=None, help="as for serve")
+    k.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    k.set_defaults(func=cmd_soak)
 
     d = sub.add_parser("demo", help="start a server, speak a question into it, save and time the answer")
     d.add_argument("--config", type=Path, default=None)

@@ -34,8 +34,17 @@ class Priority(enum.IntEnum):
     LLM = 2
 
 
+class StepCancelled(Exception):
+    """The step's cancel event was set while it waited for the gate: it must not run."""
+
+
 class ComputeGate:
-    """A priority lock for compute steps, usable from any thread. ``enabled=False`` makes it a no-op."""
+    """A priority lock for compute steps, usable from any thread. ``enabled=False`` makes it a no-op.
+
+    A step given a ``cancel`` event stops waiting as soon as the event is set (raising
+    :class:`StepCancelled`), so a cancelled turn never waits for another model's step to finish just to
+    run one more step of its own. Use :meth:`cancel_event` for events that wake the gate when set.
+    """
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
@@ -44,9 +53,21 @@ class ComputeGate:
         self._waiting: list[tuple[int, int]] = []
         self._seq = itertools.count()
 
+    def cancel_event(self, *on_set: Callable[[], object]) -> threading.Event:
+        """An event that, when set, also wakes the steps waiting for this gate (and calls ``on_set``:
+        e.g. a model's ``interrupt()``, which stops the step in progress)."""
+        return _WakingEvent(self, on_set)
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
     @contextlib.contextmanager
-    def slot(self, priority: Priority) -> Iterator[None]:
-        """Hold the cores for one step. Blocks the calling (worker) thread until granted."""
+    def slot(self, priority: Priority, cancel: threading.Event | None = None) -> Iterator[None]:
+        """Hold the cores for one step. Blocks the calling (worker) thread until granted; raises
+        :class:`StepCancelled` instead if ``cancel`` is (or gets) set first."""
+        if cancel is not None and cancel.is_set():
+            raise StepCancelled
         if not self.enabled:
             yield
             return
@@ -54,6 +75,11 @@ class ComputeGate:
         with self._cond:
             heapq.heappush(self._waiting, ticket)
             while self._busy or self._waiting[0] != ticket:
+                if cancel is not None and cancel.is_set():
+                    self._waiting.remove(ticket)
+                    heapq.heapify(self._waiting)
+                    self._cond.notify_all()
+                    raise StepCancelled
                 self._cond.wait()
             heapq.heappop(self._waiting)
             self._busy = True
@@ -63,6 +89,21 @@ class ComputeGate:
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
+
+
+class _WakingEvent(threading.Event):
+    def __init__(self, gate: ComputeGate, on_set: tuple[Callable[[], object], ...]) -> None:
+        super().__init__()
+        self._gate = gate
+        self._on_set = on_set
+
+    def set(self) -> None:
+        first = not self.is_set()
+        super().set()
+        self._gate.wake()
+        if first:
+            for fn in self._on_set:
+                fn()
 
 
 async def run_blocking(

@@ -32,6 +32,13 @@ class ServerConfig:
     session_max_s: float = 3600.0
     idle_timeout_s: float = 300.0
     max_ingress_realtime: float = 4.0
+    start_timeout_s: float = 10.0
+    ping_interval_s: float = 20.0
+    ping_timeout_s: float = 20.0
+    close_timeout_s: float = 5.0
+    write_limit_bytes: int = 65536
+    send_queue_frames: int = 256
+    shutdown_grace_s: float = 3.0
     turn_log: str = "logs/turns.jsonl"
     record: bool = False
 

@@ -11,19 +11,56 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+import time
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from voice.budget import TurnTimer
-from voice.compute import ComputeGate, Priority, run_blocking
+from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.stages import ChatMessage, Llm, LlmEvent, Stt, TextDelta, Tts, Vad
 
 
 class BusyError(RuntimeError):
     """Too many turns are already waiting for the shared models."""
+
+
+def _prestart(executor: ThreadPoolExecutor, workers: int) -> None:
+    """Make the pool start all its threads (each job waits until every one is running)."""
+    barrier = threading.Barrier(workers)
+    for f in [executor.submit(barrier.wait, 10) for _ in range(workers)]:
+        f.result()
+
+
+class Admission:
+    """A turn's place in the model queue; :meth:`release` (idempotent) gives it back."""
+
+    def __init__(self, engines: Engines) -> None:
+        self._engines: Engines | None = engines
+
+    def release(self) -> None:
+        if self._engines is not None:
+            self._engines._waiting -= 1
+            self._engines = None
+
+    def __enter__(self) -> Admission:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+MODELS = ("stt", "llm", "tts")
+
+
+def _interrupters(model: object) -> tuple[Callable[[], object], ...]:
+    """A model may offer ``interrupt()``: called (from another thread) when its current step should stop
+    at once — for a step that is long and otherwise atomic (a Piper sentence, a llama.cpp prompt
+    evaluation). Without it, a cancelled step runs to its end."""
+    fn = getattr(model, "interrupt", None)
+    return (fn,) if callable(fn) else ()
 
 
 @dataclass(frozen=True)
@@ -45,7 +82,7 @@ class Engines:
         tts: Tts,
         max_queue: int = 4,
         gate: ComputeGate | None = None,
-        workers: int = 8,
+        workers: int = 4,
     ) -> None:
         self.vad = vad
         self.stt = stt
@@ -54,42 +91,73 @@ class Engines:
         self.gate = gate or ComputeGate()
         self.max_queue = max_queue
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="model")
+        # VAD and endpointing of every session run on one thread: a few ms per second of audio, and one
+        # thread (one malloc arena) keeps the memory of long sessions flat.
+        self.vad_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad")
+        # Start every worker thread now: the thread count of a running server stays constant.
+        _prestart(self.executor, workers)
+        _prestart(self.vad_executor, 1)
         self._stt_lock = asyncio.Lock()
         self._llm_lock = asyncio.Lock()
         self._tts_lock = asyncio.Lock()
         self._waiting = 0
+        # Activity of the worker threads, per model: how many jobs run now and when the last one let go
+        # of the model (perf_counter_ns). Tests and the soak measure how fast a cancelled turn stops.
+        self._activity = threading.Lock()
+        self.active: dict[str, int] = dict.fromkeys(MODELS, 0)
+        self.released_ns: dict[str, int] = dict.fromkeys(MODELS, 0)
 
     def close(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
+        self.vad_executor.shutdown(wait=True, cancel_futures=True)
 
-    @contextlib.asynccontextmanager
-    async def admission(self) -> AsyncIterator[None]:
-        """Counts a turn as waiting/running; raises :class:`BusyError` past ``max_queue`` turns."""
+    def admit(self) -> Admission:
+        """Take a place in the model queue for one turn's STT and LLM work.
+
+        Raises :class:`BusyError` when ``max_queue`` turns already hold one (running or waiting), so a
+        crowd gets a quick "busy" instead of an unbounded wait. Use as ``with engines.admit() as a:``;
+        ``a.release()`` gives the place back early (once the LLM is done, while the reply is spoken).
+        """
         if self._waiting >= self.max_queue:
             raise BusyError(
-                f"{self._waiting} turns are already waiting for the models (max_queue={self.max_queue}); "
-                "try again shortly"
+                f"{self._waiting} turns are already using or waiting for the models "
+                f"(max_queue={self.max_queue}); try again shortly"
             )
         self._waiting += 1
-        try:
-            yield
-        finally:
-            self._waiting -= 1
+        return Admission(self)
 
     @property
     def queue_depth(self) -> int:
+        """Turns holding a place in the model queue (running or waiting)."""
         return self._waiting
+
+    @contextlib.contextmanager
+    def _using(self, model: str) -> Iterator[None]:
+        """Marks a worker thread as using ``model`` (for :meth:`idle` and ``released_ns``)."""
+        with self._activity:
+            self.active[model] += 1
+        try:
+            yield
+        finally:
+            with self._activity:
+                self.active[model] -= 1
+                self.released_ns[model] = time.perf_counter_ns()
+
+    def idle(self) -> bool:
+        """True when no worker thread is using any model."""
+        with self._activity:
+            return not any(self.active.values())
 
     async def transcribe(self, audio: np.ndarray, timer: TurnTimer) -> str:
         """Transcribe an utterance. Cancelling waits for the running transcription to finish."""
 
         def job(cancel: threading.Event) -> str:
-            with self.gate.slot(Priority.STT):
+            with self._using("stt"), self.gate.slot(Priority.STT):
                 timer.mark("stt_start")
                 return self.stt.transcribe(audio)
 
         async with self._stt_lock:
-            text = await run_blocking(self.executor, job)
+            text = await run_blocking(self.executor, job, self.gate.cancel_event())
         timer.mark("stt_done")
         return text
 
@@ -104,19 +172,25 @@ class Engines:
         queue: asyncio.Queue[tuple[LlmEvent, int] | _Done] = asyncio.Queue()
 
         def job(cancel: threading.Event) -> None:
+            with self._using("llm"):
+                work(cancel)
+
+        def work(cancel: threading.Event) -> None:
             steps: Iterator[LlmEvent] = iter(
                 self.llm.generate(messages, max_tokens=max_tokens, cancel=cancel)
             )
             error: BaseException | None = None
             try:
                 while not cancel.is_set():
-                    with self.gate.slot(Priority.LLM):
+                    with self.gate.slot(Priority.LLM, cancel):
                         timer.mark("llm_start")
                         ev = next(steps, None)
                     if ev is None:
                         break
                     t_ns = timer.token() if isinstance(ev, TextDelta) else timer.clock.now_ns()
                     loop.call_soon_threadsafe(queue.put_nowait, (ev, t_ns))
+            except StepCancelled:
+                pass
             except Exception as e:  # reported to the consumer, which re-raises it
                 error = e
             finally:
@@ -126,7 +200,7 @@ class Engines:
                 loop.call_soon_threadsafe(queue.put_nowait, _Done(error))
 
         async with self._llm_lock:
-            cancel = threading.Event()
+            cancel = self.gate.cancel_event(*_interrupters(self.llm))
             worker = asyncio.ensure_future(run_blocking(self.executor, job, cancel))
             try:
                 while True:
@@ -146,17 +220,25 @@ class Engines:
 
         def job(cancel: threading.Event) -> list[np.ndarray]:
             pieces: list[np.ndarray] = []
-            steps = iter(self.tts.synthesize(text))
-            while not cancel.is_set():
-                with self.gate.slot(Priority.TTS):
-                    timer.mark("tts_start")
-                    piece = next(steps, None)
-                if piece is None:
-                    break
-                if len(piece):
-                    timer.mark("tts_first_audio")
-                    pieces.append(piece)
+            with self._using("tts"):
+                steps = iter(self.tts.synthesize(text))
+                try:
+                    while not cancel.is_set():
+                        with self.gate.slot(Priority.TTS, cancel):
+                            timer.mark("tts_start")
+                            piece = next(steps, None)
+                        if piece is None:
+                            break
+                        if len(piece):
+                            timer.mark("tts_first_audio")
+                            pieces.append(piece)
+                except StepCancelled:
+                    pass
+                finally:
+                    close = getattr(steps, "close", None)
+                    if close is not None:
+                        close()
             return pieces
 
         async with self._tts_lock:
-            return await run_blocking(self.executor, job)
+            return await run_blocking(self.executor, job, self.gate.cancel_event(*_interrupters(self.tts)))

@@ -1,4 +1,8 @@
-"""Counters and latency histograms a person can scrape (Prometheus text format at ``GET /metrics``)."""
+"""Counters and latency histograms a person can scrape (Prometheus text format at ``GET /metrics``).
+
+Only turns that completed (outcome ``ok``) feed the latency histograms; cancelled (barge-in, disconnect,
+shutdown), busy and failed turns are counted by outcome but left out of the latency statistics.
+"""
 
 from __future__ import annotations
 
@@ -29,15 +33,17 @@ class Metrics:
         self._lock = threading.Lock()
         self.turns: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
+        self.closes: Counter[int] = Counter()
         self.stages: dict[str, _Histogram] = {}
         self.sessions_active = 0
         self.queue_depth = 0
+        self.ready = False
 
     def turn(self, report: TurnReport) -> None:
         with self._lock:
             self.turns[report.outcome] += 1
-            if report.cancelled:
-                return  # cancelled turns are left out of the latency statistics
+            if report.cancelled or report.outcome != "ok":
+                return  # cancelled, busy and failed turns are left out of the latency statistics
             values = dict(report.stages_ms)
             if report.total_ms is not None:
                 values["total"] = report.total_ms
@@ -48,16 +54,35 @@ class Metrics:
         with self._lock:
             self.errors[code] += 1
 
+    def closed(self, code: int) -> None:
+        """A websocket was closed with this code (1006: without a close frame)."""
+        with self._lock:
+            self.closes[code] += 1
+
+    def stage_count(self, stage: str) -> int:
+        with self._lock:
+            h = self.stages.get(stage)
+            return h.count if h else 0
+
     def render(self) -> str:
         with self._lock:
-            lines = ["# TYPE voice_turns_total counter"]
+            lines = ["# HELP voice_ready 1 once every model is loaded and warmed", "# TYPE voice_ready gauge"]
+            lines.append(f"voice_ready {int(self.ready)}")
+            lines.append("# HELP voice_turns_total turns by outcome (ok, cancelled, no_speech, busy, error)")
+            lines.append("# TYPE voice_turns_total counter")
             lines += [f'voice_turns_total{{outcome="{k}"}} {v}' for k, v in sorted(self.turns.items())]
+            lines.append("# HELP voice_errors_total error events sent and connections refused, by code")
             lines.append("# TYPE voice_errors_total counter")
             lines += [f'voice_errors_total{{code="{k}"}} {v}' for k, v in sorted(self.errors.items())]
+            lines.append("# HELP voice_closes_total websocket closes by close code (1006: no close frame)")
+            lines.append("# TYPE voice_closes_total counter")
+            lines += [f'voice_closes_total{{code="{k}"}} {v}' for k, v in sorted(self.closes.items())]
             lines.append("# TYPE voice_sessions_active gauge")
             lines.append(f"voice_sessions_active {self.sessions_active}")
+            lines.append("# HELP voice_queue_depth turns using or waiting for the shared STT/LLM")
             lines.append("# TYPE voice_queue_depth gauge")
             lines.append(f"voice_queue_depth {self.queue_depth}")
+            lines.append("# HELP voice_stage_latency_ms stage latency of completed turns, milliseconds")
             lines.append("# TYPE voice_stage_latency_ms histogram")
             for name, h in sorted(self.stages.items()):
                 cumulative = 0

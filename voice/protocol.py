@@ -70,7 +70,9 @@ UNAUTHORIZED = "unauthorized"
 RATE_LIMITED = "rate_limited"
 BUSY = "busy"
 TIMEOUT = "timeout"
+CONTEXT = "context"
 INTERNAL = "internal"
+SHUTTING_DOWN = "shutting_down"
 
 # Close codes (RFC 6455 and the IANA registry).
 CLOSE_NORMAL = 1000

@@ -1,9 +1,11 @@
-"""The websocket server: a reader task and a writer task per connection, plus health and metrics.
+"""The websocket server: a reader task and a writer task per connection, plus a page, health and metrics.
 
-``GET /health`` answers 200 once every model is loaded and warmed (503 before), ``GET /metrics`` the
-Prometheus text. Browser Origins are checked against an allowlist (HTTP 403); when a token is configured
-it is checked at the handshake (``Authorization: Bearer``, HTTP 401 if wrong) or, for browsers that can't
-set headers, in the ``start`` message — compared in constant time and never logged.
+``GET /`` serves the browser client, ``GET /health`` answers 200 once every model is loaded and warmed
+(503 before, and while stopping), ``GET /metrics`` the Prometheus text. Browser Origins are checked
+against an allowlist (HTTP 403); when a token is configured it is checked at the handshake
+(``Authorization: Bearer``, HTTP 401 if wrong) or, for browsers that can't set headers, in the ``start``
+message (else close 1008) — compared in constant time and never logged. See ``docs/security.md`` for
+every limit and close code.
 """
 
 from __future__ import annotations
@@ -16,10 +18,16 @@ import ipaddress
 import json
 import logging
 import signal
+import threading
 import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
@@ -29,18 +37,26 @@ from voice.engine import Engines
 from voice.metrics import Metrics
 from voice.protocol import (
     CLOSE_GOING_AWAY,
+    CLOSE_INTERNAL,
     CLOSE_NORMAL,
     CLOSE_POLICY,
     CLOSE_TRY_AGAIN_LATER,
+    SHUTTING_DOWN,
     TIMEOUT,
     UNAUTHORIZED,
     ProtocolError,
-    Start,
     error_event,
 )
 from voice.session import Session
 
 log = logging.getLogger("voice.server")
+
+#: Shortest token accepted when listening beyond loopback.
+MIN_TOKEN_CHARS = 16
+#: Turn reports kept in memory (``VoiceServer.reports``) for tools and tests; older ones are dropped.
+REPORTS_KEPT = 1000
+#: The browser client served at ``GET /``.
+WEB_PAGE = Path(__file__).resolve().parent / "web" / "index.html"
 
 
 def is_loopback(host: str) -> bool:
@@ -53,13 +69,96 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(config: Config) -> None:
-    """Refuse to listen beyond loopback without a token."""
-    if not is_loopback(config.server.host) and not config.server.token:
+    """Refuse to listen beyond loopback without a (long enough) token."""
+    host, token = config.server.host, config.server.token
+    if is_loopback(host):
+        return
+    what = "all interfaces" if host in ("", "0.0.0.0", "::") else host
+    if not token:
         raise ConfigError(
-            f"refusing to listen on {config.server.host}: anyone who can reach it could use the assistant. "
-            'Set [server] token = "<a long random secret>" in config.toml (clients send it as '
-            "'Authorization: Bearer <token>' or in the start message), or listen on 127.0.0.1"
+            f"refusing to listen on {what} ({host!r}) without a token: anyone who can reach this machine "
+            "could use the assistant and hear its replies. Either listen on 127.0.0.1 (the default), or "
+            f'set [server] token = "<a random secret of {MIN_TOKEN_CHARS}+ characters>" in your config '
+            "(e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`); clients then send "
+            "'Authorization: Bearer <token>' or \"token\" in the start message"
         )
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(
+            f"refusing to listen on {what} ({host!r}): [server] token is shorter than {MIN_TOKEN_CHARS} "
+            "characters; use a long random secret"
+        )
+
+
+def check_limits(config: Config) -> None:
+    """Every limit must be usable (positive, and a message must hold at least a small audio frame)."""
+    s = config.server
+    positive = {
+        "max_sessions": s.max_sessions,
+        "max_queue": s.max_queue,
+        "session_max_s": s.session_max_s,
+        "idle_timeout_s": s.idle_timeout_s,
+        "max_ingress_realtime": s.max_ingress_realtime,
+        "start_timeout_s": s.start_timeout_s,
+        "close_timeout_s": s.close_timeout_s,
+        "write_limit_bytes": s.write_limit_bytes,
+        "send_queue_frames": s.send_queue_frames,
+    }
+    for key, value in positive.items():
+        if value <= 0:
+            raise ConfigError(f"[server] {key} must be positive, got {value}")
+    for key, value in (
+        ("ping_interval_s", s.ping_interval_s),
+        ("ping_timeout_s", s.ping_timeout_s),
+        ("shutdown_grace_s", s.shutdown_grace_s),
+    ):
+        if value < 0:
+            raise ConfigError(f"[server] {key} must be 0 or more, got {value}")
+    if s.max_message_bytes < 4096:
+        raise ConfigError(f"[server] max_message_bytes must be at least 4096, got {s.max_message_bytes}")
+    if config.vad.max_utterance_s <= 0:
+        raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
+
+
+class _Redact(logging.Filter):
+    """Removes the token (and Authorization header values) from log records of the websockets library,
+    which logs request headers and frames at DEBUG."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: let logging report it
+            return True
+        redacted = message.replace(self.token, "[redacted]") if self.token else message
+        if "authorization:" in redacted.lower():
+            redacted = redacted.split(":", 1)[0] + ": [redacted]"
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def _websockets_logger(token: str) -> logging.Logger:
+    logger = logging.getLogger("voice.websockets")
+    for f in list(logger.filters):
+        if isinstance(f, _Redact):
+            logger.removeFilter(f)
+    logger.addFilter(_Redact(token))
+    return logger
+
+
+@dataclass
+class _Conn:
+    """One connection: its session, socket and tasks."""
+
+    session: Session
+    ws: ServerConnection
+    authenticated: bool
+    reader: asyncio.Task[tuple[int, str]] | None = None
+    shutting_down: bool = False
+    opened: float = field(default=0.0)
 
 
 class VoiceServer:
@@ -70,8 +169,8 @@ class VoiceServer:
         self.engines = engines
         self.clock = clock or MonotonicClock()
         self.metrics = Metrics()
-        self.sessions: dict[str, tuple[Session, ServerConnection]] = {}
-        self.reports: list[TurnReport] = []
+        self.sessions: dict[str, _Conn] = {}
+        self.reports: deque[TurnReport] = deque(maxlen=REPORTS_KEPT)
         self._sink = (
             JsonlSink(Path(config.server.turn_log), include_text=config.server.record)
             if config.server.turn_log
@@ -79,120 +178,252 @@ class VoiceServer:
         )
         self._server: Server | None = None
         self.port = config.server.port
+        self.stopping = False
+        self.report_hooks: list[Callable[[TurnReport], None]] = []
+        self._sessions_changed = asyncio.Event()
+
+    async def wait_sessions(self, done: Callable[[dict[str, _Conn]], bool], timeout_s: float) -> bool:
+        """Wait until ``done(self.sessions)`` holds (checked whenever a session comes or goes)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                while not done(self.sessions):
+                    self._sessions_changed.clear()
+                    await self._sessions_changed.wait()
+        return done(self.sessions)
 
     # ------------------------------------------------------------------ HTTP side
     def _allowed_origins(self) -> set[str]:
         p = self.port
-        return {f"http://localhost:{p}", f"http://127.0.0.1:{p}", *self.config.server.allowed_origins}
+        own = {
+            f"{scheme}://{host}:{p}"
+            for scheme in ("http", "https")
+            for host in ("localhost", "127.0.0.1", "[::1]")
+        }
+        return own | {o.lower().rstrip("/") for o in self.config.server.allowed_origins}
+
+    def _token_ok(self, candidate: str) -> bool:
+        return hmac.compare_digest(candidate.encode(), self.config.server.token.encode())
 
     def _token_header_ok(self, request: Request) -> bool | None:
         """True/False when an Authorization header was sent, None when absent."""
-        auth = request.headers.get("Authorization")
-        if auth is None:
+        values = request.headers.get_all("Authorization")
+        if not values:
             return None
-        scheme, _, value = auth.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            value.strip().encode(), self.config.server.token.encode()
+        if len(values) > 1:
+            return False
+        scheme, _, value = values[0].partition(" ")
+        return scheme.lower() == "bearer" and self._token_ok(value.strip())
+
+    def _health(self) -> tuple[http.HTTPStatus, str]:
+        if self.stopping:
+            status = "stopping"
+        elif self.engines is None:
+            status = "loading"
+        else:
+            status = "ready"
+        code = http.HTTPStatus.OK if status == "ready" else http.HTTPStatus.SERVICE_UNAVAILABLE
+        return code, json.dumps({"status": status, "sessions": len(self.sessions)}) + "\n"
+
+    def _page(self) -> Response:
+        """The browser client (``voice/web/index.html``), with headers that keep other sites from framing
+        it or sniffing it."""
+        try:
+            body = WEB_PAGE.read_bytes()
+        except OSError:
+            return Response(404, "Not Found", Headers([("Content-Type", "text/plain")]), b"no web page\n")
+        headers = Headers(
+            [
+                ("Content-Type", "text/html; charset=utf-8"),
+                ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-store"),
+                ("X-Content-Type-Options", "nosniff"),
+                ("X-Frame-Options", "DENY"),
+                ("Content-Security-Policy", "frame-ancestors 'none'"),
+                ("Referrer-Policy", "no-referrer"),
+                ("Connection", "close"),
+            ]
         )
+        return Response(200, "OK", headers, body)
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
+        token = self.config.server.token
+        upgrade = request.headers.get_all("Upgrade")
+        if path in ("/", "/index.html") and not any(u.lower() == "websocket" for u in upgrade):
+            return self._page()
         if path == "/health":
-            ready = self.engines is not None
-            body = json.dumps({"status": "ready" if ready else "loading", "sessions": len(self.sessions)})
-            status = http.HTTPStatus.OK if ready else http.HTTPStatus.SERVICE_UNAVAILABLE
-            return connection.respond(status, body + "\n")
+            return connection.respond(*self._health())
         if path == "/metrics":
+            if token and self._token_header_ok(request) is not True:
+                return connection.respond(http.HTTPStatus.UNAUTHORIZED, "send Authorization: Bearer <token>\n")
             self.metrics.queue_depth = self.engines.queue_depth if self.engines else 0
             self.metrics.sessions_active = len(self.sessions)
+            self.metrics.ready = self.engines is not None and not self.stopping
             return connection.respond(http.HTTPStatus.OK, self.metrics.render())
-        origin = request.headers.get("Origin")
-        if origin is not None and origin not in self._allowed_origins():
+        origins = request.headers.get_all("Origin")
+        if origins and (len(origins) > 1 or origins[0].lower().rstrip("/") not in self._allowed_origins()):
             self.metrics.error("forbidden_origin")
-            return connection.respond(http.HTTPStatus.FORBIDDEN, f"Origin {origin} is not allowed\n")
-        if self.config.server.token and self._token_header_ok(request) is False:
+            log.warning("refused a websocket from Origin %.100r (not in the allowlist)", origins[0])
+            return connection.respond(
+                http.HTTPStatus.FORBIDDEN,
+                "this Origin is not allowed; add it to [server] allowed_origins\n",
+            )
+        if token and self._token_header_ok(request) is False:
             self.metrics.error(UNAUTHORIZED)
-            return connection.respond(http.HTTPStatus.UNAUTHORIZED, "bad token\n")
+            log.warning("refused a websocket with a wrong token")
+            return connection.respond(http.HTTPStatus.UNAUTHORIZED, "wrong token\n")
         return None
 
-    # ------------------------------------------------------------------ websocket side
+    # ------------------------------------------------------------------ reports
     def _on_report(self, report: TurnReport) -> None:
         self.reports.append(report)
         self.metrics.turn(report)
+        for hook in self.report_hooks:
+            hook(report)
         if self._sink is not None:
-            self._sink.write(report)
+            try:
+                self._sink.write(report)
+            except OSError as e:  # a full disk must not take the turn (or the server) down
+                self.metrics.error("turn_log")
+                log.error("cannot write the turn log %s: %s", self._sink.path, e)
         log.info("%s", report.summary_line())
-        if self.config.server.record:
-            log.info(
-                "[%s turn %d] heard %r, said %r",
-                report.session_id,
-                report.turn_id,
-                report.transcript,
-                report.reply_text,
-            )
-        else:
-            log.debug(
-                "[%s turn %d] heard %r, said %r",
-                report.session_id,
-                report.turn_id,
-                report.transcript,
-                report.reply_text,
-            )
+        level = logging.INFO if self.config.server.record else logging.DEBUG
+        log.log(
+            level,
+            "[%s turn %d] heard %r, said %r",
+            report.session_id,
+            report.turn_id,
+            report.transcript,
+            report.reply_text,
+        )
+
+    def _on_turn_error(self, err: ProtocolError) -> None:
+        self.metrics.error(err.code)
+
+    # ------------------------------------------------------------------ websocket side
+    async def _refuse(self, ws: ServerConnection, code: int, reason: str, metric: str) -> None:
+        self.metrics.error(metric)
+        self.metrics.closed(code)
+        await self._close(ws, code, reason)
+
+    async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
+        """Close with a code, but never wait longer than ``close_timeout_s``: websockets' close() first
+        drains the write buffer, which never happens when the client stopped reading."""
+        try:
+            async with asyncio.timeout(self.config.server.close_timeout_s):
+                await ws.close(code, reason)
+        except TimeoutError:
+            ws.transport.abort()
 
     async def handler(self, ws: ServerConnection) -> None:
+        if self.stopping:
+            await self._refuse(ws, CLOSE_GOING_AWAY, "server shutting down", SHUTTING_DOWN)
+            return
         if self.engines is None:
-            await ws.close(CLOSE_TRY_AGAIN_LATER, "models are still loading; try again later")
+            await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "models are still loading; try again later", "loading")
             return
         if len(self.sessions) >= self.config.server.max_sessions:
-            self.metrics.error("too_many_sessions")
-            await ws.close(CLOSE_TRY_AGAIN_LATER, "too many sessions; try again later")
+            await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "too many sessions; try again later", "too_many_sessions")
             return
         session_id = uuid.uuid4().hex[:8]
-        session = Session(session_id, self.engines, self.config, self.clock, on_report=self._on_report)
-        self.sessions[session_id] = (session, ws)
-        header_auth = ws.request is not None and self._token_header_ok(ws.request) is True
+        session = Session(
+            session_id,
+            self.engines,
+            self.config,
+            self.clock,
+            on_report=self._on_report,
+            on_error=self._on_turn_error,
+        )
+        authenticated = not self.config.server.token or (
+            ws.request is not None and self._token_header_ok(ws.request) is True
+        )
+        conn = _Conn(session, ws, authenticated, opened=asyncio.get_running_loop().time())
+        self.sessions[session_id] = conn
+        self._sessions_changed.set()
         writer = asyncio.create_task(self._write_loop(ws, session), name=f"{session_id}-writer")
-        code, reason = CLOSE_NORMAL, ""
+        writer.add_done_callback(lambda _: session.outbox.close())
+        reader = asyncio.create_task(self._read_loop(conn), name=f"{session_id}-reader")
+        conn.reader = reader
+        code: int | None = CLOSE_NORMAL
+        reason = ""
         try:
-            code, reason = await self._read_loop(ws, session, header_auth)
-        except ConnectionClosed:
-            pass
+            await asyncio.wait([reader, writer], return_when=asyncio.FIRST_COMPLETED)
+            if not reader.done():
+                # The writer ended first: the client left, or stopped reading and was closed for it.
+                reader.cancel()
+                await asyncio.wait([reader])
+                code = None
+            elif reader.cancelled():
+                code, reason = CLOSE_GOING_AWAY, "server shutting down"
+            elif (exc := reader.exception()) is not None:
+                if isinstance(exc, ConnectionClosed):
+                    code = None  # the client left (or the library closed it: 1009, 1002, 1007, 1011)
+                else:
+                    log.error("[%s] reader failed", session_id, exc_info=exc)
+                    self.metrics.error("internal")
+                    code, reason = CLOSE_INTERNAL, "internal error"
+            else:
+                code, reason = reader.result()
+            if conn.shutting_down and code is not None:
+                grace = self.config.server.shutdown_grace_s
+                if not await session.wait_turns(grace):
+                    log.info("[%s] cancelling a turn still running after %.1f s", session_id, grace)
+            await session.cancel_turns()  # reported as cancelled; the models are free on return
+            if conn.shutting_down and code is not None:
+                await session.outbox.send_event(
+                    error_event(ProtocolError(SHUTTING_DOWN, "the server is shutting down", CLOSE_GOING_AWAY))
+                )
+            if code is not None and not session.outbox.closed:
+                await session.outbox.drain(self.config.server.close_timeout_s)
         finally:
-            await session.cancel_turns()
-            if code != CLOSE_NORMAL or session.stopping:
-                await self._drain(session)
+            reader.cancel()
+            session.outbox.close()
             writer.cancel()
-            with contextlib.suppress(BaseException):
-                await writer
-            await ws.close(code, reason)
+            for task in (reader, writer):
+                with contextlib.suppress(BaseException):
+                    await task
+            with contextlib.suppress(Exception):
+                await session.cancel_turns()
+            if code is not None:
+                with contextlib.suppress(Exception):
+                    await self._close(ws, code, reason)
+            sent = ws.protocol.close_sent
+            self.metrics.closed(sent.code if sent is not None else 1006)
             del self.sessions[session_id]
+            self._sessions_changed.set()
 
-    async def _drain(self, session: Session, timeout_s: float = 2.0) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout_s):
-                while not session.outbox.queue.empty():  # noqa: ASYNC110 (the writer empties it)
-                    await asyncio.sleep(0.01)
+    async def _read_loop(self, conn: _Conn) -> tuple[int, str]:
+        """Read messages until the connection must close; returns the close code and reason.
 
-    async def _read_loop(self, ws: ServerConnection, session: Session, header_auth: bool) -> tuple[int, str]:
+        Raises ConnectionClosed when the client went away. Cancelled by :meth:`shutdown`."""
         cfg = self.config.server
+        ws, session = conn.ws, conn.session
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + cfg.session_max_s
+        session_deadline = conn.opened + cfg.session_max_s
+        start_deadline = conn.opened + cfg.start_timeout_s
         while True:
-            timeout = min(cfg.idle_timeout_s, deadline - loop.time())
+            now = loop.time()
+            deadlines = {"idle timeout": now + cfg.idle_timeout_s, "session time limit": session_deadline}
+            if session.started is None or not conn.authenticated:
+                deadlines["no start message"] = start_deadline
+            what = min(deadlines, key=lambda k: deadlines[k])
             try:
-                async with asyncio.timeout(max(0.0, timeout)):
+                async with asyncio.timeout(max(0.0, deadlines[what] - now)):
                     message = await ws.recv()
             except TimeoutError:
-                what = "session time limit" if loop.time() >= deadline else "idle timeout"
-                await self._error(session, ProtocolError(TIMEOUT, f"{what} reached; closing"))
-                await session.cancel_turns()
+                limit = {
+                    "idle timeout": f"{cfg.idle_timeout_s:g} s without a message",
+                    "session time limit": f"session longer than {cfg.session_max_s:g} s",
+                    "no start message": f"no start message within {cfg.start_timeout_s:g} s",
+                }[what]
+                await self._error(session, ProtocolError(TIMEOUT, f"{what} ({limit}); closing", CLOSE_GOING_AWAY))
                 return CLOSE_GOING_AWAY, what
-            if isinstance(message, str):
-                err = await self._auth_start(session, message, header_auth)
-                if err is None:
+            err = None if conn.authenticated else self._authenticate(conn, message)
+            if err is None:
+                if isinstance(message, str):
                     err = await session.on_text(message)
-            else:
-                err = await session.on_audio(message)
+                else:
+                    err = await session.on_audio(message)
             if err is not None:
                 await self._error(session, err)
                 if err.close_code is not None:
@@ -201,18 +432,16 @@ class VoiceServer:
                 await session.wait_turns()
                 return CLOSE_NORMAL, "stopped by client"
 
-    async def _auth_start(self, session: Session, message: str, header_auth: bool) -> ProtocolError | None:
-        token = self.config.server.token
-        if not token or header_auth or session.started is not None:
-            return None
-        from voice.protocol import decode_client_text
-
-        msg = decode_client_text(message)
-        if (
-            isinstance(msg, Start)
-            and msg.token is not None
-            and hmac.compare_digest(msg.token.encode(), token.encode())
-        ):
+    def _authenticate(self, conn: _Conn, message: str | bytes) -> ProtocolError | None:
+        """Without a header token, the first message must be a start carrying the token."""
+        token = None
+        if isinstance(message, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                obj: Any = json.loads(message)
+                if isinstance(obj, dict) and obj.get("type") == "start" and isinstance(obj.get("token"), str):
+                    token = obj["token"]
+        if token is not None and self._token_ok(token):
+            conn.authenticated = True
             return None
         return ProtocolError(
             UNAUTHORIZED,
@@ -226,12 +455,22 @@ class VoiceServer:
         await session.outbox.send_event(error_event(err))
 
     async def _write_loop(self, ws: ServerConnection, session: Session) -> None:
-        while True:
-            item = await session.outbox.next_frame()
-            if item is None:
-                return
+        """Send queued frames until the outbox closes. Raises ConnectionClosed if the client left.
+
+        A send that cannot complete within ``ping_timeout_s`` means the client stopped reading (the
+        write buffer stays full): it is closed like a client that missed a keepalive pong (1011).
+        websockets' own keepalive cannot see this: its ping waits behind the full write buffer."""
+        stall_s = self.config.server.ping_timeout_s or None
+        while (item := await session.outbox.next_frame()) is not None:
             frame, on_sent = item
-            await ws.send(frame)
+            try:
+                async with asyncio.timeout(stall_s):
+                    await ws.send(frame)
+            except TimeoutError:
+                self.metrics.error("not_reading")
+                log.warning("[%s] the client has not read for %.1f s; closing", session.id, stall_s or 0)
+                await self._close(ws, CLOSE_INTERNAL, "keepalive timeout: the client stopped reading")
+                return
             if on_sent is not None:
                 on_sent()
 
@@ -239,16 +478,23 @@ class VoiceServer:
     async def start(self) -> None:
         cfg = self.config.server
         check_bind(self.config)
+        check_limits(self.config)
         self._server = await serve(
             self.handler,
             cfg.host,
             cfg.port,
             process_request=self.process_request,
             max_size=cfg.max_message_bytes,
-            write_limit=64 * 1024,
+            write_limit=cfg.write_limit_bytes,
             max_queue=16,
-            ping_interval=20,
-            ping_timeout=20,
+            ping_interval=cfg.ping_interval_s or None,
+            ping_timeout=cfg.ping_timeout_s or None,
+            close_timeout=cfg.close_timeout_s,
+            logger=_websockets_logger(cfg.token),
+            server_header=None,
+            # No permessage-deflate: PCM does not compress, and zlib would cost CPU on the event loop for
+            # every audio chunk and ~300 KB of memory per connection.
+            compression=None,
         )
         sock = next(iter(self._server.sockets))
         self.port = int(sock.getsockname()[1])
@@ -256,26 +502,78 @@ class VoiceServer:
     @property
     def url(self) -> str:
         host = self.config.server.host
+        if ":" in host:
+            host = f"[{host}]"
         return f"ws://{host}:{self.port}/"
 
     async def shutdown(self) -> None:
-        """Cancel turns in flight (they are reported), close every client with 1001, stop listening."""
-        for session, ws in list(self.sessions.values()):
-            await session.cancel_turns()
-            await ws.close(CLOSE_GOING_AWAY, "server shutting down")
+        """Stop listening; give turns in flight ``shutdown_grace_s`` to finish, cancel the rest (each is
+        reported), send their reports, close every client with 1001, then close the engines."""
+        if self.stopping:
+            return
+        self.stopping = True
         if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+            self._server.close(close_connections=False)  # no new connections
+        for conn in list(self.sessions.values()):
+            conn.shutting_down = True
+            if conn.reader is not None:
+                conn.reader.cancel()
+        if self._server is not None:
+            await self._server.wait_closed()  # every handler has returned
         if self.engines is not None:
-            self.engines.close()
+            await asyncio.to_thread(self.engines.close)
 
 
-async def serve_until_signal(server: VoiceServer) -> None:
-    """Run until SIGINT or SIGTERM, then shut down cleanly."""
+async def serve_until_signal(server: VoiceServer, load: Callable[[], Engines] | None = None) -> bool:
+    """Run until SIGINT or SIGTERM, then shut down cleanly.
+
+    With ``load``, the models are loaded in a background thread while the server already answers
+    ``/health`` ("loading"); a load failure is raised (the server is shut down first). Returns False if
+    a signal arrived before the models were ready."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    log.info("shutting down")
-    await server.shutdown()
+    try:
+        if load is not None:
+            loaded: asyncio.Future[Engines] = loop.create_future()
+
+            def run() -> None:
+                try:
+                    engines = load()
+                except BaseException as e:
+                    loop.call_soon_threadsafe(_settle, loaded, None, e)
+                else:
+                    loop.call_soon_threadsafe(_settle, loaded, engines, None)
+
+            # A daemon thread: a signal during loading need not wait for the load to finish.
+            threading.Thread(target=run, name="model-loader", daemon=True).start()
+            stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+            either: list[asyncio.Future[Any]] = [loaded, stopping]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not loaded.done():
+                log.info("stopped while the models were loading")
+                await server.shutdown()
+                return False
+            if loaded.exception() is not None:
+                await server.shutdown()
+            server.engines = loaded.result()
+            log.info("ready")
+        await stop.wait()
+        log.info("shutting down")
+        await server.shutdown()
+        return True
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def _settle(future: asyncio.Future[Engines], value: Engines | None, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        assert value is not None
+        future.set_result(value)

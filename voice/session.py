@@ -2,7 +2,8 @@
 
 The session is driven by the server's reader task (:meth:`Session.on_text`, :meth:`Session.on_audio`) and
 writes through an :class:`Outbox` drained by the writer task. It owns at most one running turn task;
-speech that starts while a turn runs cancels it (barge-in) when ``[vad] barge_in`` is on.
+speech that starts while a turn runs cancels it (barge-in) when ``[vad] barge_in`` is on. Speech that
+starts while the client is still playing a finished reply gets an ``interrupt`` for that reply too.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,10 +20,11 @@ import soxr
 
 from voice.budget import Clock, TurnReport, TurnTimer
 from voice.config import Config
-from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, SpeechEnded, SpeechStarted
+from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechStarted
 from voice.engine import Engines
 from voice.history import History
 from voice.protocol import (
+    ALREADY_STARTED,
     PROTOCOL_VERSION,
     RATE_LIMITED,
     EndTurn,
@@ -34,9 +37,14 @@ from voice.protocol import (
     event,
 )
 from voice.stages import VadStream
-from voice.turn import Utterance, run_turn
+from voice.turn import Utterance, cancelled_report, run_turn
 
 log = logging.getLogger("voice.session")
+
+#: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
+INGRESS_BURST_S = 2.0
+#: The cancel message of a barge-in (other cancels: disconnect, shutdown, reset).
+BARGE_IN = "barge-in"
 
 
 @dataclass(frozen=True)
@@ -49,32 +57,101 @@ class _Audio:
 class Outbox:
     """A bounded queue of outgoing frames (the :class:`~voice.turn.ReplySink` of a session).
 
-    ``put`` waits when the queue is full, so a slow client slows its own turn (backpressure) without
-    unbounded memory. Audio of a dropped (interrupted) turn is discarded before it reaches the socket.
+    ``send_*`` wait while the queue is full, so a slow client slows its own turn (backpressure) without
+    unbounded memory: at most ``maxsize`` frames are held. Audio of a dropped (interrupted) turn is
+    discarded, queued or not. After :meth:`close` (the connection is gone) every send returns at once
+    and discards its frame, and a waiting :meth:`next_frame` returns ``None``: nothing blocks on a dead
+    connection.
     """
 
     def __init__(self, maxsize: int = 256) -> None:
-        self.queue: asyncio.Queue[str | _Audio] = asyncio.Queue(maxsize=maxsize)
+        self.maxsize = maxsize
+        self._items: deque[str | _Audio] = deque()
+        self._space = asyncio.Event()
+        self._ready = asyncio.Event()
         self._dropped: set[int] = set()
+        self.closed = False
+        self.bytes_queued = 0
+        self.peak_bytes = 0
+        self.peak_frames = 0
+
+    async def _put(self, item: str | _Audio) -> None:
+        while not self.closed and len(self._items) >= self.maxsize:
+            self._space.clear()
+            await self._space.wait()
+        if self.closed:
+            return
+        self._items.append(item)
+        self.bytes_queued += len(item) if isinstance(item, str) else len(item.pcm)
+        self.peak_bytes = max(self.peak_bytes, self.bytes_queued)
+        self.peak_frames = max(self.peak_frames, len(self._items))
+        self._ready.set()
 
     async def send_event(self, text: str) -> None:
-        await self.queue.put(text)
+        await self._put(text)
+
+    def post_event(self, text: str) -> None:
+        """Queue an event without waiting, even past ``maxsize`` (for reports that must not be lost
+        and cannot wait: a few bytes per turn)."""
+        if not self.closed:
+            self._items.append(text)
+            self.bytes_queued += len(text)
+            self._ready.set()
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
         if turn_id not in self._dropped:
-            await self.queue.put(_Audio(turn_id, pcm, on_sent))
+            await self._put(_Audio(turn_id, pcm, on_sent))
 
     def drop_turn(self, turn_id: int) -> None:
+        """Discard this turn's audio: what is queued now and whatever it still sends."""
         self._dropped.add(turn_id)
+        kept = deque(i for i in self._items if isinstance(i, str) or i.turn_id != turn_id)
+        if len(kept) != len(self._items):
+            self._items = kept
+            self.bytes_queued = sum(len(i) if isinstance(i, str) else len(i.pcm) for i in kept)
+            self._space.set()
+
+    def forget_turn(self, turn_id: int) -> None:
+        """The turn is over and sends nothing more: stop remembering it was dropped."""
+        self._dropped.discard(turn_id)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def close(self) -> None:
+        """The connection is gone: discard everything and never block a sender again."""
+        self.closed = True
+        self._items.clear()
+        self.bytes_queued = 0
+        self._space.set()
+        self._ready.set()
 
     async def next_frame(self) -> tuple[str | bytes, Callable[[], None] | None] | None:
-        """The next frame to send, skipping dropped audio; ``None`` never (waits)."""
+        """The next frame to send (waits for one); ``None`` once the outbox is closed."""
         while True:
-            item = await self.queue.get()
+            while not self._items and not self.closed:
+                self._ready.clear()
+                await self._ready.wait()
+            if self.closed:
+                return None
+            item = self._items.popleft()
+            self._space.set()
             if isinstance(item, str):
+                self.bytes_queued -= len(item)
                 return item, None
+            self.bytes_queued -= len(item.pcm)
             if item.turn_id not in self._dropped:
                 return item.pcm, item.on_sent
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Wait until everything queued was taken by the writer (or the outbox closed); False on timeout."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                while self._items and not self.closed:
+                    self._space.clear()
+                    await self._space.wait()
+                return True
+        return False
 
 
 class Session:
@@ -88,6 +165,7 @@ class Session:
         clock: Clock,
         *,
         on_report: Callable[[TurnReport], None] = lambda r: None,
+        on_error: Callable[[ProtocolError], None] = lambda e: None,
         outbox: Outbox | None = None,
     ) -> None:
         self.id = session_id
@@ -95,7 +173,8 @@ class Session:
         self.config = config
         self.clock = clock
         self.on_report = on_report
-        self.outbox = outbox or Outbox()
+        self.on_error = on_error
+        self.outbox = outbox or Outbox(config.server.send_queue_frames)
         self.history = History()
         self.started: Start | None = None
         self.stopping = False
@@ -107,7 +186,10 @@ class Session:
         self._turn_id = 0
         self._audio_in_s = 0.0
         self._start_ns = clock.now_ns()
+        self._playback: tuple[int, int] | None = None  # (turn id, estimated end of client playback, ns)
         self.turns: list[asyncio.Task[TurnReport]] = []
+        self._reported: set[int] = set()
+        self.vad_resets = 0
 
     # ------------------------------------------------------------------ input
     async def on_text(self, text: str) -> ProtocolError | None:
@@ -117,7 +199,7 @@ class Session:
             return msg
         if isinstance(msg, Start):
             if self.started is not None:
-                return ProtocolError("already_started", "the stream is already started; send audio")
+                return ProtocolError(ALREADY_STARTED, "the stream is already started; send audio")
             self.started = msg
             self._start_ns = self.clock.now_ns()
             if msg.sample_rate != STT_SAMPLE_RATE_HZ:
@@ -133,9 +215,14 @@ class Session:
                 )
             )
         elif isinstance(msg, EndTurn):
-            for ev in self._endpointer.force_end():
+            events = self._endpointer.force_end()
+            if events:
+                self._reset_vad()
+            for ev in events:
                 await self._on_endpoint_event(ev)
         elif isinstance(msg, Reset):
+            # A new conversation: stop the reply in flight (reported as cancelled), then forget.
+            await self.cancel_turns()
             self.history.clear()
         elif isinstance(msg, Stop):
             self.stopping = True
@@ -156,7 +243,7 @@ class Session:
         seconds = len(data) / 2 / self.started.sample_rate
         elapsed_s = (self.clock.now_ns() - self._start_ns) / 1e9
         limit = self.config.server.max_ingress_realtime
-        if self._audio_in_s + seconds > limit * elapsed_s + 2.0:
+        if self._audio_in_s + seconds > limit * elapsed_s + INGRESS_BURST_S:
             return ProtocolError(
                 RATE_LIMITED,
                 f"audio is arriving faster than {limit:g}x real time; pace it (frame dropped)",
@@ -167,16 +254,33 @@ class Session:
             samples = self._resampler.resample_chunk(samples)
         self._pending = np.concatenate([self._pending, samples])
         n = self._vad.frame_samples
-        frames = [self._pending[i : i + n] for i in range(0, len(self._pending) - n + 1, n)]
-        self._pending = self._pending[len(frames) * n :]
-        if not frames:
+        count = len(self._pending) // n
+        if count == 0:
             return None
-        vad = self._vad
-        probs = await asyncio.to_thread(lambda: [vad.probability(f) for f in frames])
-        for frame, p in zip(frames, probs, strict=True):
-            for ev in self._endpointer.feed(frame, p):
-                await self._on_endpoint_event(ev)
+        frames = [self._pending[i * n : (i + 1) * n] for i in range(count)]
+        self._pending = self._pending[count * n :].copy()
+        loop = asyncio.get_running_loop()
+        for ev in await loop.run_in_executor(self.engines.vad_executor, self._detect, frames):
+            await self._on_endpoint_event(ev)
         return None
+
+    def _detect(self, frames: list[np.ndarray]) -> list[EndpointEvent]:
+        """VAD and endpointing of whole frames, in a worker thread (the reader awaits it, so the
+        endpointer is never used by two threads at once). The VAD state is reset after every
+        utterance, so nothing of one utterance leaks into the next."""
+        assert self._vad is not None
+        events: list[EndpointEvent] = []
+        for frame in frames:
+            was_in_speech = self._endpointer.in_speech
+            events.extend(self._endpointer.feed(frame, self._vad.probability(frame)))
+            if was_in_speech and not self._endpointer.in_speech:  # ended, forced or too short
+                self._reset_vad()
+        return events
+
+    def _reset_vad(self) -> None:
+        if self._vad is not None:
+            self._vad.reset()
+            self.vad_resets += 1
 
     # ------------------------------------------------------------------ turns
     async def _on_endpoint_event(self, ev: SpeechStarted | SpeechEnded) -> None:
@@ -185,9 +289,16 @@ class Session:
             await self.outbox.send_event(
                 event("speech_started", audio_offset_ms=round(ev.audio_offset_ms, 1))
             )
-            if self.config.vad.barge_in and self._turn is not None and not self._turn.done():
+            if not self.config.vad.barge_in:
+                return
+            if self._turn is not None and not self._turn.done():
                 log.info("[%s] barge-in: cancelling turn %d", self.id, self._turn_id)
-                self._turn.cancel()
+                self._turn.cancel(BARGE_IN)
+            elif self._playback is not None and self._playback[1] > now_ns:
+                # The reply is complete and sent, but the client is still playing it: stop playback.
+                turn_id = self._playback[0]
+                self._playback = None
+                await self.outbox.send_event(event("interrupt", turn_id=turn_id, playback_only=True))
             return
         self._turn_id += 1
         timer = TurnTimer(self.clock, self.id, self._turn_id)
@@ -203,38 +314,77 @@ class Session:
         )
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, ev.forced)
         previous = self._turn
-        self._turn = asyncio.create_task(self._run(previous, utterance, timer), name=f"{self.id}-turn")
-        self.turns.append(self._turn)
+        task = asyncio.create_task(self._run(previous, utterance, timer), name=f"{self.id}-turn")
+        # A task cancelled before it ran (barge-in right after the endpoint, or while it waited for the
+        # previous turn) never enters run_turn: report it here, so no turn goes unreported.
+        task.add_done_callback(lambda t: self._report_if_lost(t, timer, utterance))
+        self._turn = task
         self.turns = [t for t in self.turns if not t.done()]
+        self.turns.append(task)
+        await asyncio.sleep(0)  # let the turn start, so that a barge-in cancels a running turn
+
+    def _on_turn_report(self, report: TurnReport) -> None:
+        self._reported.add(report.turn_id)
+        self.on_report(report)
+
+    def _report_if_lost(self, task: asyncio.Task[TurnReport], timer: TurnTimer, utterance: Utterance) -> None:
+        if timer.turn_id in self._reported:
+            self._reported.discard(timer.turn_id)
+            return
+        report = cancelled_report(self.config, timer, utterance)
+        self.on_report(report)
+        self.outbox.post_event(event("turn_report", **report.to_dict()))
 
     async def _run(
         self, previous: asyncio.Task[TurnReport] | None, utterance: Utterance, timer: TurnTimer
     ) -> TurnReport:
+        reply = True
         if previous is not None:
-            with contextlib.suppress(BaseException):
-                await previous
-        return await run_turn(
-            self.engines,
-            self.config,
-            self.history,
-            utterance,
-            timer,
-            self.outbox,
-            output_rate_hz=self.output_rate,
-            on_report=self.on_report,
-        )
+            try:
+                await asyncio.wait([previous])
+            except asyncio.CancelledError as e:
+                if e.args != (BARGE_IN,):
+                    raise
+                reply = False  # the user talks again: hear this utterance (history), don't answer it
+            # Forget the previous task: a cancelled task keeps its traceback and so this frame, and a chain
+            # of turns would keep every earlier utterance's audio alive.
+            previous = None
+        try:
+            report = await run_turn(
+                self.engines,
+                self.config,
+                self.history,
+                utterance,
+                timer,
+                self.outbox,
+                output_rate_hz=self.output_rate,
+                on_report=self._on_turn_report,
+                on_error=self.on_error,
+                reply=reply,
+            )
+        finally:
+            self.outbox.forget_turn(timer.turn_id)
+        sent_ns = timer.marks_ns.get("first_audio_sent")
+        if sent_ns is not None:
+            self._playback = (timer.turn_id, sent_ns + round(report.reply_audio_ms * 1e6))
+        return report
+
+    def in_flight(self) -> list[asyncio.Task[TurnReport]]:
+        return [t for t in self.turns if not t.done()]
 
     async def cancel_turns(self) -> None:
-        """Cancel the running turn (if any) and wait until it has stopped."""
-        pending = [t for t in self.turns if not t.done()]
+        """Cancel the turns in flight (each is reported as cancelled) and wait until they stopped."""
+        pending = self.in_flight()
         for t in pending:
             t.cancel()
         for t in pending:
             with contextlib.suppress(BaseException):
                 await t
 
-    async def wait_turns(self) -> None:
-        """Wait for turns in flight to finish."""
-        for t in list(self.turns):
-            with contextlib.suppress(BaseException):
-                await t
+    async def wait_turns(self, timeout_s: float | None = None) -> bool:
+        """Wait for the turns in flight to finish; False if some still run after ``timeout_s``."""
+        pending = self.in_flight()
+        if not pending:
+            return True
+        _, still = await asyncio.wait(pending, timeout=timeout_s)
+        return not still

@@ -4,6 +4,11 @@ The LLM streams tokens into the splitter on the event loop; each speakable claus
 queue to the TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to the session's
 :class:`ReplySink` while the LLM keeps generating.
 
+A turn holds a place in the model queue (:meth:`~voice.engine.Engines.admit`) for its STT and LLM work
+only: the LLM never waits for the client (the clause queue is bounded by ``max_reply_tokens``), so a
+client that reads slowly delays nobody's turn but its own. The turn ends once its last audio chunk has
+been handed to the socket, so a barge-in while reply audio is still queued cancels it.
+
 Cancelling :func:`run_turn` (barge-in, disconnect, shutdown) stops the LLM after its current token and the
 TTS after its current sentence, waits until the worker threads have let go of the models, tells the
 client to drop queued playback (``interrupt``), reports the turn as cancelled, and re-raises.
@@ -23,9 +28,9 @@ import soxr
 
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
-from voice.engine import BusyError, Engines
+from voice.engine import Admission, BusyError, Engines
 from voice.history import ContextTooSmallError, History, fit_prompt
-from voice.protocol import BUSY, INTERNAL, AudioFormat, ProtocolError, error_event, event
+from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError, error_event, event
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.stages import ChatMessage, PromptInfo
 
@@ -65,6 +70,7 @@ class _Progress:
     prompt: PromptInfo | None = None
     audio_ms: float = 0.0
     trimmed_messages: int = 0
+    announced: bool = False  # audio_start was sent: the client may have reply audio queued
 
 
 class _EndOfClauses:
@@ -73,6 +79,35 @@ class _EndOfClauses:
 
 def _chunks(pcm: np.ndarray, samples_per_chunk: int) -> list[bytes]:
     return [pcm[i : i + samples_per_chunk].tobytes() for i in range(0, len(pcm), samples_per_chunk)]
+
+
+class _Delivery:
+    """Counts reply chunks queued and handed to the socket; :meth:`wait` until all were sent."""
+
+    def __init__(self, timer: TurnTimer) -> None:
+        self.timer = timer
+        self.queued = 0
+        self.sent = 0
+        self._all_sent = asyncio.Event()
+        self._all_sent.set()
+
+    def on_sent_callback(self) -> Callable[[], None]:
+        self.queued += 1
+        self._all_sent.clear()
+        first = self.queued == 1
+
+        def sent() -> None:
+            if first:
+                self.timer.mark("first_audio_sent")
+            self.sent += 1
+            if self.sent >= self.queued:
+                self._all_sent.set()
+
+        return sent
+
+    async def wait(self) -> None:
+        """Wait until every queued chunk was sent. Cancelling only stops the wait."""
+        await self._all_sent.wait()
 
 
 async def run_turn(
@@ -85,12 +120,19 @@ async def run_turn(
     *,
     output_rate_hz: int | None = None,
     on_report: Callable[[TurnReport], None] = lambda r: None,
+    on_error: Callable[[ProtocolError], None] = lambda e: None,
+    reply: bool = True,
 ) -> TurnReport:
-    """Run one turn to its end and return its report.
+    """Run one turn to its end (its last audio chunk handed to the socket) and return its report.
 
-    The report — of a cancelled turn too — goes to ``on_report`` and to the client as ``turn_report``.
+    The report — of a cancelled turn too — goes to ``on_report`` and to the client as ``turn_report``;
+    an error sent to the client (``busy``, ``context``, ``internal``) also goes to ``on_error``. A turn
+    cancelled during transcription still waits for it (the model cannot be interrupted) and keeps what
+    the user said in the history. ``reply=False`` (the user barged in before the turn began) only
+    transcribes into the history and reports the turn as cancelled.
     """
     progress = _Progress()
+    delivery = _Delivery(timer)
     tts_rate = engines.tts.sample_rate
     out_rate = output_rate_hz or tts_rate
     fmt = AudioFormat(sample_rate=out_rate)
@@ -110,18 +152,16 @@ async def run_turn(
                 await sink.send_event(
                     event("audio_start", turn_id=tid, chunk_ms=config.tts.chunk_ms, **fmt.to_fields())
                 )
-                announced = True
+                announced = progress.announced = True
             await sink.send_event(event("reply_text", turn_id=tid, text=clause))
-            first_clause = not progress.spoken
             progress.spoken.append(clause)
             progress.audio_ms += len(pcm) * 1000 / out_rate
-            for i, chunk in enumerate(_chunks(pcm, samples_per_chunk)):
-                on_sent = _first_audio_sent(timer) if first_clause and i == 0 else None
-                await sink.send_audio(tid, chunk, on_sent)
+            for chunk in _chunks(pcm, samples_per_chunk):
+                await sink.send_audio(tid, chunk, delivery.on_sent_callback())
         if announced:
             await sink.send_event(event("audio_end", turn_id=tid, audio_ms=round(progress.audio_ms, 1)))
 
-    async def think() -> None:
+    async def think(admission: Admission) -> None:
         system = ChatMessage("system", config.llm.system_prompt)
         messages, dropped = fit_prompt(
             system,
@@ -132,7 +172,8 @@ async def run_turn(
         )
         progress.trimmed_messages = dropped
         splitter = SentenceSplitter(SplitterConfig(min_first_clause_words=config.tts.min_first_clause_words))
-        clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue(maxsize=16)
+        # Unbounded on purpose: at most one clause per token, and the LLM must never wait for the client.
+        clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue()
         reply: list[str] = []
         async with asyncio.TaskGroup() as tg:
             tg.create_task(speak(clauses))
@@ -149,41 +190,64 @@ async def run_turn(
             for raw in splitter.flush():
                 await _put_clause(clauses, raw, timer, timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
+            admission.release()  # the LLM is done: the next turn may use it while this one is spoken
         history.add("assistant", "".join(reply))
+
+    async def heard(text: str) -> None:
+        progress.transcript = text
+        if text:
+            history.add("user", text)
+        await sink.send_event(event("transcript", turn_id=tid, text=text))
+
+    async def hear() -> str:
+        stt = asyncio.ensure_future(engines.transcribe(utterance.audio, timer))
+        try:
+            text = (await asyncio.shield(stt)).strip()
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await heard((await stt).strip())  # the user did say it: keep it for the next turn
+            raise
+        await heard(text)
+        return text
+
+    async def fail(err: ProtocolError) -> None:
+        on_error(err)
+        await sink.send_event(error_event(err))
 
     cancelled = False
     outcome = "ok"
     try:
-        async with engines.admission():
-            text = (await engines.transcribe(utterance.audio, timer)).strip()
-            progress.transcript = text
-            await sink.send_event(event("transcript", turn_id=tid, text=text))
+        with engines.admit() as admission:
+            text = await hear()
+            if not reply:
+                raise asyncio.CancelledError
             if not text:
                 outcome = "no_speech"
             else:
-                history.add("user", text)
-                await think()
+                await think(admission)
+        await delivery.wait()
     except asyncio.CancelledError:
         cancelled = True
         sink.drop_turn(tid)
         # Keep what was actually said, so the next turn knows the reply was cut short.
         if progress.spoken:
             history.add("assistant", " ".join(progress.spoken) + " …")
-        with contextlib.suppress(Exception):
-            await sink.send_event(event("interrupt", turn_id=tid))
+        if progress.announced:  # tell the client to drop the playback it has queued
+            with contextlib.suppress(Exception):
+                await sink.send_event(event("interrupt", turn_id=tid))
     except BusyError as e:
         outcome = "busy"
-        await sink.send_event(error_event(ProtocolError(BUSY, str(e))))
+        await fail(ProtocolError(BUSY, str(e)))
     except ContextTooSmallError as e:
         outcome = "error"
         history.clear()
-        await sink.send_event(error_event(ProtocolError("context", str(e))))
+        await fail(ProtocolError(CONTEXT, str(e)))
     except Exception as e:  # a model failed: report it, keep the session serving
         while isinstance(e, BaseExceptionGroup) and e.exceptions:
             e = e.exceptions[0]  # type: ignore[assignment]
         log.exception("[%s turn %d] failed", timer.session_id, tid)
         outcome = "error"
-        await sink.send_event(error_event(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}")))
+        await fail(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}"))
     finally:
         report = _report(config, timer, progress, utterance, cancelled, outcome)
         on_report(report)
@@ -192,13 +256,6 @@ async def run_turn(
     if cancelled:
         raise asyncio.CancelledError
     return report
-
-
-def _first_audio_sent(timer: TurnTimer) -> Callable[[], None]:
-    def mark() -> None:
-        timer.mark("first_audio_sent")
-
-    return mark
 
 
 async def _put_clause(
@@ -234,3 +291,8 @@ def _report(
         utterance_ms=round(len(utterance.audio) / 16.0, 1),
         forced_endpoint=utterance.forced,
     )
+
+
+def cancelled_report(config: Config, timer: TurnTimer, utterance: Utterance) -> TurnReport:
+    """The report of a turn cancelled before it started (it waited for the previous turn)."""
+    return _report(config, timer, _Progress(), utterance, True, "cancelled")

@@ -1,0 +1,1 @@
+"""Reliability tooling: tagged fakes, a scripted websocket client and the ``voice soak`` runner."""

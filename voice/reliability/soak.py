@@ -1,0 +1,516 @@
+"""``voice soak``: many turns over concurrent sessions against an in-process server, with the figures.
+
+Every turn is traced end to end. With fakes, each utterance carries a tag (see :mod:`.tagged`) that the
+fake STT hears and the fake LLM repeats; with real models each session asks its own question, whose
+keyword the transcript must contain. A turn is *dropped* when its ``turn_report`` (outcome ok) never
+arrives, *duplicated* when a tag or turn id is reported twice, *mis-routed* when a session receives a
+reply that was not its own. Process figures (RSS, open files, threads, asyncio tasks) are taken after a
+warm-up with no client connected, and again after the clients have left.
+
+Disconnect trials (fault 1) open a session, ask for a long reply, drop the connection at a random point
+(clean close or TCP reset) and measure the time from the drop to the last model worker letting go of
+its model; then a new session must complete a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import platform
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from voice.budget import TurnReport, percentile
+from voice.config import Config
+from voice.engine import Engines
+from voice.reliability.probe import Probe
+from voice.reliability.tagged import tagged_speech
+from voice.server import VoiceServer
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One utterance of a soak: int16 audio at 16 kHz and what its transcript must contain."""
+
+    audio: np.ndarray
+    expect: str
+    exact: bool = True
+    """Fakes: the transcript is exactly ``expect``. Real models: it contains the keyword ``expect``."""
+    foreign: tuple[str, ...] = ()
+    """Keywords of the other sessions' questions: hearing one of them means a mis-routed turn."""
+
+
+AskFactory = Callable[[int, int], Ask]  # (session index, turn index) -> Ask
+
+
+@dataclass
+class Process:
+    rss_mib: float
+    fds: int
+    threads: int
+    """OS threads of the process (Python's and the native libraries')."""
+    tasks: int
+    thread_names: Counter[str] = field(default_factory=Counter, repr=False)
+
+    @classmethod
+    def now(cls) -> Process:
+        import psutil
+
+        p = psutil.Process()
+        names: Counter[str] = Counter()
+        for t in p.threads():
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{t.id}/comm", encoding="utf-8") as f:
+                names[f.read().strip()] += 1
+        import threading
+
+        for t in threading.enumerate():  # Python threads by their Python name
+            names["py:" + t.name.split("_")[0]] += 1
+        return cls(
+            rss_mib=round(p.memory_info().rss / MIB, 1),
+            fds=p.num_fds(),
+            threads=p.num_threads(),
+            tasks=len(asyncio.all_tasks()),
+            thread_names=names,
+        )
+
+
+@dataclass
+class StopTrial:
+    mode: str  # "close" or "reset"
+    point: str  # the event after which the connection was dropped
+    delay_ms: float
+    in_flight: bool  # the turn had not finished when the connection was dropped
+    busy_at_drop: bool  # a model worker was running for it at that moment
+    stop_ms: float  # drop → last model worker let go of its model (0 if none was busy)
+    last_model: str  # the model let go of last ("" if none was busy)
+    cleanup_ms: float  # drop → the session was gone from the server
+    next_ok: bool  # the next session's turn succeeded
+
+
+@dataclass
+class SoakFigures:
+    mode: str
+    sessions: int
+    turns_planned: int
+    turns_ok: int = 0
+    dropped: int = 0
+    duplicated: int = 0
+    misrouted: int = 0
+    misheard: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    client_errors: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+    total_ms_p50: float | None = None
+    total_ms_p95: float | None = None
+    baseline: Process | None = None
+    after: Process | None = None
+    rss_peak_mib: float = 0.0
+    rss_timeline: list[float] = field(default_factory=list)
+    """RSS (MiB) after each tenth of the turns."""
+    server_sessions_after: int = 0
+    stop_trials: list[StopTrial] = field(default_factory=list)
+
+    @property
+    def rss_growth_mib(self) -> float:
+        assert self.baseline is not None and self.after is not None
+        return round(self.after.rss_mib - self.baseline.rss_mib, 1)
+
+    def verdicts(self, *, max_growth_mib: float = 50.0, max_stop_ms: float = 250.0) -> list[tuple[str, bool]]:
+        b, a = self.baseline, self.after
+        assert b is not None and a is not None
+        out = [
+            (f"zero dropped turns ({self.dropped})", self.dropped == 0),
+            (f"zero duplicated turns ({self.duplicated})", self.duplicated == 0),
+            (f"zero mis-routed turns ({self.misrouted})", self.misrouted == 0),
+            (f"every planned turn ok ({self.turns_ok}/{self.turns_planned})", self.turns_ok == self.turns_planned),
+            (f"RSS growth after warm-up <= {max_growth_mib:g} MiB ({self.rss_growth_mib:+.1f} MiB)",
+             self.rss_growth_mib <= max_growth_mib),
+            (f"open files back to baseline ({b.fds} -> {a.fds})", a.fds <= b.fds),
+            (f"threads back to baseline ({b.threads} -> {a.threads})", a.threads <= b.threads),
+            (f"asyncio tasks back to baseline ({b.tasks} -> {a.tasks})", a.tasks <= b.tasks),
+            (f"no session left on the server ({self.server_sessions_after})", self.server_sessions_after == 0),
+        ]
+        if self.stop_trials:
+            n = len(self.stop_trials)
+            worst = max(t.stop_ms for t in self.stop_trials)
+            ok = sum(t.next_ok for t in self.stop_trials)
+            out.append((f"models free within {max_stop_ms:g} ms of a disconnect (max {worst:.1f} ms)",
+                        worst <= max_stop_ms))
+            out.append((f"next turn succeeds after a disconnect ({ok}/{n})", ok == n))
+        return out
+
+    def passed(self, **limits: float) -> bool:
+        return all(ok for _, ok in self.verdicts(**limits))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["rss_growth_mib"] = self.rss_growth_mib
+        d["verdicts"] = [{"check": name, "pass": ok} for name, ok in self.verdicts()]
+        return d
+
+    def render(self) -> str:
+        b, a = self.baseline, self.after
+        assert b is not None and a is not None
+        lines = [
+            f"soak ({self.mode} models): {self.turns_planned} turns over {self.sessions} concurrent sessions "
+            f"in {self.duration_s:.1f} s ({self.turns_planned / max(self.duration_s, 1e-9):.1f} turns/s)",
+            f"  turns ok {self.turns_ok} / {self.turns_planned}; dropped {self.dropped}, duplicated "
+            f"{self.duplicated}, mis-routed {self.misrouted}; outcomes {dict(self.outcomes)}"
+            + (f"; keyword misheard by the STT {self.misheard}" if self.mode == "real" else ""),
+            f"  error events seen by clients: {dict(self.client_errors) or 'none'}",
+        ]
+        if self.total_ms_p50 is not None:
+            lines.append(
+                f"  server turn latency (speech end -> first audio sent): p50 {self.total_ms_p50:.1f} ms, "
+                f"p95 {self.total_ms_p95:.1f} ms"
+            )
+        lines += [
+            f"  RSS: {b.rss_mib:.1f} MiB after warm-up -> {a.rss_mib:.1f} MiB after the clients left "
+            f"(growth {self.rss_growth_mib:+.1f} MiB, peak {self.rss_peak_mib:.1f} MiB)",
+            f"  RSS after each tenth of the turns (MiB): {', '.join(f'{v:.0f}' for v in self.rss_timeline)}",
+            f"  open files {b.fds} -> {a.fds}; threads {b.threads} -> {a.threads}; "
+            f"asyncio tasks {b.tasks} -> {a.tasks}; sessions left on the server {self.server_sessions_after}",
+        ]
+        if self.stop_trials:
+            trials = self.stop_trials
+            stops = [t.stop_ms for t in trials]
+            lines.append(
+                f"  disconnect trials: {len(trials)} ({sum(t.mode == 'reset' for t in trials)} TCP resets, "
+                f"{sum(t.mode == 'close' for t in trials)} clean closes; {sum(t.in_flight for t in trials)} "
+                f"mid-reply, {sum(t.busy_at_drop for t in trials)} with a model working at that moment)"
+            )
+            lines.append(
+                f"    drop -> models free: p50 {statistics.median(stops):.1f} ms, p95 {percentile(stops, 95):.1f} ms, "
+                f"max {max(stops):.1f} ms; drop -> session cleaned up: max "
+                f"{max(t.cleanup_ms for t in trials):.1f} ms; next turn ok {sum(t.next_ok for t in trials)}"
+                f"/{len(trials)}"
+            )
+            by_model: dict[str, list[float]] = {}
+            for t in trials:
+                by_model.setdefault(t.last_model or "none busy", []).append(t.stop_ms)
+            lines.append(
+                "    last model to let go: "
+                + ", ".join(
+                    f"{m} {len(v)}x (max {max(v):.1f} ms)" for m, v in sorted(by_model.items())
+                )
+            )
+        for name, ok in self.verdicts():
+            lines.append(f"  [{'PASS' if ok else 'FAIL'}] {name}")
+        for p in self.problems[:20]:
+            lines.append(f"  problem: {p}")
+        return "\n".join(lines)
+
+
+QUESTIONS: tuple[tuple[str, str], ...] = (
+    ("France", "What is the capital of France?"),
+    ("Germany", "What is the capital of Germany?"),
+    ("Italy", "What is the capital of Italy?"),
+    ("Spain", "What is the capital of Spain?"),
+    ("Japan", "What is the capital of Japan?"),
+    ("Egypt", "What is the capital of Egypt?"),
+    ("Canada", "What is the capital of Canada?"),
+    ("Brazil", "What is the capital of Brazil?"),
+)
+LONG_QUESTION = ("story", "Tell me a long story about a dragon and a knight.")
+
+
+def real_asks(engines: Engines) -> tuple[AskFactory, Callable[[int], Ask]]:
+    """Questions spoken by the project's own TTS (one per session, by index), and a long request."""
+    from voice.demo import synthesize_question
+
+    def speak(text: str) -> np.ndarray:
+        utt = synthesize_question(engines, text)
+        return np.asarray(np.clip(utt.audio, -1, 1) * 32767, dtype=np.int16)
+
+    keywords = [k for k, _ in QUESTIONS]
+    audio = [speak(q) for _, q in QUESTIONS]
+    long_audio = speak(LONG_QUESTION[1])
+
+    def ask(session: int, turn: int) -> Ask:
+        i = session % len(QUESTIONS)
+        return Ask(audio[i], keywords[i], exact=False, foreign=tuple(k for k in keywords if k != keywords[i]))
+
+    def long_ask(trial: int) -> Ask:
+        return Ask(long_audio, LONG_QUESTION[0], exact=False)
+
+    return ask, long_ask
+
+
+def fake_ask(session: int, turn: int) -> Ask:
+    return Ask(tagged_speech(f"s{session}t{turn}", seconds=0.4), f"s{session}t{turn}")
+
+
+def fake_long_ask(trial: int) -> Ask:
+    return Ask(tagged_speech(f"long{trial}", seconds=0.4), f"long{trial}")
+
+
+async def _session_worker(
+    url: str,
+    index: int,
+    asks: list[int],
+    ask: AskFactory,
+    figures: SoakFigures,
+    timeout_s: float,
+    seen: Counter[str],
+) -> None:
+    """Session ``index`` says ``ask(index, k)`` for each k in ``asks``, one turn after the other, and
+    checks every reply. Asks are made lazily and the event log is dropped after each turn, so the
+    client's own memory does not grow with the number of turns."""
+    probe = await Probe.connect(url)
+    report_ids: list[int] = []
+    try:
+        for k in asks:
+            a = ask(index, k)
+            try:
+                report = await probe.turn(a.audio, timeout_s)
+            except (TimeoutError, ConnectionError) as e:
+                figures.dropped += 1
+                figures.problems.append(f"session {index}: no report for {a.expect!r}: {e}"[:300])
+                if isinstance(e, ConnectionError):
+                    break
+                continue
+            tid = report["turn_id"]
+            figures.outcomes[report["outcome"]] += 1
+            mine = [e for e in probe.events if e.get("turn_id") == tid]
+            transcript = next((e["text"] for e in mine if e["type"] == "transcript"), "")
+            reply = " ".join(e["text"] for e in mine if e["type"] == "reply_text")
+            if a.exact:
+                heard_ok = transcript == a.expect
+            else:
+                heard = transcript.lower()
+                heard_ok = a.expect.lower() in heard or not any(w.lower() in heard for w in a.foreign)
+                if a.expect.lower() not in heard:
+                    figures.misheard += 1  # the STT got it wrong, but it was this session's audio
+            replied_ok = a.expect in reply if a.exact else bool(reply)
+            if report["session_id"] != probe.session_id or not heard_ok or not replied_ok:
+                figures.misrouted += 1
+                figures.problems.append(
+                    f"session {index} ({probe.session_id}) asked {a.expect!r}, got report of session "
+                    f"{report['session_id']} heard {transcript!r} replied {reply[:60]!r}"
+                )
+            elif report["outcome"] == "ok":
+                figures.turns_ok += 1
+            else:
+                figures.dropped += 1
+                figures.problems.append(f"session {index}: {a.expect!r} ended {report['outcome']}")
+            if a.exact:
+                seen[a.expect] += 1
+            report_ids += [e["turn_id"] for e in probe.events if e["type"] == "turn_report"]
+            for err in probe.errors():
+                figures.client_errors[err["code"]] += 1
+            probe.forget_events()
+        # One report per turn, turn ids 1..n in order.
+        dupes = sum(c - 1 for c in Counter(report_ids).values() if c > 1)
+        if dupes:
+            figures.duplicated += dupes
+            figures.problems.append(f"session {index}: turn ids reported twice: {report_ids}")
+        if report_ids != list(range(1, len(report_ids) + 1)):
+            figures.problems.append(f"session {index}: turn reports not 1..n in order: {report_ids[:20]}")
+        if probe.stray_audio or probe.audio_after_interrupt:
+            figures.misrouted += 1
+            figures.problems.append(f"session {index}: audio outside a turn ({probe.stray_audio} frames)")
+    finally:
+        await probe.close()
+
+
+async def _wait_no_sessions(server: VoiceServer, timeout_s: float = 10.0) -> None:
+    await server.wait_sessions(lambda s: not s, timeout_s)
+
+
+async def _settle() -> None:
+    for _ in range(3):
+        gc.collect()
+        await asyncio.sleep(0.05)
+
+
+async def stop_trial(
+    server: VoiceServer,
+    long_ask: Ask,
+    short_ask: Ask,
+    *,
+    mode: str,
+    point: str,
+    delay_s: float,
+    timeout_s: float = 30.0,
+) -> StopTrial:
+    """Drop a session mid-reply; measure how fast the models are free; then run a turn on a new session."""
+    engines = server.engines
+    assert engines is not None
+    probe = await Probe.connect(server.url)
+    since = len(probe.events)
+    await probe.say(long_ask.audio)
+    await probe.wait_type(point, timeout_s, since)
+    if delay_s:
+        await asyncio.sleep(delay_s)
+    in_flight = not probe.of_type("turn_report")
+    sid = probe.session_id
+    busy = not engines.idle()
+    t0 = time.perf_counter_ns()
+    closing: asyncio.Task[None] | None = None
+    if mode == "reset":
+        probe.reset()
+    else:
+        closing = asyncio.create_task(probe.close())
+    await server.wait_sessions(lambda s: sid not in s, 10.0)
+    cleanup_ms = (time.perf_counter_ns() - t0) / 1e6
+    released = {m: ns for m, ns in engines.released_ns.items() if ns >= t0}
+    last_model = max(released, key=lambda m: released[m]) if released else ""
+    stop_ms = (released[last_model] - t0) / 1e6 if released else 0.0
+    if not engines.idle():
+        stop_ms = max(stop_ms, cleanup_ms, 1e9)  # a model is still busy: a failure, whatever it is doing
+    if closing is not None:
+        with contextlib.suppress(BaseException):
+            await closing
+    with contextlib.suppress(BaseException):
+        await probe.reader
+    nxt = await Probe.connect(server.url)
+    try:
+        report = await nxt.turn(short_ask.audio, timeout_s)
+        next_ok = report["outcome"] == "ok" and short_ask.expect.lower() in report["transcript"].lower()
+    except (TimeoutError, ConnectionError):
+        next_ok = False
+    finally:
+        await nxt.close()
+    return StopTrial(
+        mode,
+        point,
+        round(delay_s * 1000, 1),
+        in_flight,
+        busy,
+        round(stop_ms, 2),
+        last_model,
+        round(cleanup_ms, 2),
+        next_ok,
+    )
+
+
+async def run_soak(
+    engines: Engines,
+    config: Config,
+    *,
+    mode: str,
+    turns: int,
+    sessions: int,
+    ask: AskFactory = fake_ask,
+    long_ask: Callable[[int], Ask] = fake_long_ask,
+    warmup_turns: int = 2,
+    stop_trials: int = 0,
+    stop_delay_s: float = 0.1,
+    turn_timeout_s: float = 60.0,
+    seed: int = 1,
+    progress: Callable[[str], None] = lambda s: None,
+) -> SoakFigures:
+    """Run the soak against an in-process server; the engines are closed at the end."""
+    server = VoiceServer(config, engines)
+    await server.start()
+    figures = SoakFigures(mode=mode, sessions=sessions, turns_planned=turns)
+    ok_reports: list[tuple[str, float | None]] = []  # (transcript, total_ms) of each ok turn
+    try:
+        # Warm-up: every session does a few turns at once (thread pools and caches reach their size).
+        progress(f"warm-up: {warmup_turns} turn(s) on each of {sessions} sessions")
+        warm = SoakFigures(mode=mode, sessions=sessions, turns_planned=warmup_turns * sessions)
+        await asyncio.gather(
+            *(
+                _session_worker(server.url, i, [100_000 + k for k in range(warmup_turns)], ask, warm,
+                                turn_timeout_s, Counter())
+                for i in range(sessions)
+            )
+        )
+        if warm.turns_ok != warm.turns_planned:
+            figures.problems.append(f"warm-up: {warm.problems[:3]}")
+        await _wait_no_sessions(server)
+        await _settle()
+        figures.baseline = Process.now()
+        figures.rss_peak_mib = figures.baseline.rss_mib
+
+        step = max(1, turns // 10)
+
+        def on_report(r: TurnReport) -> None:
+            if r.outcome == "ok":
+                ok_reports.append((r.transcript, r.total_ms))
+                if len(ok_reports) % step == 0:  # RSS after every tenth of the turns
+                    figures.rss_timeline.append(Process.now().rss_mib)
+
+        server.report_hooks.append(on_report)
+        plans: list[list[int]] = [[] for _ in range(sessions)]
+        for n in range(turns):
+            plans[n % sessions].append(n // sessions)
+        seen: Counter[str] = Counter()
+
+        async def sample_rss() -> None:
+            while True:
+                figures.rss_peak_mib = max(figures.rss_peak_mib, Process.now().rss_mib)
+                await asyncio.sleep(0.5)
+
+        progress(f"soak: {turns} turns over {sessions} sessions")
+        sampler = asyncio.create_task(sample_rss())
+        t0 = time.perf_counter()
+        await asyncio.gather(
+            *(_session_worker(server.url, i, plans[i], ask, figures, turn_timeout_s, seen) for i in range(sessions))
+        )
+        figures.duration_s = round(time.perf_counter() - t0, 2)
+        sampler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler
+        server.report_hooks.clear()
+        extra = sum(c - 1 for c in seen.values() if c > 1)
+        figures.duplicated += extra
+        # Server side: each tag transcribed once, by the session that said it.
+        by_tag = Counter(transcript for transcript, _ in ok_reports)
+        figures.duplicated += sum(c - 1 for t, c in by_tag.items() if c > 1 and t in seen)
+        totals = [total for _, total in ok_reports if total is not None]
+        if totals:
+            figures.total_ms_p50 = round(statistics.median(totals), 1)
+            figures.total_ms_p95 = round(percentile(totals, 95), 1)
+        await _wait_no_sessions(server)
+        await _settle()
+        figures.after = Process.now()
+        figures.server_sessions_after = len(server.sessions)
+        new_threads = figures.after.thread_names - figures.baseline.thread_names
+        if new_threads:
+            figures.problems.append(f"threads started during the soak: {dict(new_threads)}")
+
+        rng = random.Random(seed)
+        for n in range(stop_trials):
+            mode_n = "reset" if n % 2 else "close"
+            point = rng.choice(("transcript", "audio_start"))
+            delay = rng.uniform(0, stop_delay_s)
+            trial = await stop_trial(
+                server, long_ask(n), ask(0, 10_000 + n), mode=mode_n, point=point, delay_s=delay,
+                timeout_s=turn_timeout_s,
+            )
+            figures.stop_trials.append(trial)
+            if (n + 1) % 10 == 0:
+                progress(f"disconnect trials: {n + 1}/{stop_trials}")
+    finally:
+        await server.shutdown()
+    return figures
+
+
+def machine() -> str:
+    import os
+
+    cpu = platform.processor() or ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    system = f"{platform.system()} {platform.release()}"
+    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {system}"
+
+
+def figures_json(figures: SoakFigures) -> str:
+    return json.dumps(figures.to_dict(), default=str)

@@ -1,0 +1,145 @@
+"""Fakes that carry a tag from the client's audio to the reply, so a turn can be traced end to end.
+
+The client embeds a short ASCII tag in the first samples of its "speech" (a 300 Hz tone loud enough
+for :class:`~voice.fakes.FakeVad`); :class:`TaggedStt` reads it back as the transcript and
+:class:`EchoLlm` puts it in the reply. A reply reaching the wrong session, twice, or not at all is
+then visible to the client. Tags starting with ``long`` get a long reply (for barge-in and
+disconnect tests).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from voice.compute import ComputeGate
+from voice.engine import Engines
+from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad, render_words
+from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
+
+TAG_START = 12345  # int16 sample values that never occur in the 0.3-amplitude tone (max 9830)
+TAG_END = 12344
+TAG_BASE = 10000
+MAX_TAG_CHARS = 64
+PROMPTS_KEPT = 64
+RATE_HZ = 16_000
+
+
+def tagged_speech(tag: str, seconds: float = 0.5, rate_hz: int = RATE_HZ) -> np.ndarray:
+    """int16 "speech": a 300 Hz tone whose first samples spell ``tag`` (ASCII letters and digits)."""
+    if not tag.isascii() or not tag.isalnum() or len(tag) > MAX_TAG_CHARS:
+        raise ValueError(f"tags are 1..{MAX_TAG_CHARS} ASCII letters and digits, got {tag!r}")
+    n = int(seconds * rate_hz)
+    t = np.arange(n) / rate_hz
+    audio = (0.3 * 32767 * np.sin(2 * np.pi * 300 * t)).astype(np.int16)
+    header = [TAG_START, *(TAG_BASE + ord(c) for c in tag), TAG_END]
+    audio[: len(header)] = header
+    return audio
+
+
+#: The tag is looked for in the first seconds of an utterance (after the pre-roll): cheap on long audio.
+TAG_SEARCH_S = 2.0
+
+
+def read_tag(audio: np.ndarray) -> str | None:
+    """The tag in float32 audio (the server's ``int16 / 32768``), or None."""
+    head = np.asarray(audio[: int(TAG_SEARCH_S * RATE_HZ)], dtype=np.float64)
+    values = np.rint(head * 32768).astype(np.int64)
+    starts = np.flatnonzero(values == TAG_START)
+    if not len(starts):
+        return None
+    chars: list[str] = []
+    for v in values[starts[0] + 1 : starts[0] + 2 + MAX_TAG_CHARS]:
+        if v == TAG_END:
+            return "".join(chars)
+        if not TAG_BASE < v < TAG_BASE + 128:
+            return None
+        chars.append(chr(int(v) - TAG_BASE))
+    return None
+
+
+def reply_for(tag: str) -> str:
+    """The reply :class:`EchoLlm` gives to a user message ending in ``tag``."""
+    if tag.startswith("long"):  # 88 words: fits the default max_reply_tokens (96)
+        body = " ".join(f"Part {i} of the long answer for {tag} is here." for i in range(1, 9))
+        return f"Okay, here is the long answer for {tag}. {body}"
+    return f"Okay, this is the reply to {tag}."
+
+
+@dataclass
+class TaggedStt(FakeStt):
+    """Transcribes the tag in the audio (falls back to ``texts`` when there is none)."""
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        tag = read_tag(audio)
+        if tag is None:
+            return super().transcribe(audio)
+        self.calls += 1
+        self.delay.wait_ms(self.latency_ms)
+        return tag
+
+
+@dataclass
+class EchoLlm(FakeLlm):
+    """Replies :func:`reply_for` the last word of the last user message, one word per token, with the
+    same simulated KV prefix cache and timing as :class:`~voice.fakes.FakeLlm`."""
+
+    def generate(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[LlmEvent]:
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError("EchoLlm used by two generations at once")
+        try:
+            self.prompts.append(list(messages))
+            del self.prompts[:-PROMPTS_KEPT]  # a soak makes thousands: keep the last few (for tests)
+            tokens = render_words(messages)
+            if len(tokens) + max_tokens > self.context:
+                raise ValueError(f"prompt of {len(tokens)} tokens exceeds context window {self.context}")
+            reused = 0
+            for a, b in zip(self._cache, tokens, strict=False):
+                if a != b:
+                    break
+                reused += 1
+            yield PromptInfo(len(tokens), reused, len(tokens) - reused)
+            self._cache = list(tokens)
+            user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+            words = reply_for(user.split()[-1] if user.split() else "nothing").split(" ")
+            for i, word in enumerate(words[:max_tokens]):
+                if cancel.is_set():
+                    return
+                if i == 0:
+                    self.delay.wait_ms(self.ttft_floor_ms + (len(tokens) - reused) * self.prefill_ms_per_token)
+                else:
+                    self.delay.wait_ms(self.itl_ms)
+                self._cache.append(word)
+                yield TextDelta(word if i == 0 else " " + word)
+        finally:
+            self._lock.release()
+
+
+def tagged_engines(
+    scale: float = 1.0,
+    *,
+    max_queue: int = 4,
+    context: int = 2048,
+    stt_ms: float = 100.0,
+    itl_ms: float = 10.0,
+    tts_ms: float = 30.0,
+    audio_ms_per_char: float = 60.0,
+    tts_rate_hz: int = RATE_HZ,
+) -> Engines:
+    """Engines of tagged fakes that really sleep (``scale`` × the nominal times): for sockets and soaks."""
+    delay = Delay(None, scale)
+    return Engines(
+        vad=FakeVad(),
+        stt=TaggedStt(texts=("hello there",), latency_ms=stt_ms, delay=delay),
+        llm=EchoLlm(itl_ms=itl_ms, context=context, delay=delay),
+        tts=FakeTts(
+            sample_rate=tts_rate_hz, latency_ms=tts_ms, audio_ms_per_char=audio_ms_per_char, delay=delay
+        ),
+        max_queue=max_queue,
+        gate=ComputeGate(),
+    )
