@@ -301,3 +301,20 @@ def test_demo_command_prints_json_reports(tmp_path: Path) -> None:
     assert out.exists() and out.stat().st_size > 10_000
     log_lines = (tmp_path / "t.jsonl").read_text().splitlines()
     assert len(log_lines) == 2 and "transcript" not in json.loads(log_lines[0])
+
+
+def test_piper_synthesis_can_be_interrupted(real: Engines) -> None:
+    import time
+
+    tts = real.tts
+    text = "This is a rather long sentence that goes on about many things, so that synthesis takes a while here."
+    timer = threading.Timer(0.05, tts.interrupt)  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    timer.start()
+    pieces = list(tts.synthesize(text))
+    stopped_s = time.perf_counter() - t0
+    full_t0 = time.perf_counter()
+    full = list(tts.synthesize(text))
+    full_s = time.perf_counter() - full_t0
+    assert pieces == [] and sum(len(p) for p in full) > 22050  # the next synthesis is whole again
+    assert stopped_s < full_s / 2

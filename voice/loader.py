@@ -9,18 +9,10 @@ from pathlib import Path
 from voice.compute import ComputeGate
 from voice.config import Config
 from voice.engine import Engines
-from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError, locate
+from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
+from voice.preflight import check_model_files
 
 log = logging.getLogger("voice.loader")
-
-
-def model_path(config_name: str, kind: str, root: Path, catalogue: Catalogue) -> Path:
-    entry = catalogue.get(config_name)
-    if entry.kind != kind:
-        raise ModelError(
-            f"model {config_name!r} is a {entry.kind} model, but [{kind}] model needs a {kind} model"
-        )
-    return locate(root, entry)
 
 
 def load_engines(
@@ -37,18 +29,26 @@ def load_engines(
     from voice.backends.vad_silero import SileroVad
 
     catalogue = Catalogue.load(catalogue_path)
-    stt_dir = model_path(config.stt.model, "stt", models_root, catalogue)
-    llm_dir = model_path(config.llm.model, "llm", models_root, catalogue)
-    tts_dir = model_path(config.tts.model, "tts", models_root, catalogue)
+    # Fails in milliseconds, naming the file, before seconds are spent loading the other models.
+    stt_dir, llm_dir, tts_dir = check_model_files(config, models_root, catalogue)
 
-    def timed(what: str, fn):  # type: ignore[no-untyped-def]
+    def timed(what: str, fn, folder: Path | None = None):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
-        out = fn()
+        try:
+            out = fn()
+        except ModelError:
+            raise
+        except Exception as e:  # a file that passed the checks but the library cannot read
+            where = f" from {folder}" if folder is not None else ""
+            raise ModelError(
+                f"cannot load {what}{where}: {type(e).__name__}: {e}. The files may be corrupt: delete the folder "
+                "and run `voice models pull` again"
+            ) from e
         log.info("loaded and warmed %s in %.0f ms", what, (time.perf_counter() - t0) * 1000)
         return out
 
     vad = timed("VAD (silero v6)", SileroVad)
-    stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt))
-    llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm))
-    tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts))
+    stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt), stt_dir)
+    llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
+    tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts), tts_dir)
     return Engines(vad=vad, stt=stt, llm=llm, tts=tts, max_queue=config.server.max_queue, gate=gate)
