@@ -57,15 +57,43 @@ class EnergyAnalysis:
     threshold_db: float
     noise_floor_db: float
     peak_db: float
+    ignored_bursts: int = 0
+    """Short isolated bursts (clicks, taps) left out, when ``min_segment_ms`` asked for it."""
 
     METHOD = (
         "speech end = end of the last 10 ms window whose RMS is above max(noise floor + 12 dB, peak - 40 dB), "
         "noise floor = 10th and peak = 99th percentile of window RMS in dBFS"
     )
+    BURST_METHOD = (
+        "; voiced windows closer than {bridge:g} ms are joined into stretches, and a stretch with under "
+        "{min_segment:g} ms of voiced windows (a click, a tap, a breath) is ignored unless nothing longer is voiced"
+    )
 
 
-def analyse_speech(audio: np.ndarray, rate_hz: int, window_ms: float = 10.0) -> EnergyAnalysis:
-    """Find the first and last voiced samples of a clip from its energy, independent of any VAD model."""
+def _drop_bursts(voiced: np.ndarray, min_windows: int, bridge_windows: int) -> tuple[np.ndarray, int]:
+    """Voiced window indices without stretches of fewer than ``min_windows`` voiced windows (stretches are
+    split where consecutive voiced windows are more than ``bridge_windows`` apart)."""
+    splits = np.nonzero(np.diff(voiced) > bridge_windows)[0] + 1
+    segments = np.split(voiced, splits)
+    kept = [seg for seg in segments if len(seg) >= min_windows]
+    if not kept:
+        kept = [max(segments, key=len)]
+    return np.concatenate(kept), len(segments) - len(kept)
+
+
+def analyse_speech(
+    audio: np.ndarray,
+    rate_hz: int,
+    window_ms: float = 10.0,
+    *,
+    min_segment_ms: float = 0.0,
+    bridge_ms: float = 150.0,
+) -> EnergyAnalysis:
+    """Find the first and last voiced samples of a clip from its energy, independent of any VAD model.
+
+    ``min_segment_ms`` > 0 ignores isolated bursts — stretches of voiced windows (joined across gaps up
+    to ``bridge_ms``) with less voiced time than that — such as a mouse click at the end of a recording
+    (:data:`EnergyAnalysis.BURST_METHOD`). The default (0) keeps every voiced window."""
     n = max(1, int(rate_hz * window_ms / 1000))
     frames = len(audio) // n
     if frames == 0:
@@ -78,12 +106,18 @@ def analyse_speech(audio: np.ndarray, rate_hz: int, window_ms: float = 10.0) -> 
     voiced = np.nonzero(rms_db > threshold)[0]
     if len(voiced) == 0 or peak < -60:
         raise AudioFileError("no speech found in clip (it is silent or pure noise)")
+    ignored = 0
+    if min_segment_ms > 0:
+        voiced, ignored = _drop_bursts(
+            voiced, max(1, round(min_segment_ms / window_ms)), max(1, round(bridge_ms / window_ms))
+        )
     return EnergyAnalysis(
         first_voiced_sample=int(voiced[0] * n),
         last_voiced_sample=int((voiced[-1] + 1) * n),
         threshold_db=round(threshold, 1),
         noise_floor_db=round(floor, 1),
         peak_db=round(peak, 1),
+        ignored_bursts=ignored,
     )
 
 

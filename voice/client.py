@@ -4,6 +4,10 @@ Used by ``voice demo``, ``voice bench`` and the tests. All times are the client'
 (:func:`time.perf_counter_ns`). A frame of samples ``[k, k+F)`` is sent when its last sample has been
 "captured", i.e. at ``t0 + (k+F)/rate``, and sample ``k`` was spoken at ``t0 + k/rate`` — so the
 frame-buffering delay a real microphone adds is part of what is measured.
+
+One utterance may be heard by the server as several turns (a pause longer than its silence window
+splits it). The utterance's speech end belongs to the *last* of them: :attr:`Conversation.utterance_turns`
+lists the turn ids each utterance produced, and only the last one gets ``speech_end_ns``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from voice.audio import first_sound_sample, float_to_pcm16, pcm16_to_float
 
+LATE_FRAME_MS = 2.0
+"""Frames sent later than this behind their real-time schedule are recorded in ``Conversation.late_frames``."""
+
 
 @dataclass
 class ClientTurn:
@@ -34,6 +41,16 @@ class ClientTurn:
     sample_rate: int = 0
     chunks: list[tuple[int, bytes]] = field(default_factory=list)
     interrupted: bool = False
+    speech_ended_ns: int | None = None
+    """Arrival of the server's ``speech_ended`` event for this turn (client clock)."""
+    trailing_silence_ms: float | None = None
+    """The silence the server's VAD waited before ending the turn (from ``speech_ended``)."""
+    report_ns: int | None = None
+    """Arrival of the ``turn_report``."""
+
+    def first_chunk_ns(self) -> int | None:
+        """Arrival of the first reply audio chunk, silent or not."""
+        return self.chunks[0][0] if self.chunks else None
 
     @property
     def pcm(self) -> bytes:
@@ -65,6 +82,16 @@ class Conversation:
     events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     session_id: str = ""
+    utterance_turns: list[list[int]] = field(default_factory=list)
+    """For each utterance spoken, the ids of the turns the server heard in it (in order)."""
+    max_send_lag_ms: float = 0.0
+    """Worst lateness of a frame against its real-time schedule (a busy client would distort timing)."""
+    late_frames: list[tuple[int, float]] = field(default_factory=list)
+    """(send time ns, lateness ms) of every frame sent more than ``LATE_FRAME_MS`` behind its schedule."""
+
+    def max_send_lag_before_ms(self, t_ns: int) -> float:
+        """Worst frame lateness among frames sent before ``t_ns`` (0 if none was late)."""
+        return max((lag for sent, lag in self.late_frames if sent <= t_ns), default=0.0)
 
     def turn(self, turn_id: int) -> ClientTurn:
         return self.turns.setdefault(turn_id, ClientTurn(turn_id))
@@ -95,7 +122,10 @@ async def _reader(ws: ClientConnection, conv: Conversation, current_audio_turn: 
         elif kind == "error":
             conv.errors.append(ev)
         elif kind == "speech_ended" and tid is not None:
-            conv.turn(tid)
+            t = conv.turn(tid)
+            t.speech_ended_ns = now
+            silence = ev.get("trailing_silence_ms")
+            t.trailing_silence_ms = float(silence) if isinstance(silence, int | float) else None
         elif kind == "transcript" and tid is not None:
             conv.turn(tid).transcript = ev["text"]
         elif kind == "audio_start" and tid is not None:
@@ -106,15 +136,25 @@ async def _reader(ws: ClientConnection, conv: Conversation, current_audio_turn: 
         elif kind == "interrupt" and tid is not None:
             conv.turn(tid).interrupted = True
         elif kind == "turn_report" and tid is not None:
-            conv.turn(tid).report = ev
+            t = conv.turn(tid)
+            t.report = ev
+            t.report_ns = now
 
 
-def _answered(conv: Conversation, speech_end_ns: int | None) -> bool:
-    """A turn ended after the clip's speech did, and every turn seen so far has its report."""
+def _answered(
+    conv: Conversation, speech_end_ns: int | None, before: set[int], now_ns: int, settle_ns: int
+) -> bool:
+    """The utterance has been answered: it produced a turn, every turn seen so far has its report, and
+    either a turn ended after the utterance's speech did, or ``settle_ns`` have passed since the speech end
+    (the server's VAD may end the turn a little *before* the end an energy analysis finds, e.g. on a
+    trailing breath or click; without this the client would stream silence until it times out)."""
     if speech_end_ns is None:
         return False
-    ended_after = any(ev.get("type") == "speech_ended" and t >= speech_end_ns for t, ev in conv.events)
-    return ended_after and all(t.report is not None for t in conv.turns.values())
+    new = [t for tid, t in conv.turns.items() if tid not in before]
+    if not new or not all(t.report is not None for t in conv.turns.values()):
+        return False
+    ended_after = any(t.speech_ended_ns is not None and t.speech_ended_ns >= speech_end_ns for t in new)
+    return ended_after or now_ns >= speech_end_ns + settle_ns
 
 
 async def converse(
@@ -126,8 +166,13 @@ async def converse(
     reply_timeout_s: float = 60.0,
     token: str | None = None,
     output_sample_rate: int | None = None,
+    settle_s: float = 2.0,
 ) -> Conversation:
-    """Speak each utterance in turn, streaming silence after it until that turn's report arrives."""
+    """Speak each utterance in turn, streaming silence after it until that turn's report arrives.
+
+    ``settle_s``: if no turn ended after the utterance's speech end, it counts as answered once every turn
+    has its report and this long has passed since the speech end (longer than the server's silence window).
+    Cancelling closes the connection."""
     conv = Conversation()
     audio_turn: list[int] = []
     headers = {"Authorization": f"Bearer {token}"} if token else None
@@ -138,12 +183,14 @@ async def converse(
             start["output_sample_rate"] = output_sample_rate
         await ws.send(json.dumps(start))
         reader = asyncio.create_task(_reader(ws, conv, audio_turn))
+        settle_ns = round(settle_s * 1e9)
         try:
             t0 = time.perf_counter_ns()
             sent_samples = 0
             for n, utt in enumerate(utterances, start=1):
                 frame = rate * frame_ms // 1000
                 begin = sent_samples
+                before = set(conv.turns)
                 speech_end_ns: int | None = None
                 pcm = utt.audio
                 i = 0
@@ -152,7 +199,8 @@ async def converse(
                         chunk = pcm[i : i + frame]
                     else:
                         chunk = np.zeros(frame, np.float32)
-                        if reader.done() or _answered(conv, speech_end_ns):
+                        now = time.perf_counter_ns()
+                        if reader.done() or _answered(conv, speech_end_ns, before, now, settle_ns):
                             break
                     i += len(chunk)
                     sent_samples += len(chunk)
@@ -161,14 +209,21 @@ async def converse(
                         delay = (due - time.perf_counter_ns()) / 1e9
                         if delay > 0:
                             await asyncio.sleep(delay)
+                        sent_ns = time.perf_counter_ns()
+                        lag_ms = (sent_ns - due) / 1e6
+                        conv.max_send_lag_ms = max(conv.max_send_lag_ms, lag_ms)
+                        if lag_ms > LATE_FRAME_MS:
+                            conv.late_frames.append((sent_ns, round(lag_ms, 2)))
                     await ws.send(float_to_pcm16(chunk))
                     if speech_end_ns is None and i >= utt.speech_end_sample:
                         speech_end_ns = t0 + round((begin + utt.speech_end_sample) * 1e9 / rate)
                     if (sent_samples - begin) / rate > len(pcm) / rate + reply_timeout_s:
                         raise TimeoutError(f"no reply to utterance {n} within {reply_timeout_s} s")
-                turn_ids = sorted(conv.turns)
-                if turn_ids:
-                    conv.turns[turn_ids[-1]].speech_end_ns = speech_end_ns
+                new_ids = sorted(set(conv.turns) - before)
+                conv.utterance_turns.append(new_ids)
+                if new_ids:
+                    # The speech end of the utterance is the end of its last turn's speech.
+                    conv.turns[new_ids[-1]].speech_end_ns = speech_end_ns
             await ws.send(json.dumps({"type": "stop"}))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(reader, 10)

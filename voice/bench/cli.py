@@ -1,11 +1,205 @@
-"""Argument parsing for ``voice bench``."""
+"""Argument parsing for ``voice bench e2e | matrix | prefill | speculative | contention``.
+
+Heavy modules (models, matplotlib) are imported only when a command runs, so ``voice --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
+def _runner(module: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from voice.bench.clips import BenchError
+
+        try:
+            rc: int = importlib.import_module(f"voice.bench.{module}").run(args)
+            return rc
+        except BenchError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def _outputs(p: argparse.ArgumentParser, what: str) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument("--json", type=Path, default=None, help=f"write every {what} and the summary as JSON")
+    g.add_argument("--md", type=Path, default=None, help="write a Markdown report")
+    g.add_argument("--plot", type=Path, default=None, help="write a PNG chart")
+    g.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="PREFIX",
+        help="write PREFIX.json, PREFIX.md and PREFIX.png (where --json/--md/--plot are not given)",
+    )
+    g.add_argument(
+        "--max-load",
+        type=float,
+        default=None,
+        metavar="LOAD",
+        help="first wait until the machine is quiet: other processes under 10%% of the CPU and the "
+        "1-minute load average at most LOAD",
+    )
+    g.add_argument(
+        "--wait-max",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="wait for a quiet machine at most S seconds, then measure anyway (default 600)",
+    )
+
+
+def _config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, default=None, help="config file (default: the repo's config.toml)")
+
+
+def _speech(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--speech",
+        type=Path,
+        default=None,
+        help="folder of recordings (WAV/FLAC, any rate, mono/stereo) with an optional transcripts.tsv "
+        "(default: $VOICE_SPEECH_DIR or ../shared/speech next to the repo)",
+    )
+    p.add_argument(
+        "--clips", default=None, help="comma-separated file names (or stems) to use from the folder"
+    )
+
+
 def add_bench_parser(sub: Any) -> None:
-    b: argparse.ArgumentParser = sub.add_parser("bench", help="measure latency (see voice bench --help)")
-    b.set_defaults(func=lambda args: 2)
+    b: argparse.ArgumentParser = sub.add_parser(
+        "bench",
+        help="measure latency: e2e, matrix, prefill, speculative, contention (see voice bench --help)",
+        description="Measuring tools. Each prints a table and can write JSON, Markdown and a PNG. "
+        "See benchmarks/README.md for what every number means.",
+    )
+    bs = b.add_subparsers(dest="bench", required=True)
+
+    e = bs.add_parser(
+        "e2e",
+        help="mouth-to-ear latency of recordings spoken into the server in real time",
+        description="Speak every clip into the server (in-process by default) in real time, 20 ms frames, "
+        "then silence until the reply; measure mouth-to-ear at the client and reconcile it with the "
+        "server's stage log.",
+    )
+    _speech(e)
+    e.add_argument("--url", default=None, help="measure a running server instead (ws://host:port/)")
+    e.add_argument("--token", default=None, help="token for --url, if the server needs one")
+    e.add_argument("--repeats", type=int, default=2, help="times every clip is spoken (default 2)")
+    e.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="turns spoken first and left out of the statistics (default 1); the first turn after load is "
+        "always reported on its own",
+    )
+    e.add_argument(
+        "--save-audio", type=Path, default=None, metavar="DIR", help="save every reply as WAV in DIR"
+    )
+    e.add_argument(
+        "--reply-timeout", type=float, default=60.0, help="seconds to wait for a reply (default 60)"
+    )
+    _config(e)
+    e.add_argument("--stt", default=None, help="STT model (catalogue name), overriding the config")
+    e.add_argument("--llm", default=None, help="LLM model (catalogue name), overriding the config")
+    e.add_argument("--tts", default=None, help="TTS voice (catalogue name), overriding the config")
+    _outputs(e, "turn")
+    e.set_defaults(func=_runner("e2e_cmd"))
+
+    m = bs.add_parser(
+        "matrix",
+        help="e2e for every combination of models: which meets turn-taking timing",
+        description="Run `voice bench e2e` once per combination of models, each in its own process "
+        "(so RAM peak is per combination), same clips and repeats, one after another.",
+    )
+    _speech(m)
+    m.add_argument(
+        "--stt", default=None, help="comma-separated STT models (default: every one in the catalogue)"
+    )
+    m.add_argument("--llm", default=None, help="comma-separated LLMs (default: every one in the catalogue)")
+    m.add_argument(
+        "--tts", default=None, help="comma-separated TTS voices (default: every one in the catalogue)"
+    )
+    m.add_argument("--repeats", type=int, default=2)
+    m.add_argument("--warmup", type=int, default=1)
+    _config(m)
+    m.add_argument(
+        "--keep", type=Path, default=None, metavar="DIR", help="keep each combination's JSON and log in DIR"
+    )
+    _outputs(m, "combination")
+    m.set_defaults(func=_runner("matrix"))
+
+    p = bs.add_parser(
+        "prefill",
+        help="time to first token vs prompt length, prefix cached and not",
+        description="For each prompt length, TTFT of a new user turn after an already evaluated prefix "
+        "(cached) and from a fresh context (uncached).",
+    )
+    _config(p)
+    p.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
+    p.add_argument(
+        "--lengths",
+        default="128,512,1024,2000",
+        help="prompt lengths in tokens (default 128,512,1024,2000; must fit n_ctx)",
+    )
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--text", type=Path, default=None, help="long text the prompts are cut from")
+    _outputs(p, "measurement")
+    p.set_defaults(func=_runner("prefill"))
+
+    s = bs.add_parser(
+        "speculative",
+        help="tokens/s, ITL and TTFT with and without prompt-lookup speculative decoding",
+        description="Greedy decoding of the same prompts with and without llama-cpp-python's "
+        "prompt-lookup draft model; outputs are compared.",
+    )
+    _config(s)
+    s.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
+    s.add_argument(
+        "--prompts",
+        type=Path,
+        default=None,
+        help="prompts TOML (default: benchmarks/speculative_prompts.toml)",
+    )
+    s.add_argument("--draft-tokens", default="10", help="comma-separated num_pred_tokens values (default 10)")
+    s.add_argument("--ngram", type=int, default=2, help="max n-gram size of the lookup (default 2)")
+    s.add_argument("--repeats", type=int, default=3)
+    _outputs(s, "measurement")
+    s.set_defaults(func=_runner("speculative"))
+
+    c = bs.add_parser(
+        "contention",
+        help="STT and LLM alone, at the same time without the compute gate, and through it",
+        description="Whisper transcribes a clip while llama.cpp generates: each alone, both at once with "
+        "ComputeGate(enabled=False), and both at once through the gate; slowdowns vs alone.",
+    )
+    _config(c)
+    _speech(c)
+    c.add_argument(
+        "--clip", type=Path, default=None, help="clip to transcribe (default: jfk.wav of --speech)"
+    )
+    c.add_argument("--stt", default=None, help="STT model (default: the configured one)")
+    c.add_argument("--llm", default=None, help="LLM (default: the configured one)")
+    c.add_argument("--tokens", type=int, default=100, help="tokens the LLM generates (default 100)")
+    c.add_argument("--repeats", type=int, default=5)
+    c.add_argument(
+        "--wait-policies",
+        default=None,
+        help="also run each of these thread wait policies in a subprocess: comma-separated from "
+        "project (GOMP_SPINCOUNT=300000, the project's setting), PASSIVE, ACTIVE",
+    )
+    _outputs(c, "measurement")
+    c.set_defaults(func=_runner("contention"))
+
+    def usage(args: argparse.Namespace) -> int:
+        b.print_help()
+        return 2
+
+    b.set_defaults(func=usage)

@@ -1,0 +1,482 @@
+"""``voice bench contention``: do the models fight over the cores, and does the compute gate stop it?
+
+Whisper (CTranslate2) transcribes a real clip and llama.cpp generates a fixed number of tokens:
+
+* each **alone**;
+* **both at once, no gate** (``ComputeGate(enabled=False)``): what happens when two turns, or a turn and
+  the next one's transcription, overlap by accident;
+* **both at once, through the gate** (``ComputeGate()``), used exactly as ``voice/engine.py`` does: the
+  whole STT call in one ``slot(Priority.STT)``, every LLM step (``next()``) in its own ``slot(Priority.LLM)``.
+
+Both jobs start from a barrier; each one's wall time runs from there to its end, the makespan until both
+are done. Modes are interleaved and their order rotated every round, after one warm-up round.
+
+``--wait-policies`` repeats the whole measurement in a subprocess per OpenMP thread wait policy (both
+libraries run on libgomp — two separate copies, which do not know about each other's threads). The project
+pins ``GOMP_SPINCOUNT=300000`` when unset (``voice/backends/__init__.py``), which would override a policy's own
+spin count, so each policy sets the spin count libgomp documents for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from voice.audio import load_audio
+from voice.bench import plots
+from voice.bench.clips import BenchError, default_speech_dir
+from voice.bench.e2e_cmd import output_paths
+from voice.bench.llms import load_llm, load_stt
+from voice.bench.machine import Guard, finish, guard_markdown, machine_info, machine_markdown, wait_for_quiet
+from voice.bench.markdown import md_table, relative_link, write_json, write_text
+from voice.bench.stats import describe
+from voice.compute import ComputeGate, Priority
+from voice.config import load_config
+from voice.stages import ChatMessage
+
+MODES = ("stt alone", "llm alone", "both, no gate", "both, gate")
+LLM_PROMPT = "Tell me a long story about a lighthouse keeper and the storm that changed her life."
+
+POLICIES: dict[str, dict[str, str | None]] = {
+    "project": {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None},
+    "PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"},
+    "ACTIVE": {"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": "30000000000"},
+}
+POLICY_NOTES = {
+    "project": "OMP_WAIT_POLICY unset, GOMP_SPINCOUNT=300000 (set by voice.backends: libgomp's own default, "
+    "spin ~0.3 M iterations, well under a millisecond to a few ms, then sleep)",
+    "PASSIVE": "OMP_WAIT_POLICY=PASSIVE, GOMP_SPINCOUNT=0 (idle threads sleep at once)",
+    "ACTIVE": "OMP_WAIT_POLICY=ACTIVE, GOMP_SPINCOUNT=30000000000 (libgomp's ACTIVE default: idle threads spin "
+    "for minutes)",
+}
+
+
+def _timed_together(jobs: dict[str, Callable[[], float]]) -> tuple[dict[str, float], dict[str, float], float]:
+    """Run the jobs in threads released by one barrier. Each job returns the ms it waited for the gate.
+
+    Returns each job's wall ms, its gate wait ms, and the makespan ms."""
+    barrier = threading.Barrier(len(jobs))
+    spans: dict[str, tuple[int, int]] = {}
+    waits: dict[str, float] = {}
+    errors: list[BaseException] = []
+
+    def worker(name: str, fn: Callable[[], float]) -> None:
+        barrier.wait()
+        t0 = time.perf_counter_ns()
+        try:
+            waits[name] = fn()
+        except BaseException as e:  # reported after join
+            errors.append(e)
+        spans[name] = (t0, time.perf_counter_ns())
+
+    threads = [threading.Thread(target=worker, args=(n, f), name=f"bench-{n}") for n, f in jobs.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    walls = {n: (b - a) / 1e6 for n, (a, b) in spans.items()}
+    makespan = (max(b for _, b in spans.values()) - min(a for a, _ in spans.values())) / 1e6
+    return walls, waits, makespan
+
+
+@contextlib.contextmanager
+def _slot(gate: ComputeGate, priority: Priority, waited: list[int]) -> Iterator[None]:
+    """``gate.slot(priority)``, adding the time spent waiting for it to ``waited[0]`` (ns)."""
+    t0 = time.perf_counter_ns()
+    with gate.slot(priority):
+        waited[0] += time.perf_counter_ns() - t0
+        yield
+
+
+def measure(
+    config_path: Path | None,
+    stt_name: str | None,
+    llm_name: str | None,
+    clip: Path,
+    tokens: int,
+    repeats: int,
+    guard: Guard | None = None,
+) -> dict[str, Any]:
+    """Load the models and measure every mode ``repeats`` times (in this process, with its environment)."""
+    config = load_config(config_path)
+    stt_name = stt_name or config.stt.model
+    llm_name = llm_name or config.llm.model
+    audio = load_audio(clip, 16_000)
+    print(f"loading STT {stt_name} and LLM {llm_name} …", flush=True)
+    stt = load_stt(config, stt_name)
+    llm = load_llm(config, llm_name)
+    prompt, _ = llm.tokens([ChatMessage("system", config.llm.system_prompt), ChatMessage("user", LLM_PROMPT)])
+    transcript = stt.transcribe(audio)
+
+    def stt_job(gate: ComputeGate) -> Callable[[], float]:
+        def job() -> float:
+            waited = [0]
+            with _slot(gate, Priority.STT, waited):
+                stt.transcribe(audio)
+            return waited[0] / 1e6
+
+        return job
+
+    def llm_job(gate: ComputeGate) -> Callable[[], float]:
+        def job() -> float:
+            waited = [0]
+            raw = llm._llm
+            raw.reset()
+            steps = raw.generate(prompt, temp=0.0, top_k=1, reset=True)
+            try:
+                for _ in range(tokens):
+                    with _slot(gate, Priority.LLM, waited):
+                        next(steps)
+            finally:
+                steps.close()
+            return waited[0] / 1e6
+
+        return job
+
+    off = ComputeGate(enabled=False)
+    samples: dict[str, dict[str, list[float]]] = {
+        m: {"stt": [], "llm": [], "stt_wait": [], "llm_wait": [], "makespan": []} for m in MODES
+    }
+    for r in range(repeats + 1):  # round 0 is a warm-up
+        order = list(MODES[r % len(MODES) :] + MODES[: r % len(MODES)])
+        for mode in order:
+
+            def one(mode: str = mode) -> tuple[dict[str, float], dict[str, float], float]:
+                if mode == "stt alone":
+                    return _timed_together({"stt": stt_job(off)})
+                if mode == "llm alone":
+                    return _timed_together({"llm": llm_job(off)})
+                gate = ComputeGate(enabled=mode == "both, gate")
+                return _timed_together({"stt": stt_job(gate), "llm": llm_job(gate)})
+
+            walls, waits, span = guard.run(one, f"{mode}, round {r}") if guard is not None and r else one()
+            if r:
+                for k, v in walls.items():
+                    samples[mode][k].append(v)
+                    samples[mode][f"{k}_wait"].append(waits[k])
+                samples[mode]["makespan"].append(span)
+        print(f"  round {r}/{repeats} done" + (" (warm-up)" if r == 0 else ""), flush=True)
+    return {
+        "stt": stt_name,
+        "llm": llm_name,
+        "clip": str(clip),
+        "clip_s": round(len(audio) / 16_000, 2),
+        "transcript": transcript,
+        "tokens": tokens,
+        "repeats": repeats,
+        "effective_env": {
+            k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")
+        },
+        "threads": {"stt_cpu_threads": config.stt.cpu_threads, "llm_n_threads": config.llm.n_threads},
+        "samples_ms": {
+            m: {k: [round(x, 1) for x in v] for k, v in d.items() if v} for m, d in samples.items()
+        },
+        "summary": summarize(samples),
+        "guard": guard.summary() if guard is not None else None,
+    }
+
+
+def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+    stt_alone = describe(samples["stt alone"]["stt"])
+    llm_alone = describe(samples["llm alone"]["llm"])
+    out: dict[str, Any] = {"stt alone": {"stt": stt_alone}, "llm alone": {"llm": llm_alone}}
+    serial = (stt_alone["p50"] or 0) + (llm_alone["p50"] or 0)
+    out["serial_makespan_p50_ms"] = round(serial, 1)
+    for mode in ("both, no gate", "both, gate"):
+        stt, llm, span = (describe(samples[mode][k]) for k in ("stt", "llm", "makespan"))
+        d = samples[mode]
+        stt_busy = describe([w - g for w, g in zip(d["stt"], d["stt_wait"], strict=True)])
+        llm_busy = describe([w - g for w, g in zip(d["llm"], d["llm_wait"], strict=True)])
+        out[mode] = {
+            "stt": stt,
+            "llm": llm,
+            "stt_wait": describe(d["stt_wait"]),
+            "llm_wait": describe(d["llm_wait"]),
+            "stt_compute": stt_busy,
+            "llm_compute": llm_busy,
+            "stt_compute_slowdown": round(stt_busy["p50"] / stt_alone["p50"], 2)
+            if stt_busy["p50"] and stt_alone["p50"]
+            else None,
+            "llm_compute_slowdown": round(llm_busy["p50"] / llm_alone["p50"], 2)
+            if llm_busy["p50"] and llm_alone["p50"]
+            else None,
+            "makespan": span,
+            "stt_slowdown": round(stt["p50"] / stt_alone["p50"], 2)
+            if stt["p50"] and stt_alone["p50"]
+            else None,
+            "llm_slowdown": round(llm["p50"] / llm_alone["p50"], 2)
+            if llm["p50"] and llm_alone["p50"]
+            else None,
+            "makespan_vs_serial": round(span["p50"] / serial, 2) if span["p50"] and serial else None,
+        }
+    return out
+
+
+def _child_env(policy: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for k, v in POLICIES[policy].items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def run(args: argparse.Namespace) -> int:
+    json_path, md_path, png_path = output_paths(args)
+    clip: Path = args.clip or (args.speech or default_speech_dir()) / "jfk.wav"
+    if not clip.is_file():
+        raise BenchError(f"clip {clip} not found; pass --clip FILE (a recording of a few seconds of speech)")
+    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
+    meta = {"machine": machine_info()}
+    results: dict[str, Any] = {}
+    if args.wait_policies:
+        policies = [p.strip() for p in args.wait_policies.split(",") if p.strip()]
+        unknown = [p for p in policies if p not in POLICIES]
+        if unknown:
+            raise BenchError(f"unknown wait policy {unknown[0]!r}; choose from {', '.join(POLICIES)}")
+        for policy in policies:
+            print(f"== wait policy {policy}: {POLICY_NOTES[policy]}", flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "child.json"
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "voice.cli",
+                    "--log-level",
+                    "WARNING",
+                    "bench",
+                    "contention",
+                    "--clip",
+                    str(clip),
+                    "--tokens",
+                    str(args.tokens),
+                    "--repeats",
+                    str(args.repeats),
+                    "--json",
+                    str(out),
+                ]
+                if args.max_load is not None:  # the child re-measures disturbed runs itself
+                    cmd += ["--max-load", str(args.max_load), "--wait-max", str(args.wait_max)]
+                for flag, value in (("--config", args.config), ("--stt", args.stt), ("--llm", args.llm)):
+                    if value:
+                        cmd += [flag, str(value)]
+                rc = subprocess.run(cmd, env=_child_env(policy), check=False).returncode
+                if rc != 0 or not out.is_file():
+                    raise BenchError(f"the {policy} run failed (exit code {rc})")
+                child = json.loads(out.read_text(encoding="utf-8"))
+            res = child["results"]["current environment"]
+            res["policy_note"] = POLICY_NOTES[policy]
+            results[policy] = res
+    else:
+        guard = Guard(enabled=args.max_load is not None, wait_s=args.wait_max)
+        res = measure(args.config, args.stt, args.llm, clip, args.tokens, args.repeats, guard)
+        env = ", ".join(f"{k}={v}" for k, v in res["effective_env"].items() if v is not None) or "none"
+        res["policy_note"] = f"this process's environment ({env})"
+        results["current environment"] = res
+    result = {"tool": "voice bench contention", "schema": 1, "meta": meta, "results": results}
+    finish(meta["machine"])
+    print()
+    print(console(result))
+    if png_path is not None:
+        plot(result, png_path)
+        print(f"wrote {png_path}")
+    if md_path is not None:
+        write_text(md_path, markdown(result, png_path, md_path))
+        print(f"wrote {md_path}")
+    if json_path is not None:
+        write_json(json_path, result)
+        print(f"wrote {json_path}")
+    return 0
+
+
+def _x(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}x"
+
+
+def _table(res: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    s = res["summary"]
+    header = [
+        "mode",
+        f"STT {res['stt']} ({res['clip_s']} s clip) p50 / p95 ms",
+        "STT slowdown",
+        f"LLM {res['llm']} ({res['tokens']} tokens) p50 / p95 ms",
+        "LLM slowdown",
+        "STT / LLM gate wait p50 ms",
+        "STT / LLM compute slowdown",
+        "both done p50 ms",
+        "vs one after the other",
+    ]
+    sa, la = s["stt alone"]["stt"], s["llm alone"]["llm"]
+    rows: list[list[Any]] = [
+        [
+            "alone",
+            f"{sa['p50']:.0f} / {sa['p95']:.0f}",
+            "1x",
+            f"{la['p50']:.0f} / {la['p95']:.0f}",
+            "1x",
+            "0 / 0",
+            "1x / 1x",
+            f"{s['serial_makespan_p50_ms']:.0f} (sum)",
+            "1x",
+        ],
+    ]
+    for mode in ("both, no gate", "both, gate"):
+        m = s[mode]
+        rows.append(
+            [
+                "together, no gate" if mode == "both, no gate" else "together, through the gate",
+                f"{m['stt']['p50']:.0f} / {m['stt']['p95']:.0f}",
+                _x(m["stt_slowdown"]),
+                f"{m['llm']['p50']:.0f} / {m['llm']['p95']:.0f}",
+                _x(m["llm_slowdown"]),
+                f"{m['stt_wait']['p50']:.0f} / {m['llm_wait']['p50']:.0f}",
+                f"{_x(m['stt_compute_slowdown'])} / {_x(m['llm_compute_slowdown'])}",
+                f"{m['makespan']['p50']:.0f}",
+                _x(m["makespan_vs_serial"]),
+            ]
+        )
+    return header, rows
+
+
+def _policy_table(results: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    first = next(iter(results.values()))["summary"]
+    ref = {"stt": first["stt alone"]["stt"]["p50"], "llm": first["llm alone"]["llm"]["p50"]}
+
+    def cell(value: float | None, job: str) -> str:
+        if value is None:
+            return "—"
+        return f"{value:.0f} ({value / ref[job]:.2f}x)" if ref[job] else f"{value:.0f}"
+
+    header = ["policy", "STT alone", "LLM alone", "STT, no gate", "LLM, no gate", "STT, gate", "LLM, gate",
+              "both done: no gate / gate"]  # fmt: skip
+    rows = []
+    for name, res in results.items():
+        s = res["summary"]
+        ng, g = s["both, no gate"], s["both, gate"]
+        rows.append(
+            [
+                name,
+                cell(s["stt alone"]["stt"]["p50"], "stt"),
+                cell(s["llm alone"]["llm"]["p50"], "llm"),
+                cell(ng["stt"]["p50"], "stt"),
+                cell(ng["llm"]["p50"], "llm"),
+                cell(g["stt"]["p50"], "stt"),
+                cell(g["llm"]["p50"], "llm"),
+                f"{ng['makespan']['p50']:.0f} / {g['makespan']['p50']:.0f}",
+            ]
+        )
+    return header, rows
+
+
+def _headline(name: str, res: dict[str, Any]) -> str:
+    s = res["summary"]
+    ng, g = s["both, no gate"], s["both, gate"]
+    return (
+        f"{name}: without the gate STT ran {_x(ng['stt_slowdown'])} and the LLM {_x(ng['llm_slowdown'])} "
+        f"slower than alone (both done in {_x(ng['makespan_vs_serial'])} the time of running them one after "
+        f"the other); through the gate STT {_x(g['stt_slowdown'])}, LLM {_x(g['llm_slowdown'])} "
+        f"(it waits for the transcription; its own compute {_x(g['llm_compute_slowdown'])}), both done in "
+        f"{_x(g['makespan_vs_serial'])}."
+    )
+
+
+def console(result: dict[str, Any]) -> str:
+    from voice.bench.markdown import text_table
+
+    parts = []
+    for name, res in result["results"].items():
+        parts += [f"{name}: {res['policy_note']}", text_table(*_table(res)), _headline(name, res), ""]
+    return "\n".join(parts)
+
+
+def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
+    first = next(iter(result["results"].values()))
+    out = [
+        "# Contention: STT and LLM on the same cores, with and without the compute gate",
+        "",
+        machine_markdown(result["meta"]["machine"]),
+        "",
+        f"STT `{first['stt']}` transcribes `{Path(first['clip']).name}` ({first['clip_s']} s; heard: "
+        f"{first['transcript']!r}); LLM `{first['llm']}` generates {first['tokens']} tokens greedily from a "
+        f"fresh context. Threads: STT {first['threads']['stt_cpu_threads']}, LLM "
+        f"{first['threads']['llm_n_threads']}. {first['repeats']} repeats per mode after a warm-up round; "
+        "slowdowns are p50 / p50 of the same job alone, measured in the same run.",
+        "",
+        "## Headline",
+        "",
+        *[f"- {_headline(name, res)}" for name, res in result["results"].items()],
+        "",
+    ]
+    if png is not None:
+        out += [f"![slowdowns]({relative_link(png, md) if md else png.as_posix()})", ""]
+    if len(result["results"]) > 1:
+        out += [
+            "## Policies side by side",
+            "",
+            "p50 wall times in ms; in brackets, the ratio to the same job alone under the first policy — so "
+            "a policy that slows a model down even when it runs alone (the other library's idle threads "
+            "still spinning) shows here.",
+            "",
+            md_table(*_policy_table(result["results"]), align="lrrrrrrr"),
+            "",
+        ]
+    for name, res in result["results"].items():
+        note = guard_markdown(res.get("guard"))
+        out += [f"## {name}", "", res["policy_note"] + ".", *(["", note] if note else []), ""]
+        out += [md_table(*_table(res), align="lrrrrrrrr"), ""]
+    out += [
+        "## Method",
+        "",
+        "- **alone**: one job on an otherwise idle process. **together, no gate**: both released by one "
+        "barrier with `ComputeGate(enabled=False)`. **together, through the gate**: `ComputeGate()` used as "
+        "`voice/engine.py` uses it: the whole `transcribe` call holds `slot(Priority.STT)`, every LLM "
+        "`next()` holds `slot(Priority.LLM)`; STT outranks LLM, so it waits at most one token, and the LLM "
+        "waits for the whole transcription.",
+        "- **slowdown** = p50 wall time in the mode / p50 wall time alone. **gate wait** = time the job spent "
+        "blocked in `gate.slot()`; **compute slowdown** = p50 of (wall − gate wait) / p50 alone: how much the "
+        "other model slowed this one's own work down (≈1x when they never run at once). **both done** = from "
+        "the barrier until the later job ends; *vs one after the other* compares it with STT alone + LLM "
+        "alone (p50s).",
+        "- The LLM job is `Llama.reset()` then the prompt evaluated and exactly the given number of tokens "
+        "generated (end-of-sequence ignored), so every run does the same work. Its first step evaluates the "
+        "prompt; when it holds the gate at the start, the STT waits for that whole step (a step is not "
+        "preemptible), which shows as STT gate wait. In the server a new turn's STT usually meets the LLM "
+        "mid-reply and waits one token.",
+    ]
+    return "\n".join(out)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    groups: list[str] = []
+    stt: list[float] = []
+    llm: list[float] = []
+    for name, res in result["results"].items():
+        for mode, label in (("both, no gate", "no gate"), ("both, gate", "gate")):
+            m = res["summary"][mode]
+            groups.append(f"{name}\n{label}")
+            stt.append(m["stt_slowdown"] or 0.0)
+            llm.append(m["llm_slowdown"] or 0.0)
+    mach = result["meta"]["machine"]
+    plots.grouped_bars(
+        path,
+        groups,
+        {"STT slowdown vs alone": stt, "LLM slowdown vs alone": llm},
+        f"STT and LLM at the same time: slowdown vs alone\n{mach['cpu_model']}, {mach['cores_usable']} cores, "
+        f"{mach['date']}",
+        "wall time / wall time alone (p50)",
+        reference=1.0,
+        reference_label="as fast as alone",
+    )

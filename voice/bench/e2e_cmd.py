@@ -1,0 +1,149 @@
+"""``voice bench e2e`` as a command: load clips and models, run, print the table, write JSON/Markdown/PNG."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from voice.bench.clips import default_speech_dir, load_clips
+from voice.bench.e2e import (
+    E2eOptions,
+    E2eResult,
+    TurnResult,
+    make_plan,
+    method_meta,
+    ram_peak_mb,
+    run_plan,
+    run_plan_in_process,
+)
+from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
+from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
+from voice.bench.markdown import write_json, write_text
+from voice.config import Config, load_config
+
+
+def config_with_models(config: Config, stt: str | None, llm: str | None, tts: str | None) -> Config:
+    """The config with the model names replaced where given (catalogue names)."""
+    if stt:
+        config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=stt))
+    if llm:
+        config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, model=llm))
+    if tts:
+        config = dataclasses.replace(config, tts=dataclasses.replace(config.tts, model=tts))
+    return config
+
+
+def output_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None, Path | None]:
+    """(json, md, plot) from ``--json/--md/--plot``, filled in from ``--out PREFIX`` where not given."""
+    prefix: Path | None = getattr(args, "out", None)
+    json_path = (
+        args.json if args.json is not None else (prefix.with_name(prefix.name + ".json") if prefix else None)
+    )
+    md = args.md if args.md is not None else (prefix.with_name(prefix.name + ".md") if prefix else None)
+    png = args.plot if args.plot is not None else (prefix.with_name(prefix.name + ".png") if prefix else None)
+    return json_path, md, png
+
+
+def _config_meta(config: Config) -> dict[str, Any]:
+    d = dataclasses.asdict(config)
+    d["server"].pop("token", None)
+    return d
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    json_path, md_path, png_path = output_paths(args)
+    to_stdout = str(json_path) == "-"
+    out = sys.stderr if to_stdout else sys.stdout
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    config = config_with_models(load_config(args.config), args.stt, args.llm, args.tts)
+    speech_dir: Path = args.speech or default_speech_dir()
+    clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None)
+    for w in warnings:
+        say(f"warning: {w}")
+    opts = E2eOptions(
+        repeats=args.repeats,
+        warmup=args.warmup,
+        reply_timeout_s=args.reply_timeout,
+        save_audio=args.save_audio,
+        token=args.token,
+    )
+    plan = make_plan(clips, opts.repeats, opts.warmup)
+    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
+    meta: dict[str, Any] = {
+        "machine": machine_info(),
+        "speech_dir": str(speech_dir),
+        "method": method_meta(opts),
+    }
+    engines = None
+    if args.url:
+        meta["server"] = f"external, {args.url}"
+        meta["models"] = None
+    else:
+        from voice.loader import load_engines
+
+        t0 = time.perf_counter()
+        engines = load_engines(config)
+        meta["load_s"] = round(time.perf_counter() - t0, 1)
+        meta["server"] = "in-process VoiceServer on 127.0.0.1, client on its own thread and event loop"
+        meta["models"] = {"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model}
+        meta["config"] = _config_meta(config)
+
+    say(
+        f"speaking {len(clips)} clip(s) from {speech_dir}: {opts.warmup} warm-up turn(s), then "
+        f"{opts.repeats} repeat(s); {len(plan)} turns in real time. Each clip is its own session."
+    )
+    print(ROW_HEADER, file=out, flush=True)
+    bar = tqdm(total=len(plan), unit="turn", file=sys.stderr, dynamic_ncols=True, leave=False)
+
+    def on_turn(res: TurnResult) -> None:
+        bar.update(1)
+        bar.write(console_row(res), file=out)
+
+    # Re-measure disturbed turns only when asked to wait for quiet, and only in-process: with --url the
+    # server's own CPU time would count as "other processes".
+    guard = None
+    if engines is not None:
+        guard = Guard(
+            enabled=args.max_load is not None,
+            wait_s=args.wait_max,
+            log=lambda m: bar.write(m, file=sys.stderr),
+        )
+    try:
+        if engines is not None:
+            turns = asyncio.run(run_plan_in_process(config, engines, plan, opts, on_turn, guard))
+        else:
+            turns = asyncio.run(run_plan(args.url, plan, opts, on_turn))
+    finally:
+        bar.close()
+    if guard is not None:
+        meta["machine"]["guard"] = guard.summary()
+    meta["ram_peak_mb"] = ram_peak_mb() if engines is not None else None
+    finish(meta["machine"])
+    result = E2eResult(meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings)
+    print(console_summary(result), file=out, flush=True)
+
+    if png_path is not None:
+        plot(result, png_path)
+        say(f"wrote {png_path}")
+    if md_path is not None:
+        write_text(md_path, markdown(result, png_path, md_path))
+        say(f"wrote {md_path}")
+    if json_path is not None:
+        if to_stdout:
+            import json
+
+            print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        else:
+            write_json(json_path, result.to_json())
+            say(f"wrote {json_path}")
+    return 0 if result.summary()["n_measured"] > 0 else 1

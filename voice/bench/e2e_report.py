@@ -1,0 +1,248 @@
+"""Console table, Markdown report and PNG of ``voice bench e2e``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from voice.bench import plots
+from voice.bench.e2e import E2eResult, TurnResult, stage_names, verdict_lines
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, relative_link, text_table
+from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS, fmt_ms
+
+ROW_HEADER = (
+    f"{'turn':<34} {'m2e ms':>7} {'server':>7} {'recon':>6} {'turns':>5} {'WER':>5} {'tok':>4} "
+    f"{'reply s':>7}  transcript → reply"
+)
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def console_row(t: TurnResult) -> str:
+    """One line per turn while the bench runs."""
+    label = t.label + (" [first after load]" if t.first_after_load else "")
+    if t.mouth_to_ear_ms is None:
+        return f"{_short(label, 34):<34} {t.outcome}: {t.error or 'no reply audio'}"
+    wer = "—" if t.wer is None else f"{t.wer:.2f}"
+    tok = "—" if t.reply_tokens is None else str(t.reply_tokens)
+    audio = "—" if t.reply_audio_s is None else f"{t.reply_audio_s:.1f}"
+    text = f"{_short(t.transcript, 28)!r} → {_short(t.reply_text, 40)!r}"
+    return (
+        f"{_short(label, 34):<34} {fmt_ms(t.mouth_to_ear_ms, 7)} {fmt_ms(t.server_total_ms, 7)} "
+        f"{fmt_ms(t.reconciliation_error_ms, 6)} {t.turns_heard:>5} {wer:>5} {tok:>4} {audio:>7}  {text}"
+    )
+
+
+def _first_name(result: E2eResult) -> str:
+    if result.meta.get("models"):
+        return "first turn after the models loaded"
+    return "first turn of this run (external server: it may have been warm already)"
+
+
+def _stat_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = [
+        ["mouth-to-ear (client)", summary["p50_ms"], summary["p95_ms"], summary["max_ms"]],
+    ]
+    for name, d in summary["stages"].items():
+        rows.append([f"  {name}", d["p50"], d["p95"], d["max"]])
+    st = summary["server_total"]
+    rows.append(["sum of server stages", st["p50"], st["p95"], st["max"]])
+    for key, name in (
+        ("reconciliation_error", "reconciliation error"),
+        ("speech_end_offset", "  speech-end offset (VAD − clip)"),
+        ("reply_lead_silence", "  reply lead silence"),
+        ("residual", "  residual"),
+    ):
+        d = summary[key]
+        rows.append([name, d["p50"], d["p95"], d["max"]])
+    for key, name in (("llm_ttft", "LLM TTFT"), ("llm_itl", "LLM ITL (mean per turn)")):
+        d = summary[key]
+        rows.append([name, d["p50"], d["p95"], d["max"]])
+    return rows
+
+
+def console_summary(result: E2eResult) -> str:
+    s = result.summary()
+    lines = [
+        "",
+        f"mouth-to-ear over {s['n_measured']} measured turns ({s['n_failed']} failed), milliseconds:",
+        text_table(["", "p50", "p95", "max"], _stat_rows(s)),
+        "",
+    ]
+    first = result.first_turn
+    if first is not None:
+        tag = "included in" if first.phase == "measured" else "not in"
+        lines.append(
+            f"{_first_name(result)} ({first.clip}, {tag} the statistics): mouth-to-ear "
+            f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms"
+        )
+    wer = "—" if s["wer"] is None else f"{s['wer']:.3f}"
+    tok = s["reply_tokens"]["p50"]
+    audio = s["reply_audio_s"]["p50"]
+    tps = s["llm_tps"]["p50"]
+    lines.append(
+        f"STT word error rate {wer} (all clips pooled); reply p50 {fmt_ms(tok)} tokens, "
+        f"{audio if audio is not None else '—'} s of audio; LLM p50 {fmt_ms(tps)} tokens/s"
+    )
+    if s["split_clips"]:
+        lines.append(f"heard as more than one turn (last turn measured): {', '.join(s['split_clips'])}")
+    lines += verdict_lines(s)
+    return "\n".join(lines)
+
+
+def _turn_rows(turns: list[TurnResult], stages: list[str]) -> list[list[Any]]:
+    rows = []
+    for t in turns:
+        rows.append(
+            [
+                t.label,
+                t.mouth_to_ear_ms,
+                *[t.stages_ms.get(s) for s in stages],
+                t.server_total_ms,
+                t.reconciliation_error_ms,
+                t.speech_end_offset_ms,
+                t.reply_lead_silence_ms,
+                t.residual_ms,
+                t.turns_heard,
+                t.outcome,
+            ]
+        )
+    return rows
+
+
+def _abbrev(stage: str) -> str:
+    return (
+        stage.replace("endpoint_silence", "endpoint")
+        .replace("tts_first_audio", "tts_first")
+        .replace("_", " ")
+    )
+
+
+def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | None = None) -> str:
+    s = result.summary()
+    meta = result.meta
+    models = meta.get("models") or {}
+    model_text = ", ".join(f"{k.upper()} `{v}`" for k, v in models.items()) if models else "external server"
+    out = [
+        f"# Mouth-to-ear latency — {model_text}",
+        "",
+        machine_markdown(meta["machine"]),
+        "",
+        f"Server: {meta['server']}. Speech: `{meta['speech_dir']}` ({len(result.clips)} clips), "
+        f"{meta['method']['repeats']} repeat(s) each after {meta['method']['warmup']} warm-up turn(s).",
+        "",
+        "## Verdict",
+        "",
+        *[f"- {line}" for line in verdict_lines(s)],
+        "",
+    ]
+    if plot_path is not None:
+        link = relative_link(plot_path, md_path) if md_path else plot_path.as_posix()
+        out += [f"![stages per turn]({link})", ""]
+    out += [
+        f"## Summary over {s['n_measured']} measured turns (ms)",
+        "",
+        md_table(["", "p50", "p95", "max"], _stat_rows(s), align="lrrr"),
+        "",
+    ]
+    wer = "—" if s["wer"] is None else f"{s['wer']:.3f}"
+    wer_mean = "—" if s["wer_mean"] is None else f"{s['wer_mean']:.3f}"
+    out += [
+        f"- STT word error rate (all clips pooled): **{wer}** (mean per clip {wer_mean}); "
+        f"{meta['method']['wer']}.",
+        f"- Reply length p50: {fmt_ms(s['reply_tokens']['p50'])} tokens, "
+        f"{s['reply_audio_s']['p50']} s of audio; LLM p50 {fmt_ms(s['llm_tps']['p50'])} tokens/s.",
+        f"- Turns within {TARGET_MS} ms: {s['within_target']} of {s['n_measured']}; within {HUMAN_GAP_MS} ms: "
+        f"{s['within_human_gap']}.",
+        f"- Failed turns: {s['n_failed']}"
+        + (
+            ": " + "; ".join(f"{f['clip']} #{f['repeat']} {f['outcome']}" for f in s["failed"])
+            if s["failed"]
+            else ""
+        )
+        + ".",
+        f"- Client pacing: worst frame lateness against real time before a measured endpoint "
+        f"{s['send_lag_before_endpoint_max_ms']:.1f} ms (only that can shift a measurement); "
+        f"{s['send_lag_max_ms']:.1f} ms at any time, while the models ran.",
+    ]
+    if s["split_clips"]:
+        out.append(
+            f"- Heard by the server as more than one turn (the last turn is measured, its speech end is the "
+            f"clip's): {', '.join(s['split_clips'])}."
+        )
+    first = result.first_turn
+    if first is not None:
+        tag = "included in" if first.phase == "measured" else "not in"
+        out.append(
+            f"- {_first_name(result).capitalize()} ({first.clip}, {tag} the statistics): mouth-to-ear "
+            f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms."
+        )
+    stages = stage_names(result.turns)
+    out += [
+        "",
+        "## Every measured turn (ms)",
+        "",
+        md_table(
+            [
+                "turn",
+                "mouth-to-ear",
+                *[_abbrev(x) for x in stages],
+                "server sum",
+                "recon. error",
+                "speech-end offset",
+                "reply lead",
+                "residual",
+                "turns heard",
+                "outcome",
+            ],
+            _turn_rows(result.measured, stages),
+            align="l" + "r" * (len(stages) + 7) + "l",
+        ),
+        "",
+        "## What was heard and said",
+        "",
+        md_table(
+            ["turn", "reference", "transcript", "WER", "reply", "tokens", "reply s"],
+            [
+                [
+                    t.label,
+                    t.reference,
+                    t.transcript,
+                    None if t.wer is None else f"{t.wer:.2f}",
+                    t.reply_text,
+                    t.reply_tokens,
+                    t.reply_audio_s,
+                ]
+                for t in result.measured
+            ],
+            align="lllllrr",
+        ),
+        "",
+        "## Method",
+        "",
+        *[f"- **{k}**: {v}" for k, v in meta["method"].items() if k not in ("repeats", "warmup")],
+        f"- **RAM peak** of the bench process: {meta.get('ram_peak_mb', '—')} MB.",
+    ]
+    if result.warnings:
+        out += ["", "## Warnings", "", *[f"- {w}" for w in result.warnings]]
+    return "\n".join(out)
+
+
+def plot(result: E2eResult, path: Path) -> None:
+    turns = result.measured or result.turns
+    meta = result.meta
+    models = meta.get("models") or {}
+    what = " / ".join(models.values()) if models else "external server"
+    plots.stacked_stages(
+        path,
+        [t.label for t in turns],
+        [t.stages_ms for t in turns],
+        stage_names(turns),
+        [t.mouth_to_ear_ms for t in turns],
+        f"Mouth-to-ear per turn — {what}\n{meta['machine']['cpu_model']}, "
+        f"{meta['machine']['cores_usable']} cores, {meta['machine']['date']}",
+    )

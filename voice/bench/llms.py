@@ -1,0 +1,42 @@
+"""Loading real models for the model-level benches (prefill, speculative, contention) by catalogue name."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from voice.config import Config
+from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError, locate
+
+
+def model_dir(name: str, kind: str) -> Path:
+    entry = Catalogue.load(DEFAULT_CATALOGUE).get(name)
+    if entry.kind != kind:
+        raise ModelError(f"model {name!r} is a {entry.kind} model, not a {kind} model")
+    return locate(DEFAULT_MODELS_ROOT, entry)
+
+
+def names(value: str | None, default: str) -> list[str]:
+    """A comma-separated list of names, or ``[default]``."""
+    items = [x.strip() for x in (value or "").split(",") if x.strip()]
+    return items or [default]
+
+
+def catalogue_names(kind: str) -> list[str]:
+    """Every model of ``kind`` in the catalogue, in catalogue order."""
+    return [e.name for e in Catalogue.load(DEFAULT_CATALOGUE).entries if e.kind == kind]
+
+
+def load_llm(config: Config, name: str, *, draft_model: Any = None) -> Any:
+    """A :class:`~voice.backends.llm_llama.LlamaLlm` for catalogue model ``name`` with the config's settings."""
+    from voice.backends.llm_llama import LlamaLlm
+
+    llm_config = dataclasses.replace(config.llm, model=name)
+    return LlamaLlm(model_dir(name, "llm"), llm_config, draft_model=draft_model)
+
+
+def load_stt(config: Config, name: str) -> Any:
+    from voice.backends.stt_whisper import WhisperStt
+
+    return WhisperStt(model_dir(name, "stt"), dataclasses.replace(config.stt, model=name))

@@ -1,0 +1,75 @@
+"""Small helpers for the Markdown and console tables every bench writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> str:
+    """A GitHub Markdown table; ``align`` is one letter per column (``l`` / ``r``), default numbers right."""
+
+    def cell(v: Any) -> str:
+        if v is None:
+            return "—"
+        if isinstance(v, float):
+            return f"{v:.1f}"
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"table row has {len(row)} cells, header {len(header)}: {row!r}")
+    if align is not None and len(align) != len(header):
+        raise ValueError(f"align {align!r} has {len(align)} letters for {len(header)} columns")
+    aligns = align or "".join(
+        "r" if rows and isinstance(rows[0][i], int | float) else "l" for i in range(len(header))
+    )
+    sep = ["---:" if a == "r" else "---" for a in aligns]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain fixed-width table for the console."""
+
+    def cell(v: Any) -> str:
+        if v is None:
+            return "—"
+        if isinstance(v, float):
+            return f"{v:.1f}"
+        return str(v)
+
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"table row has {len(row)} cells, header {len(header)}: {row!r}")
+    cells = [[cell(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
+    numeric = [bool(rows) and isinstance(rows[0][i], int | float) for i in range(len(header))]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
+        )
+
+    return "\n".join([line(list(header)), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def relative_link(target: Path, from_file: Path) -> str:
+    """A link to ``target`` usable from the Markdown file ``from_file``."""
+    try:
+        return Path(os.path.relpath(target.resolve(), from_file.resolve().parent)).as_posix()
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return target.as_posix()

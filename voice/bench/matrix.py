@@ -1,0 +1,336 @@
+"""``voice bench matrix``: ``voice bench e2e`` for every combination of models — which meets turn-taking timing?
+
+Each combination runs in a process of its own (``python -m voice.cli bench e2e … --json``), one after
+another on the same machine, with the same clips, repeats and warm-up. The RAM peak of a combination is
+that process's ``ru_maxrss`` as reported by ``wait4`` (models + in-process server + client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from voice.bench import plots
+from voice.bench.clips import BenchError, default_speech_dir, load_clips
+from voice.bench.e2e_cmd import output_paths
+from voice.bench.llms import catalogue_names, model_dir
+from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
+from voice.bench.markdown import md_table, relative_link, text_table, write_json, write_text
+from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS
+from voice.models import ModelError
+
+STAGE_COLUMNS = ("endpoint_silence", "stt", "llm_ttft", "first_clause", "tts_first_audio")
+
+
+def _list(value: str | None, kind: str) -> list[str]:
+    items = [x.strip() for x in (value or "").split(",") if x.strip()]
+    return items or catalogue_names(kind)
+
+
+def check_models(models: dict[str, list[str]]) -> None:
+    missing: list[str] = []
+    for kind, names in models.items():
+        for name in names:
+            try:
+                model_dir(name, kind)
+            except ModelError as e:
+                missing.append(f"{name} ({e})")
+    if missing:
+        raise BenchError("models not available: " + "; ".join(missing))
+
+
+def run_combination(
+    args: argparse.Namespace, speech: Path, stt: str, llm: str, tts: str, workdir: Path
+) -> dict[str, Any]:
+    tag = f"{stt}+{llm}+{tts}"
+    json_path = workdir / f"{tag}.json"
+    log_path = workdir / f"{tag}.log"
+    cmd = [
+        sys.executable, "-m", "voice.cli", "--log-level", "WARNING", "bench", "e2e",
+        "--speech", str(speech), "--repeats", str(args.repeats), "--warmup", str(args.warmup),
+        "--stt", stt, "--llm", llm, "--tts", tts, "--json", str(json_path),
+    ]  # fmt: skip
+    if args.clips:
+        cmd += ["--clips", args.clips]
+    if args.config:
+        cmd += ["--config", str(args.config)]
+    if args.max_load is not None:  # every combination waits for a quiet machine, not only the first
+        cmd += ["--max-load", str(args.max_load), "--wait-max", str(args.wait_max)]
+    t0 = time.perf_counter()
+    with log_path.open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    wall_s = round(time.perf_counter() - t0, 1)
+    row: dict[str, Any] = {
+        "stt": stt,
+        "llm": llm,
+        "tts": tts,
+        "exit_code": proc.returncode,
+        "wall_s": wall_s,
+        "ram_peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "log": str(log_path),
+    }
+    if not json_path.is_file():
+        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        row["error"] = " | ".join(tail) or f"exit code {proc.returncode}"
+        return row
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    s = data["summary"]
+    examples: dict[str, str] = {}
+    for t in data["turns"]:
+        examples.setdefault(t["clip"], t["reply_text"])
+    row.update(
+        {
+            "json": str(json_path),
+            "n_measured": s["n_measured"],
+            "n_failed": s["n_failed"],
+            "p50_ms": s["p50_ms"],
+            "p95_ms": s["p95_ms"],
+            "max_ms": s["max_ms"],
+            "stages_p50_ms": {k: v["p50"] for k, v in s["stages"].items()},
+            "server_total_p50_ms": s["server_total"]["p50"],
+            "p50_reconciliation_error_ms": s["p50_reconciliation_error_ms"],
+            "wer": s["wer"],
+            "llm_tps_p50": s["llm_tps"]["p50"],
+            "llm_ttft_p50_ms": s["llm_ttft"]["p50"],
+            "reply_tokens_p50": s["reply_tokens"]["p50"],
+            "reply_audio_s_p50": s["reply_audio_s"]["p50"],
+            "meets_target": s["meets_target"],
+            "meets_human_gap": s["meets_human_gap"],
+            "within_target": s["within_target"],
+            "load_s": data["meta"].get("load_s"),
+            "load_average_at_start": data["meta"]["machine"]["load_average_at_start"],
+            "other_processes_cpu_percent": data["meta"]["machine"].get("other_processes_cpu_percent"),
+            "redone_turns": (data["meta"]["machine"].get("guard") or {}).get("redone_samples"),
+            "examples": examples,
+        }
+    )
+    return row
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    json_path, md_path, png_path = output_paths(args)
+    speech: Path = (args.speech or default_speech_dir()).resolve()
+    clips, warnings = load_clips(speech, args.clips.split(",") if args.clips else None)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    models = {"stt": _list(args.stt, "stt"), "llm": _list(args.llm, "llm"), "tts": _list(args.tts, "tts")}
+    check_models(models)
+    combos = list(itertools.product(models["stt"], models["llm"], models["tts"]))
+    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
+    meta = {
+        "machine": machine_info(),
+        "speech_dir": str(speech),
+        "clips": [c.name for c in clips],
+        "repeats": args.repeats,
+        "warmup": args.warmup,
+        "models": models,
+    }
+    print(
+        f"{len(combos)} combinations × {len(clips)} clips × {args.repeats} repeats (+{args.warmup} warm-up), "
+        "each combination in its own process",
+        flush=True,
+    )
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = args.keep or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        bar = tqdm(combos, unit="combination", file=sys.stderr, dynamic_ncols=True)
+        for stt, llm, tts in bar:
+            bar.set_postfix_str(f"{stt} + {llm} + {tts}")
+            row = run_combination(args, speech, stt, llm, tts, workdir)
+            rows.append(row)
+            bar.write(_line(row))
+        bar.close()
+        if args.keep is None:
+            for r in rows:  # the files are gone with the temporary directory
+                r.pop("json", None)
+                r.pop("log", None)
+    finish(meta["machine"])
+    result = {"tool": "voice bench matrix", "schema": 1, "meta": meta, "rows": rows}
+    print()
+    print(text_table(*_table(rows)))
+    print()
+    print("\n".join(conclusions(rows)))
+    if png_path is not None:
+        plot(result, png_path)
+        print(f"wrote {png_path}")
+    if md_path is not None:
+        write_text(md_path, markdown(result, png_path, md_path))
+        print(f"wrote {md_path}")
+    if json_path is not None:
+        write_json(json_path, result)
+        print(f"wrote {json_path}")
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+def _line(row: dict[str, Any]) -> str:
+    name = f"{row['stt']} + {row['llm']} + {row['tts']}"
+    if "error" in row:
+        return f"{name}: FAILED: {row['error']}"
+    return (
+        f"{name}: mouth-to-ear p50 {row['p50_ms']:.0f} ms, p95 {row['p95_ms']:.0f} ms, WER {row['wer']}, "
+        f"LLM {row['llm_tps_p50']} tok/s, RAM {row['ram_peak_mb']:.0f} MB ({row['wall_s']:.0f} s)"
+    )
+
+
+def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = [
+        "STT",
+        "LLM",
+        "TTS",
+        "m2e p50 ms",
+        "m2e p95 ms",
+        *[f"{s} p50" for s in STAGE_COLUMNS],
+        "WER",
+        "LLM tok/s",
+        "reply tokens",
+        "RAM peak MB",
+        "others' CPU %",
+        f"≤{TARGET_MS} ms",
+        f"≤{HUMAN_GAP_MS} ms",
+    ]
+    body: list[list[Any]] = []
+    for r in rows:
+        if "error" in r:
+            body.append([r["stt"], r["llm"], r["tts"], "failed", *[None] * (len(header) - 4)])
+            continue
+        body.append(
+            [
+                r["stt"],
+                r["llm"],
+                r["tts"],
+                r["p50_ms"],
+                r["p95_ms"],
+                *[r["stages_p50_ms"].get(s) for s in STAGE_COLUMNS],
+                None if r["wer"] is None else f"{r['wer']:.3f}",
+                r["llm_tps_p50"],
+                r["reply_tokens_p50"],
+                r["ram_peak_mb"],
+                r.get("other_processes_cpu_percent"),
+                r["meets_target"],
+                r["meets_human_gap"],
+            ]
+        )
+    return header, body
+
+
+def conclusions(rows: list[dict[str, Any]]) -> list[str]:
+    ok = [r for r in rows if "error" not in r and r["p50_ms"] is not None]
+    if not ok:
+        return ["no combination produced a measurement"]
+    best = min(ok, key=lambda r: r["p50_ms"])
+    meets = [r for r in ok if r["meets_target"] == "yes"]
+    meets_p50 = [r for r in ok if r["meets_target"] in ("yes", "p50 only")]
+    human = [r for r in ok if r["meets_human_gap"] in ("yes", "p50 only")]
+
+    def name(r: dict[str, Any]) -> str:
+        return f"{r['stt']} + {r['llm']} + {r['tts']}"
+
+    out = [
+        f"Fastest: {name(best)}, mouth-to-ear p50 {best['p50_ms']:.0f} ms, p95 {best['p95_ms']:.0f} ms "
+        f"({best['p50_ms'] / TARGET_MS:.1f}x the {TARGET_MS} ms target, {best['p50_ms'] / HUMAN_GAP_MS:.1f}x "
+        f"the ~{HUMAN_GAP_MS} ms human gap).",
+        f"Meet {TARGET_MS} ms at p95: {', '.join(map(name, meets)) or 'none'}; at p50: "
+        f"{', '.join(map(name, meets_p50)) or 'none'}.",
+        f"Meet the ~{HUMAN_GAP_MS} ms human gap at p50: {', '.join(map(name, human)) or 'none'}.",
+    ]
+    return out
+
+
+def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
+    meta, rows = result["meta"], result["rows"]
+    out = [
+        "# Model matrix: which combination meets human turn-taking timing?",
+        "",
+        machine_markdown(meta["machine"]),
+        "",
+        f"Every combination ran `voice bench e2e` in its own process, one after another: "
+        f"{len(meta['clips'])} clips from `{meta['speech_dir']}`, {meta['repeats']} repeats each after "
+        f"{meta['warmup']} warm-up turn(s), each clip in its own session, in real time. Verdicts: **yes** = p95 "
+        "within the limit, **p50 only** = the median turn is within it but the slow tail is not, **no** = the "
+        f"median turn misses it. Targets: {TARGET_MS} ms (the project's) and ~{HUMAN_GAP_MS} ms, the typical gap "
+        "between turns in human conversation (Stivers et al. 2009, PNAS).",
+        "",
+        "## Answer",
+        "",
+        *[f"- {line}" for line in conclusions(rows)],
+        "",
+    ]
+    if png is not None:
+        out += [f"![matrix]({relative_link(png, md) if md else png.as_posix()})", ""]
+    header, body = _table(rows)
+    out += [
+        "## Results (ms unless stated)",
+        "",
+        md_table(header, body, align="lll" + "r" * (len(header) - 5) + "ll"),
+        "",
+        "- **m2e** = mouth-to-ear measured at the client (first audible reply sample − the clip's speech end); "
+        "stage columns are p50s of the server's stages (they need not add up to the m2e p50).",
+        "- **WER** = STT word error rate over all clips pooled (what the assistant heard vs transcripts.tsv).",
+        "- **LLM tok/s** = p50 over turns of 1000 / mean inter-token latency, measured inside the running "
+        "pipeline (TTS interleaves with decoding through the compute gate, so it is lower than alone).",
+        "- **RAM peak** = `ru_maxrss` of the combination's process (models + server + client), from `wait4`.",
+        "- **others' CPU %** = share of the machine's CPU time other processes used while the combination ran "
+        "(with `--max-load`, turns they disturbed by more than 10% were spoken again: "
+        + ", ".join(f"{r['stt']}+{r['llm']}: {r.get('redone_turns') or 0}" for r in rows if "error" not in r)
+        + " turns redone).",
+        "",
+        "## What the LLMs said (quality next to speed)",
+        "",
+        "The first measured reply of each combination to each clip. `gemma3-270m` is a *base* model (not "
+        "instruction tuned) with no chat template: the backend falls back to a plain `User:`/`Assistant:` "
+        "prompt and it continues text rather than answering — judge its speed with that in mind.",
+        "",
+    ]
+    clips = list(dict.fromkeys(c for r in rows if "error" not in r for c in r["examples"]))
+    seen_llm: set[str] = set()
+    for r in rows:
+        if "error" in r or r["llm"] in seen_llm:
+            continue
+        seen_llm.add(r["llm"])
+        out += [f"**{r['llm']}** (with {r['stt']}):", ""]
+        out += [f"- {Path(c).stem}: {_clip_text(r['examples'].get(c, '—'))!r}" for c in clips]
+        out.append("")
+    failed = [r for r in rows if "error" in r]
+    if failed:
+        out += [
+            "## Failed",
+            "",
+            *[f"- {r['stt']} + {r['llm']} + {r['tts']}: {r['error']}" for r in failed],
+            "",
+        ]
+    return "\n".join(out)
+
+
+def _clip_text(text: str, n: int = 200) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    rows = [r for r in result["rows"] if "error" not in r]
+    m = result["meta"]["machine"]
+    plots.stacked_stages(
+        path,
+        [f"{r['stt']}\n{r['llm']}" for r in rows],
+        [r["stages_p50_ms"] for r in rows],
+        list(dict.fromkeys(k for r in rows for k in r["stages_p50_ms"])),
+        [r["p50_ms"] for r in rows],
+        f"Mouth-to-ear by model combination (stage p50s stacked; TTS {', '.join(result['meta']['models']['tts'])})"
+        f"\n{m['cpu_model']}, {m['cores_usable']} cores, {m['date']}",
+        measured_label="mouth-to-ear p50 (client)",
+        extra_label="rest of the p50 (not in stage p50s)",
+        upper=[r["p95_ms"] for r in rows],
+        upper_label="mouth-to-ear p95",
+    )

@@ -1,0 +1,433 @@
+"""``voice bench speculative``: greedy decoding with and without prompt-lookup speculative decoding.
+
+llama-cpp-python's :class:`~llama_cpp.llama_speculative.LlamaPromptLookupDecoding` proposes the tokens that
+followed the last n-gram wherever it occurred earlier in the context; llama.cpp then evaluates the sampled
+token plus the proposals in one batch and keeps the proposals that greedy sampling agrees with. Draft
+models make the library compute logits for every evaluated position (``logits_all``), prompt included.
+
+Each prompt is decoded by two model instances (same GGUF, same settings; one with the draft model),
+alternating, each time from the same state: the system prompt cached, the user turn evaluated anew. Times
+come from the project's :meth:`LlamaLlm.generate`, per token, with the metric definitions of
+:class:`voice.budget.LlmMetrics`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.bench import plots
+from voice.bench.clips import BenchError
+from voice.bench.e2e_cmd import output_paths
+from voice.bench.llms import load_llm, names
+from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
+from voice.bench.markdown import md_table, relative_link, text_table, write_json, write_text
+from voice.bench.stats import describe
+from voice.budget import LlmMetrics
+from voice.config import Config, load_config
+from voice.stages import ChatMessage, TextDelta
+
+DEFAULT_PROMPTS = BENCHMARKS_DIR / "speculative_prompts.toml"
+BASELINE = "baseline"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    kind: str
+    text: str
+    max_tokens: int
+    system: str | None = None
+    """Replaces the configured system prompt for this prompt."""
+
+
+def load_prompts(path: Path) -> list[Prompt]:
+    if not path.is_file():
+        raise BenchError(f"prompts file {path} not found; pass --prompts FILE")
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    out = []
+    for i, p in enumerate(data.get("prompt", [])):
+        try:
+            system = p.get("system")
+            out.append(
+                Prompt(
+                    str(p["name"]),
+                    str(p["kind"]),
+                    str(p["text"]),
+                    int(p.get("max_tokens", 96)),
+                    None if system is None else str(system),
+                )
+            )
+        except KeyError as e:
+            raise BenchError(f"{path}: prompt {i + 1} has no {e.args[0]!r}") from None
+    if not out:
+        raise BenchError(f"{path}: no [[prompt]] entries")
+    return out
+
+
+def counting_draft(max_ngram_size: int, num_pred_tokens: int) -> Any:
+    """A prompt-lookup draft model that also counts its calls (one per batched decode step)."""
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    class Counting(LlamaPromptLookupDecoding):
+        calls = 0
+        proposed = 0
+
+        def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
+            out = super().__call__(input_ids, **kwargs)
+            self.calls += 1
+            self.proposed += len(out)
+            return out
+
+    return Counting(max_ngram_size=max_ngram_size, num_pred_tokens=num_pred_tokens)
+
+
+def decode(llm: Any, system: str, prompt: Prompt) -> dict[str, Any]:
+    """One greedy reply from the state 'system prompt cached'; per-token times → :class:`LlmMetrics`."""
+    llm.warm(ChatMessage("system", system))
+    draft = llm._llm.draft_model
+    calls0, proposed0 = (draft.calls, draft.proposed) if draft is not None else (0, 0)
+    messages = [ChatMessage("system", system), ChatMessage("user", prompt.text)]
+    cancel = threading.Event()
+    token_ns: list[int] = []
+    pieces: list[str] = []
+    start = time.perf_counter_ns()
+    for ev in llm.generate(messages, max_tokens=prompt.max_tokens, cancel=cancel):
+        if isinstance(ev, TextDelta):
+            token_ns.append(time.perf_counter_ns())
+            pieces.append(ev.text)
+    metrics = LlmMetrics.from_marks(start, token_ns)
+    out: dict[str, Any] = {
+        "text": "".join(pieces),
+        "n_tokens": len(token_ns),
+        "token_ms": [round((t - start) / 1e6, 2) for t in token_ns],
+        "ttft_ms": metrics.ttft_ms if metrics else None,
+        "itl_mean_ms": metrics.itl_mean_ms if metrics else None,
+        "itl_p95_ms": metrics.itl_p95_ms if metrics else None,
+        "tps": metrics.tps if metrics else None,
+        "e2e_ms": metrics.e2e_ms if metrics else None,
+    }
+    if draft is not None:
+        steps = draft.calls - calls0
+        out["decode_steps"] = steps
+        out["proposed_tokens"] = draft.proposed - proposed0
+        out["tokens_per_step"] = round(len(token_ns) / steps, 2) if steps else None
+    return out
+
+
+def _first_difference(a: str, b: str) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def run_model(
+    config: Config,
+    name: str,
+    prompts: list[Prompt],
+    drafts: list[int],
+    ngram: int,
+    repeats: int,
+    guard: Guard,
+) -> list[dict[str, Any]]:
+    variants: dict[str, Any] = {BASELINE: load_llm(config, name)}
+    for k in drafts:
+        variants[f"prompt-lookup {k}"] = load_llm(config, name, draft_model=counting_draft(ngram, k))
+    system = config.llm.system_prompt
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    order = list(variants)
+    for r in range(repeats + 1):  # round 0 is a warm-up, not recorded
+        for prompt in prompts:
+            rotated = order[r % len(order) :] + order[: r % len(order)]
+
+            def one(
+                prompt: Prompt = prompt, rotated: list[str] = rotated, llms: dict[str, Any] = variants
+            ) -> dict[str, dict[str, Any]]:
+                return {v: decode(llms[v], prompt.system or system, prompt) for v in rotated}
+
+            results = guard.run(one, f"{name} {prompt.name} round {r}") if r else one()
+            if r:
+                for v, res in results.items():
+                    runs.setdefault((prompt.name, v), []).append(res)
+        print(f"  {name}: round {r}/{repeats} done", flush=True)
+    rows = []
+    for prompt in prompts:
+        base = runs[(prompt.name, BASELINE)]
+        for v in variants:
+            rs = runs[(prompt.name, v)]
+            text = rs[0]["text"]
+            diff = _first_difference(text, base[0]["text"])
+            row: dict[str, Any] = {
+                "llm": name,
+                "prompt": prompt.name,
+                "kind": prompt.kind,
+                "variant": v,
+                "n_tokens": rs[0]["n_tokens"],
+                "same_output_as_baseline": diff is None,
+                "first_difference_at_char": diff,
+                "deterministic_across_repeats": all(x["text"] == text for x in rs),
+                "text": text,
+            }
+            for key in ("ttft_ms", "itl_mean_ms", "tps", "e2e_ms"):
+                row[key] = describe([x[key] for x in rs if x[key] is not None])
+            if v != BASELINE:
+                row["tokens_per_step"] = float(np.median([x["tokens_per_step"] or 0 for x in rs]))
+                b_tps, s_tps = row_p50(base, "tps"), row["tps"]["p50"]
+                b_ttft, s_ttft = row_p50(base, "ttft_ms"), row["ttft_ms"]["p50"]
+                # Whole-reply time over the tokens both produced (outputs may diverge and differ in length).
+                n = min(min(x["n_tokens"] for x in rs), min(x["n_tokens"] for x in base))
+                row["compared_tokens"] = n
+                b_e2e = float(np.median([x["token_ms"][n - 1] for x in base])) if n else None
+                s_e2e = float(np.median([x["token_ms"][n - 1] for x in rs])) if n else None
+                row["e2e_common_ms"] = {"baseline": b_e2e, "speculative": s_e2e}
+                row["tps_speedup"] = round(s_tps / b_tps, 2) if b_tps and s_tps else None
+                row["e2e_speedup"] = round(b_e2e / s_e2e, 2) if b_e2e and s_e2e else None
+                row["ttft_ratio"] = round(s_ttft / b_ttft, 2) if b_ttft and s_ttft else None
+            rows.append(row)
+    del variants
+    return rows
+
+
+def row_p50(runs: list[dict[str, Any]], key: str) -> float | None:
+    vals = [x[key] for x in runs if x[key] is not None]
+    return float(np.median(vals)) if vals else None
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, kind and variant: medians over prompts of the per-prompt p50s and speed-ups."""
+    out = []
+    keys = dict.fromkeys((r["llm"], r["kind"], r["variant"]) for r in rows)
+    for llm, kind, variant in keys:
+        mine = [r for r in rows if (r["llm"], r["kind"], r["variant"]) == (llm, kind, variant)]
+
+        def med(key: str, mine: list[dict[str, Any]] = mine) -> float | None:
+            vals = [
+                r[key]["p50"] if isinstance(r[key], dict) else r[key] for r in mine if r.get(key) is not None
+            ]
+            vals = [v for v in vals if v is not None]
+            return round(float(np.median(vals)), 2) if vals else None
+
+        out.append(
+            {
+                "llm": llm,
+                "kind": kind,
+                "variant": variant,
+                "prompts": len(mine),
+                "tokens_p50": med("n_tokens"),
+                "ttft_ms_p50": med("ttft_ms"),
+                "itl_ms_p50": med("itl_mean_ms"),
+                "tps_p50": med("tps"),
+                "e2e_ms_p50": med("e2e_ms"),
+                "tps_speedup": med("tps_speedup"),
+                "e2e_speedup": med("e2e_speedup"),
+                "ttft_ratio": med("ttft_ratio"),
+                "tokens_per_step": med("tokens_per_step"),
+                "same_outputs": f"{sum(r['same_output_as_baseline'] for r in mine)}/{len(mine)}",
+            }
+        )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    json_path, md_path, png_path = output_paths(args)
+    config = load_config(args.config)
+    prompts = load_prompts(args.prompts or DEFAULT_PROMPTS)
+    try:
+        drafts = [int(x) for x in args.draft_tokens.split(",") if x.strip()]
+    except ValueError:
+        raise BenchError(
+            f"--draft-tokens must be comma-separated integers, got {args.draft_tokens!r}"
+        ) from None
+    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
+    meta = {
+        "machine": machine_info(),
+        "n_ctx": config.llm.n_ctx,
+        "n_batch": config.llm.n_batch,
+        "n_threads": config.llm.n_threads,
+        "temperature": config.llm.temperature,
+        "draft_tokens": drafts,
+        "ngram": args.ngram,
+        "repeats": args.repeats,
+        "prompts_file": str(args.prompts or DEFAULT_PROMPTS),
+        "system_prompt": config.llm.system_prompt,
+    }
+    if config.llm.temperature != 0:
+        print(f"note: temperature {config.llm.temperature} in the config; outputs may differ between runs")
+    rows: list[dict[str, Any]] = []
+    guard = Guard(enabled=args.max_load is not None, wait_s=args.wait_max)
+    for name in names(args.llm, config.llm.model):
+        print(f"loading {name} (baseline and {len(drafts)} prompt-lookup variant(s)) …", flush=True)
+        rows += run_model(config, name, prompts, drafts, args.ngram, args.repeats, guard)
+    summary = summarize(rows)
+    result = {"tool": "voice bench speculative", "schema": 1, "meta": meta, "summary": summary, "rows": rows}
+    meta["machine"]["guard"] = guard.summary()
+    finish(meta["machine"])
+    print()
+    print(text_table(*_summary_table(summary)))
+    if png_path is not None:
+        plot(result, png_path)
+        print(f"wrote {png_path}")
+    if md_path is not None:
+        write_text(md_path, markdown(result, png_path, md_path))
+        print(f"wrote {md_path}")
+    if json_path is not None:
+        write_json(json_path, result)
+        print(f"wrote {json_path}")
+    return 0
+
+
+def _x(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}x"
+
+
+def _summary_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = [
+        "LLM",
+        "replies",
+        "decoding",
+        "tokens",
+        "TTFT ms",
+        "ITL ms",
+        "tokens/s",
+        "E2E ms",
+        "tokens/s speed-up",
+        "E2E speed-up",
+        "TTFT ratio",
+        "tokens per step",
+        "same output",
+    ]
+    body = [
+        [
+            s["llm"],
+            s["kind"],
+            s["variant"],
+            s["tokens_p50"],
+            s["ttft_ms_p50"],
+            s["itl_ms_p50"],
+            s["tps_p50"],
+            s["e2e_ms_p50"],
+            _x(s["tps_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
+            _x(s["e2e_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
+            _x(s["ttft_ratio"]) if s["variant"] != BASELINE else "1x (ref)",
+            s["tokens_per_step"] if s["variant"] != BASELINE else 1.0,
+            s["same_outputs"],
+        ]
+        for s in summary
+    ]
+    return header, body
+
+
+def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
+    meta, rows, summary = result["meta"], result["rows"], result["summary"]
+    out = [
+        "# Speculative decoding (prompt lookup): tokens/s, ITL and TTFT with and without",
+        "",
+        machine_markdown(meta["machine"]),
+        "",
+        f"Greedy decoding (temperature {meta['temperature']}), llama.cpp n_ctx {meta['n_ctx']}, n_batch "
+        f"{meta['n_batch']}, {meta['n_threads']} threads; prompt lookup with max n-gram {meta['ngram']} and "
+        f"{', '.join(map(str, meta['draft_tokens']))} draft tokens; {meta['repeats']} repeats after a warm-up round.",
+        "",
+        "## Summary (medians over the prompts of each kind)",
+        "",
+        md_table(*_summary_table(summary), align="lllrrrrrrrrrl"),
+        "",
+    ]
+    for s in summary:
+        if s["variant"] == BASELINE or s["e2e_speedup"] is None:
+            continue
+        faster = "faster" if s["e2e_speedup"] > 1 else "SLOWER"
+        out.append(
+            f"- **{s['llm']}, {s['kind']} replies, {s['variant']}**: whole reply {_x(s['e2e_speedup'])} "
+            f"({faster}), tokens/s {_x(s['tps_speedup'])}, TTFT {_x(s['ttft_ratio'])} the baseline's; "
+            f"{s['tokens_per_step']} tokens per decode step; "
+            f"same output as the baseline for {s['same_outputs']} prompts."
+        )
+    if png is not None:
+        out += ["", f"![speed-ups]({relative_link(png, md) if md else png.as_posix()})"]
+    out += [
+        "",
+        "## Every prompt",
+        "",
+        md_table(
+            [
+                "LLM",
+                "prompt",
+                "kind",
+                "decoding",
+                "tokens",
+                "TTFT p50 ms",
+                "ITL p50 ms",
+                "tokens/s p50",
+                "E2E p50 ms",
+                "E2E speed-up",
+                "same output",
+            ],
+            [
+                [
+                    r["llm"],
+                    r["prompt"],
+                    r["kind"],
+                    r["variant"],
+                    r["n_tokens"],
+                    r["ttft_ms"]["p50"],
+                    r["itl_mean_ms"]["p50"],
+                    r["tps"]["p50"],
+                    r["e2e_ms"]["p50"],
+                    _x(r.get("e2e_speedup")) if r["variant"] != BASELINE else "ref",
+                    "yes"
+                    if r["same_output_as_baseline"]
+                    else f"no (from char {r['first_difference_at_char']})",
+                ]
+                for r in rows
+            ],
+            align="llllrrrrrrl",
+        ),
+        "",
+        "## Replies (baseline)",
+        "",
+        *[f"- {r['llm']} / {r['prompt']}: {r['text']!r}" for r in rows if r["variant"] == BASELINE],
+        "",
+        "## Method",
+        "",
+        "- Each reply starts from the same state: system prompt in the KV cache (`LlamaLlm.warm`), user turn "
+        "evaluated anew; baseline and speculative instances alternate, their order rotating every round.",
+        "- **TTFT** = `generate` called → first token; **ITL** = mean gap between tokens; **tokens/s** = "
+        "1000 / ITL; **E2E** = TTFT + (N−1)·ITL = first → last token time from the start (voice/budget.py).",
+        "- **E2E speed-up** = baseline / speculative time to the N-th token, N = the tokens both produced "
+        "(the whole reply when outputs match; above 1 is faster); **tokens/s speed-up** = "
+        "speculative tokens/s / baseline tokens/s. **TTFT ratio** above 1 means the speculative instance is "
+        "slower to the first token (it computes logits for every prompt position).",
+        "- **tokens per step** = generated tokens / batched decode steps (1 = no proposal accepted).",
+        "- **same output**: greedy decoding should give identical text; a difference comes from batched and "
+        "single-token evaluation rounding differently, and is reported, not hidden.",
+    ]
+    return "\n".join(out)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    summary = [s for s in result["summary"] if s["variant"] != BASELINE]
+    groups = [f"{s['llm']}\n{s['kind']}" for s in summary if s["variant"] == summary[0]["variant"]]
+    series: dict[str, list[float]] = {}
+    for s in summary:
+        series.setdefault(f"{s['variant']} E2E speed-up", []).append(s["e2e_speedup"] or 0.0)
+    m = result["meta"]["machine"]
+    plots.grouped_bars(
+        path,
+        groups,
+        series,
+        f"Prompt-lookup speculative decoding: whole-reply speed-up vs baseline\n"
+        f"{m['cpu_model']}, {m['cores_usable']} cores, {m['date']}",
+        "baseline E2E / speculative E2E (above 1 = faster)",
+        reference=1.0,
+        reference_label="no change",
+    )

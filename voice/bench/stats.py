@@ -1,0 +1,82 @@
+"""Summary statistics and word error rate, kept small and exact so the tests can check them by hand."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+
+from voice.budget import percentile
+
+HUMAN_GAP_MS = 200
+"""Typical gap between turns in human conversation (Stivers et al. 2009, PNAS 106(26):10587)."""
+TARGET_MS = 500
+"""The project's mouth-to-ear target."""
+
+_PUNCT = re.compile(r"[^\w\s']+", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+
+WER_NORMALIZATION = (
+    "case-folded, punctuation removed (apostrophes dropped: what's = whats), whitespace collapsed; "
+    "numbers are NOT normalized (10 ≠ ten)"
+)
+
+
+def normalize_text(text: str) -> str:
+    text = _PUNCT.sub(" ", text.casefold()).replace("'", "")
+    return _SPACES.sub(" ", text).strip()
+
+
+def wer(reference: str, hypothesis: str) -> float | None:
+    """Word error rate of one pair after :func:`normalize_text`; None if the reference has no words."""
+    return corpus_wer([(reference, hypothesis)])
+
+
+def corpus_wer(pairs: Iterable[tuple[str, str]]) -> float | None:
+    """Total word errors / total reference words over all pairs (not the mean of per-clip rates)."""
+    import jiwer
+
+    refs: list[str] = []
+    hyps: list[str] = []
+    for ref, hyp in pairs:
+        r = normalize_text(ref)
+        if r:
+            refs.append(r)
+            hyps.append(normalize_text(hyp))
+    if not refs:
+        return None
+    out = jiwer.process_words(refs, hyps)
+    errors = out.substitutions + out.deletions + out.insertions
+    n_ref = out.substitutions + out.deletions + out.hits
+    return errors / n_ref
+
+
+def describe(values: Sequence[float]) -> dict[str, float | int | None]:
+    """``n``, ``p50``, ``p95``, ``max``, ``min``, ``mean`` (percentiles interpolated between ranks)."""
+    vals = [float(v) for v in values]
+    if not vals:
+        return {"n": 0, "p50": None, "p95": None, "max": None, "min": None, "mean": None}
+    return {
+        "n": len(vals),
+        "p50": round(percentile(vals, 50), 1),
+        "p95": round(percentile(vals, 95), 1),
+        "max": round(max(vals), 1),
+        "min": round(min(vals), 1),
+        "mean": round(statistics.fmean(vals), 1),
+    }
+
+
+def verdict(p50: float | None, p95: float | None, limit_ms: float) -> str:
+    """``yes`` (p95 within the limit), ``p50 only`` (typical turn within, slow tail not), or ``no``."""
+    if p50 is None or p95 is None:
+        return "n/a"
+    if p95 <= limit_ms:
+        return "yes"
+    if p50 <= limit_ms:
+        return "p50 only"
+    return "no"
+
+
+def fmt_ms(value: float | None, width: int = 0) -> str:
+    s = "—" if value is None else f"{value:.0f}"
+    return s.rjust(width) if width else s
