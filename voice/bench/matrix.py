@@ -245,6 +245,7 @@ def conclusions(rows: list[dict[str, Any]]) -> list[str]:
         f"Meet {TARGET_MS} ms at p95: {', '.join(map(name, meets)) or 'none'}; at p50: "
         f"{', '.join(map(name, meets_p50)) or 'none'}.",
         f"Meet the ~{HUMAN_GAP_MS} ms human gap at p50: {', '.join(map(name, human)) or 'none'}.",
+        "Judge speed next to quality: a model that answers badly can answer fast (see what each LLM said).",
     ]
     return out
 

@@ -96,7 +96,11 @@ def stacked_stages(
         ax.scatter(ux, uy, marker="v", s=40, color="#444444", zorder=5, label=upper_label)
     _target_lines(ax)
     ax.set_xticks(xs)
-    ax.set_xticklabels(labels, rotation=60 if n > 6 else 0, ha="right" if n > 6 else "center", fontsize=8)
+    longest = max((len(line) for label in labels for line in label.splitlines()), default=0)
+    rotate = n > 6 or longest * n > 70
+    ax.set_xticklabels(
+        labels, rotation=60 if n > 6 else 30 if rotate else 0, ha="right" if rotate else "center", fontsize=8
+    )
     ax.set_ylabel("milliseconds")
     if xlabel:
         ax.set_xlabel(xlabel)

@@ -237,9 +237,11 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
         out.append(
             f"- **{name}**: at {big['prompt_tokens']} prompt tokens a fresh context takes "
             f"{big['uncached_ms']['p50']:.0f} ms to the first token, the same turn after a cached prefix "
-            f"{big['cached_ms']['p50']:.0f} ms ({big['ratio_p50']}x). Cached TTFT stays flat with length "
-            f"({mine[0]['cached_ms']['p50']:.0f} → {big['cached_ms']['p50']:.0f} ms), uncached grows "
-            f"({mine[0]['uncached_ms']['p50']:.0f} → {big['uncached_ms']['p50']:.0f} ms)."
+            f"{big['cached_ms']['p50']:.0f} ms ({big['ratio_p50']}x). From {mine[0]['prompt_tokens']} to "
+            f"{big['prompt_tokens']} tokens, uncached TTFT grows {mine[0]['uncached_ms']['p50']:.0f} → "
+            f"{big['uncached_ms']['p50']:.0f} ms (the whole prompt is evaluated), cached only "
+            f"{mine[0]['cached_ms']['p50']:.0f} → {big['cached_ms']['p50']:.0f} ms (the same few new tokens, "
+            "attending to a longer cache)."
         )
     out += [
         "",
