@@ -38,7 +38,7 @@ from voice.bench.clips import BenchError, default_speech_dir
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_llm, load_stt
 from voice.bench.machine import Guard, finish, guard_markdown, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, write_json, write_text
+from voice.bench.markdown import md_table, ratio, relative_link, write_outputs
 from voice.bench.stats import describe
 from voice.compute import ComputeGate, Priority
 from voice.config import load_config
@@ -290,20 +290,8 @@ def run(args: argparse.Namespace) -> int:
     finish(meta["machine"])
     print()
     print(console(result))
-    if png_path is not None:
-        plot(result, png_path)
-        print(f"wrote {png_path}")
-    if md_path is not None:
-        write_text(md_path, markdown(result, png_path, md_path))
-        print(f"wrote {md_path}")
-    if json_path is not None:
-        write_json(json_path, result)
-        print(f"wrote {json_path}")
+    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
     return 0
-
-
-def _x(v: float | None) -> str:
-    return "—" if v is None else f"{v:.2f}x"
 
 
 def _table(res: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
@@ -339,13 +327,13 @@ def _table(res: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
             [
                 "together, no gate" if mode == "both, no gate" else "together, through the gate",
                 f"{m['stt']['p50']:.0f} / {m['stt']['p95']:.0f}",
-                _x(m["stt_slowdown"]),
+                ratio(m["stt_slowdown"]),
                 f"{m['llm']['p50']:.0f} / {m['llm']['p95']:.0f}",
-                _x(m["llm_slowdown"]),
+                ratio(m["llm_slowdown"]),
                 f"{m['stt_wait']['p50']:.0f} / {m['llm_wait']['p50']:.0f}",
-                f"{_x(m['stt_compute_slowdown'])} / {_x(m['llm_compute_slowdown'])}",
+                f"{ratio(m['stt_compute_slowdown'])} / {ratio(m['llm_compute_slowdown'])}",
                 f"{m['makespan']['p50']:.0f}",
-                _x(m["makespan_vs_serial"]),
+                ratio(m["makespan_vs_serial"]),
             ]
         )
     return header, rows
@@ -385,11 +373,11 @@ def _headline(name: str, res: dict[str, Any]) -> str:
     s = res["summary"]
     ng, g = s["both, no gate"], s["both, gate"]
     return (
-        f"{name}: without the gate STT ran {_x(ng['stt_slowdown'])} and the LLM {_x(ng['llm_slowdown'])} "
-        f"slower than alone (both done in {_x(ng['makespan_vs_serial'])} the time of running them one after "
-        f"the other); through the gate STT {_x(g['stt_slowdown'])}, LLM {_x(g['llm_slowdown'])} "
-        f"(it waits for the transcription; its own compute {_x(g['llm_compute_slowdown'])}), both done in "
-        f"{_x(g['makespan_vs_serial'])}."
+        f"{name}: without the gate STT ran {ratio(ng['stt_slowdown'])} and the LLM {ratio(ng['llm_slowdown'])} "
+        f"slower than alone (both done in {ratio(ng['makespan_vs_serial'])} the time of running them one after "
+        f"the other); through the gate STT {ratio(g['stt_slowdown'])}, LLM {ratio(g['llm_slowdown'])} "
+        f"(it waits for the transcription; its own compute {ratio(g['llm_compute_slowdown'])}), both done in "
+        f"{ratio(g['makespan_vs_serial'])}."
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +73,29 @@ def relative_link(target: Path, from_file: Path) -> str:
         return Path(os.path.relpath(target.resolve(), from_file.resolve().parent)).as_posix()
     except ValueError:  # pragma: no cover - other drive on Windows
         return target.as_posix()
+
+
+def write_outputs(
+    result: dict[str, Any],
+    *,
+    png_path: Path | None,
+    md_path: Path | None,
+    json_path: Path | None,
+    plot: Callable[[dict[str, Any], Path], object],
+    markdown: Callable[[dict[str, Any], Path | None, Path], str],
+) -> None:
+    """Write a bench result as PNG, Markdown and JSON (each only when its path is given), saying where."""
+    if png_path is not None:
+        plot(result, png_path)
+        print(f"wrote {png_path}")
+    if md_path is not None:
+        write_text(md_path, markdown(result, png_path, md_path))
+        print(f"wrote {md_path}")
+    if json_path is not None:
+        write_json(json_path, result)
+        print(f"wrote {json_path}")
+
+
+def ratio(v: float | None) -> str:
+    """A speed or slowdown ratio for tables ("1.23x"; "—" when unknown)."""
+    return "—" if v is None else f"{v:.2f}x"

@@ -23,7 +23,7 @@ from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import catalogue_names, model_dir
 from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_json, write_text
+from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
 from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS
 from voice.models import ModelError
 
@@ -163,15 +163,7 @@ def run(args: argparse.Namespace) -> int:
     print(text_table(*_table(rows)))
     print()
     print("\n".join(conclusions(rows)))
-    if png_path is not None:
-        plot(result, png_path)
-        print(f"wrote {png_path}")
-    if md_path is not None:
-        write_text(md_path, markdown(result, png_path, md_path))
-        print(f"wrote {md_path}")
-    if json_path is not None:
-        write_json(json_path, result)
-        print(f"wrote {json_path}")
+    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
     return 0 if all("error" not in r for r in rows) else 1
 
 

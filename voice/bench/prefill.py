@@ -26,7 +26,7 @@ from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_json, write_text
+from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
 from voice.bench.stats import describe
 from voice.config import load_config
 from voice.stages import ChatMessage, PromptInfo
@@ -173,15 +173,7 @@ def run(args: argparse.Namespace) -> int:
     finish(meta["machine"])
     print()
     print(text_table(*_table(rows)))
-    if png_path is not None:
-        plot(result, png_path)
-        print(f"wrote {png_path}")
-    if md_path is not None:
-        write_text(md_path, markdown(result, png_path, md_path))
-        print(f"wrote {md_path}")
-    if json_path is not None:
-        write_json(json_path, result)
-        print(f"wrote {json_path}")
+    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
     return 0 if rows else 1
 
 

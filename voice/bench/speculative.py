@@ -28,7 +28,13 @@ from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_json, write_text
+from voice.bench.markdown import (
+    md_table,
+    ratio,
+    relative_link,
+    text_table,
+    write_outputs,
+)
 from voice.bench.stats import describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
@@ -273,20 +279,8 @@ def run(args: argparse.Namespace) -> int:
     finish(meta["machine"])
     print()
     print(text_table(*_summary_table(summary)))
-    if png_path is not None:
-        plot(result, png_path)
-        print(f"wrote {png_path}")
-    if md_path is not None:
-        write_text(md_path, markdown(result, png_path, md_path))
-        print(f"wrote {md_path}")
-    if json_path is not None:
-        write_json(json_path, result)
-        print(f"wrote {json_path}")
+    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
     return 0
-
-
-def _x(v: float | None) -> str:
-    return "—" if v is None else f"{v:.2f}x"
 
 
 def _summary_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
@@ -315,9 +309,9 @@ def _summary_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[
             s["itl_ms_p50"],
             s["tps_p50"],
             s["e2e_ms_p50"],
-            _x(s["tps_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
-            _x(s["e2e_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
-            _x(s["ttft_ratio"]) if s["variant"] != BASELINE else "1x (ref)",
+            ratio(s["tps_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
+            ratio(s["e2e_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
+            ratio(s["ttft_ratio"]) if s["variant"] != BASELINE else "1x (ref)",
             s["tokens_per_step"] if s["variant"] != BASELINE else 1.0,
             s["same_outputs"],
         ]
@@ -347,8 +341,8 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
             continue
         faster = "faster" if s["e2e_speedup"] > 1 else "SLOWER"
         out.append(
-            f"- **{s['llm']}, {s['kind']} replies, {s['variant']}**: whole reply {_x(s['e2e_speedup'])} "
-            f"({faster}), tokens/s {_x(s['tps_speedup'])}, TTFT {_x(s['ttft_ratio'])} the baseline's; "
+            f"- **{s['llm']}, {s['kind']} replies, {s['variant']}**: whole reply {ratio(s['e2e_speedup'])} "
+            f"({faster}), tokens/s {ratio(s['tps_speedup'])}, TTFT {ratio(s['ttft_ratio'])} the baseline's; "
             f"{s['tokens_per_step']} tokens per decode step; "
             f"same output as the baseline for {s['same_outputs']} prompts."
         )
@@ -383,7 +377,7 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
                     r["itl_mean_ms"]["p50"],
                     r["tps"]["p50"],
                     r["e2e_ms"]["p50"],
-                    _x(r.get("e2e_speedup")) if r["variant"] != BASELINE else "ref",
+                    ratio(r.get("e2e_speedup")) if r["variant"] != BASELINE else "ref",
                     "yes"
                     if r["same_output_as_baseline"]
                     else f"no (from char {r['first_difference_at_char']})",
