@@ -2,7 +2,10 @@
 
 A turn is timed by a :class:`TurnTimer` that records named marks on an injected :class:`Clock`.
 Stages are the intervals between consecutive marks in :data:`MARKS`, so the stage durations of a
-complete turn add up exactly to its total (speech end → first audio sent). The user's speech end is
+complete turn add up exactly to its total (speech end → first audio sent). A speculative turn does work
+before the endpoint (its ``stt_start`` can precede ``endpoint``): each mark counts from the later of its
+own time and the previous mark's, so such work shows as 0 ms stages after the endpoint — time saved —
+never as a negative stage, and the stages still add up to the total the user waited. The user's speech end is
 backdated by the VAD silence window, which makes that window a stage of its own (``endpoint_silence``).
 
 LLM metrics follow the usual serving definitions:
@@ -151,6 +154,14 @@ class TurnReport:
     forced_endpoint: bool = False
     history_trimmed: int = 0
     outcome: str = "ok"  # ok | cancelled | no_speech | error
+    speculative: bool = False
+    """The reply was started at a pause, before the end of the turn was confirmed."""
+    speculation_lead_ms: float = 0.0
+    """How long before the endpoint the speculative reply started (work hidden in the silence)."""
+    speculations_discarded: int = 0
+    """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
+    turn_score: float | None = None
+    """The end-of-turn model's probability that the turn was complete (None: no model)."""
 
     def to_dict(self, *, include_text: bool = True) -> dict[str, Any]:
         d = asdict(self)
@@ -223,6 +234,11 @@ class TurnTimer:
         """Stage durations for every consecutive pair of marks that were both recorded."""
         with self._lock:
             marks = dict(self.marks_ns)
+        # Work done before the endpoint (speculation) counts from the previous mark: 0, never negative.
+        latest = None
+        for name in MARKS:
+            if name in marks:
+                latest = marks[name] = marks[name] if latest is None else max(marks[name], latest)
         out: dict[str, float] = {}
         for stage, a, b in zip(STAGES, MARKS, MARKS[1:], strict=False):
             if a in marks and b in marks:

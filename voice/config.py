@@ -55,6 +55,22 @@ class VadConfig:
 
 
 @dataclass(frozen=True)
+class TurnConfig:
+    """When a turn ends, and how much of the reply is prepared before it does (see config.toml)."""
+
+    speculate_after_ms: int = 96
+    """After this much silence inside speech, start the reply speculatively (0 = off)."""
+    end_of_turn_model: str = ""
+    """Catalogue name of an end-of-turn classifier ("" = silence window only)."""
+    complete_threshold: float = 0.5
+    """The classifier's probability at or above which the turn counts as complete."""
+    complete_silence_ms: int = 160
+    """With the classifier: a turn it scores complete ends after this much silence."""
+    incomplete_silence_ms: int = 960
+    """With the classifier: a turn it scores incomplete ends after this much silence."""
+
+
+@dataclass(frozen=True)
 class SttConfig:
     model: str = "tiny.en"
     compute_type: str = "int8"
@@ -111,6 +127,7 @@ class BudgetConfig:
 class Config:
     server: ServerConfig = ServerConfig()
     vad: VadConfig = VadConfig()
+    turn: TurnConfig = TurnConfig()
     stt: SttConfig = SttConfig()
     llm: LlmConfig = LlmConfig()
     tts: TtsConfig = TtsConfig()
@@ -174,6 +191,18 @@ def _validate(config: Config) -> None:
         raise ConfigError(f"[server] port {config.server.port} is not a TCP port (0-65535; 0 picks a free one)")
     if not 0.0 < config.vad.neg_threshold <= config.vad.threshold < 1.0:
         raise ConfigError("[vad] need 0 < neg_threshold <= threshold < 1")
+    t = config.turn
+    if t.speculate_after_ms < 0:
+        raise ConfigError("[turn] speculate_after_ms must be 0 (off) or positive")
+    if t.speculate_after_ms > config.vad.silence_ms:
+        raise ConfigError(
+            f"[turn] speculate_after_ms ({t.speculate_after_ms}) is longer than [vad] silence_ms "
+            f"({config.vad.silence_ms}): the turn would end before any speculation starts"
+        )
+    if not 0.0 < t.complete_threshold < 1.0:
+        raise ConfigError("[turn] complete_threshold must be between 0 and 1")
+    if not 0 < t.complete_silence_ms <= t.incomplete_silence_ms:
+        raise ConfigError("[turn] need 0 < complete_silence_ms <= incomplete_silence_ms")
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:
@@ -183,6 +212,7 @@ def _validate(config: Config) -> None:
 _SECTIONS: dict[str, type[Any]] = {
     "server": ServerConfig,
     "vad": VadConfig,
+    "turn": TurnConfig,
     "stt": SttConfig,
     "llm": LlmConfig,
     "tts": TtsConfig,
@@ -225,6 +255,7 @@ __all__ = [
     "ServerConfig",
     "SttConfig",
     "TtsConfig",
+    "TurnConfig",
     "VadConfig",
     "load_config",
     "parse_config",

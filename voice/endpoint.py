@@ -2,19 +2,30 @@
 
 The :class:`Endpointer` is fed 16 kHz float32 audio together with the VAD's speech probability for each
 frame. It keeps a pre-roll ring of recent audio, starts an utterance when a frame's probability reaches
-``threshold``, and ends it once ``silence_ms`` of audio in a row fell under ``neg_threshold``. Utterances
-shorter than ``min_speech_ms`` of voiced audio are dropped; one reaching ``max_utterance_s`` is ended by force.
+``threshold``, and ends it once enough audio in a row fell under ``neg_threshold``. Utterances shorter than
+``min_speech_ms`` of voiced audio are dropped; one reaching ``max_utterance_s`` is ended by force.
 All durations are counted in audio samples, so the result does not depend on how fast audio arrives.
+
+The turn is an overlap, not a sum: after ``[turn] speculate_after_ms`` of silence inside speech the
+endpointer reports :class:`SpeechPaused` (with the utterance so far), so the session can start preparing the
+reply while it waits; a voiced frame after that reports :class:`SpeechResumed` (the preparation is stale).
+How much silence ends the turn is decided here:
+
+* without an end-of-turn model: ``[vad] silence_ms``;
+* with one (``turn_score``, called once per pause with the utterance so far, returning the probability that
+  the turn is complete): ``[turn] complete_silence_ms`` when it scores the turn complete, else
+  ``[turn] incomplete_silence_ms`` — complete turns end sooner, unfinished sentences get more time.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from voice.config import VadConfig
+from voice.config import TurnConfig, VadConfig
 
 STT_SAMPLE_RATE_HZ = 16_000
 
@@ -37,17 +48,56 @@ class SpeechEnded:
     forced: bool
     """True when ended by the utterance cap or an ``end_turn`` message rather than by silence."""
     voiced_ms: float
+    turn_score: float | None = None
+    """The end-of-turn model's probability that the turn was complete (None: no model, or no pause)."""
 
 
-EndpointEvent = SpeechStarted | SpeechEnded
+@dataclass(frozen=True)
+class SpeechPaused:
+    """``[turn] speculate_after_ms`` of silence inside speech: the turn may be over. Sent once per pause."""
+
+    audio: np.ndarray
+    """The utterance so far (with pre-roll), float32 mono 16 kHz."""
+    trailing_silence_ms: float
+    """Silence after the last voiced frame, included at the end of ``audio``."""
+    voiced_ms: float
+    turn_score: float | None
+    """The end-of-turn model's probability that the turn is complete (None without a model)."""
+    end_after_ms: float
+    """Silence (from the last voiced frame) after which this turn will end unless speech resumes."""
+
+
+@dataclass(frozen=True)
+class SpeechResumed:
+    """A voiced frame after a :class:`SpeechPaused`: the utterance goes on; the pause's audio is stale."""
+
+
+EndpointEvent = SpeechStarted | SpeechEnded | SpeechPaused | SpeechResumed
+
+#: ``turn_score(audio) -> probability that the turn is complete``; blocking, called from the VAD thread.
+TurnScorer = Callable[[np.ndarray], float]
 
 
 class Endpointer:
     """Turns frames + speech probabilities into :class:`SpeechStarted` / :class:`SpeechEnded` events."""
 
-    def __init__(self, config: VadConfig, sample_rate_hz: int = STT_SAMPLE_RATE_HZ) -> None:
+    def __init__(
+        self,
+        config: VadConfig,
+        sample_rate_hz: int = STT_SAMPLE_RATE_HZ,
+        *,
+        turn: TurnConfig | None = None,
+        turn_score: TurnScorer | None = None,
+    ) -> None:
         self.config = config
+        self.turn = turn or TurnConfig(speculate_after_ms=0)
+        self.turn_score = turn_score
         self.rate = sample_rate_hz
+        # The pause is where speculation starts and the end-of-turn model is asked (once per pause).
+        pause_ms = self.turn.speculate_after_ms
+        if turn_score is not None:
+            pause_ms = min(pause_ms or self.turn.complete_silence_ms, self.turn.complete_silence_ms)
+        self._pause_samples = self._samples(pause_ms) if pause_ms > 0 else 0
         self._pre_roll: deque[np.ndarray] = deque()
         self._pre_roll_samples = 0
         self._utterance: list[np.ndarray] = []
@@ -56,6 +106,9 @@ class Endpointer:
         self._silence_samples = 0
         self._voiced_samples = 0
         self._position_samples = 0
+        self._paused = False
+        self._turn_score: float | None = None
+        self._end_samples = self._samples(config.silence_ms)
 
     @property
     def in_speech(self) -> bool:
@@ -76,6 +129,9 @@ class Endpointer:
         self._in_speech = False
         self._silence_samples = 0
         self._voiced_samples = 0
+        self._paused = False
+        self._turn_score = None
+        self._end_samples = self._samples(self.config.silence_ms)
 
     def feed(self, frame: np.ndarray, probability: float) -> list[EndpointEvent]:
         """Feed one VAD frame and its speech probability; returns the events it caused."""
@@ -103,13 +159,41 @@ class Endpointer:
         if probability < self.config.neg_threshold:
             self._silence_samples += n
         else:
+            if self._paused:
+                events.append(SpeechResumed())
+                self._paused = False
+                self._turn_score = None
+                self._end_samples = self._samples(self.config.silence_ms)
             self._silence_samples = 0
             self._voiced_samples += n
-        if self._silence_samples >= self._samples(self.config.silence_ms):
+        if (
+            self._pause_samples
+            and not self._paused
+            and self._silence_samples >= self._pause_samples
+            and self._voiced_samples >= self._samples(self.config.min_speech_ms)
+        ):
+            events.append(self._pause())
+        if self._silence_samples >= self._end_samples:
             events.extend(self._end(forced=False))
         elif self._utterance_samples >= self._samples(self.config.max_utterance_s * 1000):
             events.extend(self._end(forced=True))
         return events
+
+    def _pause(self) -> SpeechPaused:
+        self._paused = True
+        audio = np.concatenate(self._utterance).astype(np.float32, copy=False)
+        if self.turn_score is not None:
+            self._turn_score = float(self.turn_score(audio))
+            complete = self._turn_score >= self.turn.complete_threshold
+            end_ms = self.turn.complete_silence_ms if complete else self.turn.incomplete_silence_ms
+            self._end_samples = self._samples(end_ms)
+        return SpeechPaused(
+            audio,
+            self._ms(self._silence_samples),
+            self._ms(self._voiced_samples),
+            self._turn_score,
+            self._ms(self._end_samples),
+        )
 
     def force_end(self) -> list[EndpointEvent]:
         """End the utterance now (``end_turn``); nothing happens outside speech."""
@@ -118,8 +202,9 @@ class Endpointer:
     def _end(self, *, forced: bool) -> list[EndpointEvent]:
         voiced_ms = self._ms(self._voiced_samples)
         trailing_ms = 0.0 if forced else self._ms(self._silence_samples)
+        score = self._turn_score
         audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
         self.reset()
         if voiced_ms < self.config.min_speech_ms and not forced:
             return []
-        return [SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms)]
+        return [SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score)]

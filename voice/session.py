@@ -13,14 +13,22 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import soxr
 
 from voice.budget import Clock, TurnReport, TurnTimer
 from voice.config import Config
-from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechStarted
+from voice.endpoint import (
+    STT_SAMPLE_RATE_HZ,
+    Endpointer,
+    EndpointEvent,
+    SpeechEnded,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+)
 from voice.engine import Engines
 from voice.history import History
 from voice.protocol import (
@@ -36,8 +44,9 @@ from voice.protocol import (
     decode_client_text,
     event,
 )
+from voice.speculation import HeldSink
 from voice.stages import VadStream
-from voice.turn import Utterance, cancelled_report, run_turn
+from voice.turn import ReplySink, Utterance, cancelled_report, run_turn
 
 log = logging.getLogger("voice.session")
 
@@ -45,6 +54,23 @@ log = logging.getLogger("voice.session")
 INGRESS_BURST_S = 2.0
 #: The cancel message of a barge-in (other cancels: disconnect, shutdown, reset).
 BARGE_IN = "barge-in"
+#: The cancel message of a speculative turn thrown away because the user went on speaking.
+DISCARD = "speculation-discarded"
+
+
+@dataclass(eq=False)
+class _Speculation:
+    """A reply started at a pause and held until the end of the turn is confirmed (voice/speculation.py)."""
+
+    sink: HeldSink
+    history: History
+    """A copy of the conversation: the session adopts it on commit."""
+    timer: TurnTimer
+    started_ns: int
+    committed_ns: int | None = None
+    turn_score: float | None = None
+    task: asyncio.Task[TurnReport] = field(init=False)
+    flush: asyncio.Task[None] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +204,9 @@ class Session:
         self.history = History()
         self.started: Start | None = None
         self.stopping = False
-        self._endpointer = Endpointer(config.vad)
+        self._endpointer = Endpointer(
+            config.vad, turn=config.turn, turn_score=getattr(engines, "turn_score", None)
+        )
         self._vad: VadStream | None = None
         self._resampler: soxr.ResampleStream | None = None
         self._pending = np.zeros(0, np.float32)
@@ -190,6 +218,10 @@ class Session:
         self.turns: list[asyncio.Task[TurnReport]] = []
         self._reported: set[int] = set()
         self.vad_resets = 0
+        self._speculation: _Speculation | None = None
+        self._discarded = 0  # speculations thrown away during the current utterance
+        self.speculations_started = 0
+        self.speculations_discarded = 0
 
     # ------------------------------------------------------------------ input
     async def on_text(self, text: str) -> ProtocolError | None:
@@ -283,8 +315,14 @@ class Session:
             self.vad_resets += 1
 
     # ------------------------------------------------------------------ turns
-    async def _on_endpoint_event(self, ev: SpeechStarted | SpeechEnded) -> None:
+    async def _on_endpoint_event(self, ev: EndpointEvent) -> None:
         now_ns = self.clock.now_ns()
+        if isinstance(ev, SpeechPaused):
+            self._speculate(ev, now_ns)
+            return
+        if isinstance(ev, SpeechResumed):
+            self._discard_speculation()
+            return
         if isinstance(ev, SpeechStarted):
             await self.outbox.send_event(
                 event("speech_started", audio_offset_ms=round(ev.audio_offset_ms, 1))
@@ -301,6 +339,14 @@ class Session:
                 await self.outbox.send_event(event("interrupt", turn_id=turn_id, playback_only=True))
             return
         self._turn_id += 1
+        spec, self._speculation = self._speculation, None
+        if spec is not None and not spec.task.done():
+            self._discarded = 0
+            await self._commit(spec, ev, now_ns)
+            return
+        if spec is not None:  # it ended before the endpoint (no speech, an error): answer afresh
+            self._speculation = spec
+            self._discard_speculation()
         timer = TurnTimer(self.clock, self.id, self._turn_id)
         timer.mark("speech_end", at_ns=now_ns - round(ev.trailing_silence_ms * 1e6))
         timer.mark("endpoint", at_ns=now_ns)
@@ -314,7 +360,12 @@ class Session:
         )
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, ev.forced)
         previous = self._turn
-        task = asyncio.create_task(self._run(previous, utterance, timer), name=f"{self.id}-turn")
+        discarded, self._discarded = self._discarded, 0
+
+        def fields() -> dict[str, object]:
+            return {"speculations_discarded": discarded, "turn_score": ev.turn_score}
+
+        task = asyncio.create_task(self._run(previous, utterance, timer, fields), name=f"{self.id}-turn")
         # A task cancelled before it ran (barge-in right after the endpoint, or while it waited for the
         # previous turn) never enters run_turn: report it here, so no turn goes unreported.
         task.add_done_callback(lambda t: self._report_if_lost(t, timer, utterance))
@@ -323,11 +374,88 @@ class Session:
         self.turns.append(task)
         await asyncio.sleep(0)  # let the turn start, so that a barge-in cancels a running turn
 
+    # ------------------------------------------------------------ speculation
+    def _speculate(self, ev: SpeechPaused, now_ns: int) -> None:
+        """Start the reply now, held (nothing reaches the client or the history) until committed."""
+        if self.config.turn.speculate_after_ms <= 0 or self._speculation is not None:
+            return
+        if self._turn is not None and not self._turn.done():
+            return  # the previous reply still runs (barge-in is off): answer after it, as usual
+        timer = TurnTimer(self.clock, self.id, self._turn_id + 1)
+        timer.mark("speech_end", at_ns=now_ns - round(ev.trailing_silence_ms * 1e6))
+        utterance = Utterance(ev.audio, ev.trailing_silence_ms, False)
+        spec = _Speculation(HeldSink(self.outbox), History(list(self.history.messages)), timer, now_ns)
+        discarded_before = self._discarded
+
+        def fields() -> dict[str, object]:
+            lead_ms = 0.0 if spec.committed_ns is None else (spec.committed_ns - spec.started_ns) / 1e6
+            return {
+                "speculative": True,
+                "speculation_lead_ms": round(lead_ms, 1),
+                "speculations_discarded": discarded_before,
+                "turn_score": spec.turn_score,
+            }
+
+        def on_report(report: TurnReport) -> None:
+            if spec.sink.committed:
+                self._on_turn_report(report)
+            else:  # discarded: leaves no trace but the counters
+                self._reported.add(report.turn_id)
+
+        spec.task = asyncio.create_task(
+            self._run(None, utterance, timer, fields, sink=spec.sink, history=spec.history, on_report=on_report),
+            name=f"{self.id}-speculation",
+        )
+        spec.task.add_done_callback(lambda t: self._report_if_lost(t, timer, utterance, spec.sink))
+        self._speculation = spec
+        self.speculations_started += 1
+        self.turns = [t for t in self.turns if not t.done()]
+        self.turns.append(spec.task)
+
+    def _discard_speculation(self) -> None:
+        spec, self._speculation = self._speculation, None
+        if spec is None:
+            return
+        spec.sink.discard()
+        spec.task.cancel(DISCARD)
+        self._discarded += 1
+        self.speculations_discarded += 1
+        log.debug("[%s] speculative reply discarded: the user went on speaking", self.id)
+
+    async def _commit(self, spec: _Speculation, ev: SpeechEnded, now_ns: int) -> None:
+        """The turn really ended where the speculation started: let its reply out (one transition)."""
+        spec.committed_ns = now_ns
+        spec.turn_score = ev.turn_score
+        spec.timer.mark("endpoint", at_ns=now_ns)
+        spec.sink.commit()
+        self.history = spec.history
+        self._turn = spec.task
+        trailing_ms = (now_ns - spec.timer.marks_ns["speech_end"]) / 1e6
+        await self.outbox.send_event(
+            event(
+                "speech_ended",
+                turn_id=spec.timer.turn_id,
+                forced=ev.forced,
+                trailing_silence_ms=round(trailing_ms, 1),
+            )
+        )
+        spec.flush = asyncio.create_task(spec.sink.flush(), name=f"{self.id}-flush")
+        await asyncio.sleep(0)
+
     def _on_turn_report(self, report: TurnReport) -> None:
         self._reported.add(report.turn_id)
         self.on_report(report)
 
-    def _report_if_lost(self, task: asyncio.Task[TurnReport], timer: TurnTimer, utterance: Utterance) -> None:
+    def _report_if_lost(
+        self,
+        task: asyncio.Task[TurnReport],
+        timer: TurnTimer,
+        utterance: Utterance,
+        held: HeldSink | None = None,
+    ) -> None:
+        if held is not None and not held.committed:  # a discarded speculation: no report
+            self._reported.discard(timer.turn_id)
+            return
         if timer.turn_id in self._reported:
             self._reported.discard(timer.turn_id)
             return
@@ -336,8 +464,17 @@ class Session:
         self.outbox.post_event(event("turn_report", **report.to_dict()))
 
     async def _run(
-        self, previous: asyncio.Task[TurnReport] | None, utterance: Utterance, timer: TurnTimer
+        self,
+        previous: asyncio.Task[TurnReport] | None,
+        utterance: Utterance,
+        timer: TurnTimer,
+        report_fields: Callable[[], dict[str, object]],
+        *,
+        sink: ReplySink | None = None,
+        history: History | None = None,
+        on_report: Callable[[TurnReport], None] | None = None,
     ) -> TurnReport:
+        """Run one turn after ``previous``; a speculative turn passes its held ``sink`` and ``history``."""
         reply = True
         if previous is not None:
             try:
@@ -350,17 +487,24 @@ class Session:
             # of turns would keep every earlier utterance's audio alive.
             previous = None
         try:
+            held = sink if isinstance(sink, HeldSink) else None
+
+            def on_error(err: ProtocolError) -> None:
+                if held is None or held.committed:
+                    self.on_error(err)
+
             report = await run_turn(
                 self.engines,
                 self.config,
-                self.history,
+                history if history is not None else self.history,
                 utterance,
                 timer,
-                self.outbox,
+                sink if sink is not None else self.outbox,
                 output_rate_hz=self.output_rate,
-                on_report=self._on_turn_report,
-                on_error=self.on_error,
+                on_report=on_report or self._on_turn_report,
+                on_error=on_error,
                 reply=reply,
+                report_fields=report_fields,
             )
         finally:
             self.outbox.forget_turn(timer.turn_id)

@@ -21,7 +21,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import soxr
@@ -122,6 +122,7 @@ async def run_turn(
     on_report: Callable[[TurnReport], None] = lambda r: None,
     on_error: Callable[[ProtocolError], None] = lambda e: None,
     reply: bool = True,
+    report_fields: Callable[[], dict[str, Any]] = dict,
 ) -> TurnReport:
     """Run one turn to its end (its last audio chunk handed to the socket) and return its report.
 
@@ -129,7 +130,8 @@ async def run_turn(
     an error sent to the client (``busy``, ``context``, ``internal``) also goes to ``on_error``. A turn
     cancelled during transcription still waits for it (the model cannot be interrupted) and keeps what
     the user said in the history. ``reply=False`` (the user barged in before the turn began) only
-    transcribes into the history and reports the turn as cancelled.
+    transcribes into the history and reports the turn as cancelled. ``report_fields`` adds fields to the
+    report, read when the report is built (the session's speculation counters).
     """
     progress = _Progress()
     delivery = _Delivery(timer)
@@ -249,7 +251,7 @@ async def run_turn(
         outcome = "error"
         await fail(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}"))
     finally:
-        report = _report(config, timer, progress, utterance, cancelled, outcome)
+        report = _report(config, timer, progress, utterance, cancelled, outcome, **report_fields())
         on_report(report)
         with contextlib.suppress(Exception):
             await sink.send_event(event("turn_report", **report.to_dict()))
@@ -275,6 +277,7 @@ def _report(
     utterance: Utterance,
     cancelled: bool,
     outcome: str,
+    **extra: Any,
 ) -> TurnReport:
     prompt = progress.prompt
     return build_report(
@@ -290,6 +293,7 @@ def _report(
         history_trimmed=progress.trimmed_messages,
         utterance_ms=round(len(utterance.audio) / 16.0, 1),
         forced_endpoint=utterance.forced,
+        **extra,
     )
 
 
