@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -429,6 +430,23 @@ def _sparse_models(root: Path, *, llm_magic: bytes = b"GGUF", llm_size_delta: in
                 fh.write(llm_magic if f.name.endswith(".gguf") else b"\0")
                 fh.truncate(f.size_bytes + (llm_size_delta if f.name.endswith(".gguf") else 0))
     return gguf
+
+
+def test_preflight_loads_no_backend(tmp_path: Path) -> None:
+    """Checking the model files (GGUF magic included) imports no backend and sets no thread variables."""
+    root = tmp_path / "models"
+    _sparse_models(root)
+    code = (
+        "import os, sys\n"
+        "from voice.config import Config\n"
+        "from voice.models import DEFAULT_CATALOGUE, Catalogue\n"
+        "from voice.preflight import check_model_files\n"
+        f"check_model_files(Config(), {str(root)!r}, Catalogue.load(DEFAULT_CATALOGUE))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('voice.backends')), os.environ.get('GOMP_SPINCOUNT'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["[]", "None"]
 
 
 def _serve_expecting_failure(tmp_path: Path, root: Path) -> tuple[int, str, float, list[int | None]]:

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from voice.config import LlmConfig
-from voice.models import ModelMissingError
+from voice.models import ModelMissingError, find_gguf
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
-GGUF_MAGIC = b"GGUF"
 # Used when a GGUF has no chat template (base models such as Gemma 3 270M).
 PLAIN_TEMPLATE = (
     "{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}\n\n"
@@ -27,21 +26,6 @@ PLAIN_TEMPLATE = (
     "{% else %}Assistant: {{ m['content'] }}\n{% endif %}{% endfor %}"
     "{% if add_generation_prompt %}Assistant:{% endif %}"
 )
-
-
-def find_gguf(model_dir: Path, name: str) -> Path:
-    files = sorted(model_dir.glob("*.gguf"))
-    if not files:
-        raise ModelMissingError(f"no .gguf file in {model_dir}; run: voice models pull {name}")
-    path = files[0]
-    with path.open("rb") as f:
-        magic = f.read(4)
-    if magic != GGUF_MAGIC:
-        raise ModelMissingError(
-            f"{path} is not a GGUF file (magic {magic!r}, expected {GGUF_MAGIC!r}); "
-            f"run: voice models pull {name}"
-        )
-    return path
 
 
 class LlamaLlm:

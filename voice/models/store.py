@@ -19,6 +19,7 @@ from voice.models.catalogue import STAMP_NAME, Catalogue, ModelEntry, ModelFile
 from voice.models.errors import ModelMissingError, ModelPathError
 
 CHUNK_BYTES = 1 << 20
+GGUF_MAGIC = b"GGUF"
 #: Model files (and the stamp) are ordinary readable files (``mkstemp`` creates 0600).
 FILE_MODE = 0o644
 
@@ -92,6 +93,22 @@ def is_present(root: Path, entry: ModelEntry) -> bool:
     except ModelMissingError:
         return False
     return True
+
+
+def find_gguf(model_dir: Path, name: str) -> Path:
+    """The model folder's GGUF file (the first by name), checked to start with the GGUF magic."""
+    files = sorted(model_dir.glob("*.gguf"))
+    if not files:
+        raise ModelMissingError(f"no .gguf file in {model_dir}; run: voice models pull {name}")
+    path = files[0]
+    with path.open("rb") as f:
+        magic = f.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelMissingError(
+            f"{path} is not a GGUF file (magic {magic!r}, expected {GGUF_MAGIC!r}); "
+            f"run: voice models pull {name}"
+        )
+    return path
 
 
 # --------------------------------------------------------------------------------------------
