@@ -132,9 +132,8 @@ def measure(
     def llm_job(gate: ComputeGate) -> Callable[[], float]:
         def job() -> float:
             waited = [0]
-            raw = llm._llm
-            raw.reset()
-            steps = raw.generate(prompt, temp=0.0, top_k=1, reset=True)
+            llm.reset_cache()
+            steps = llm.greedy_steps(prompt)
             try:
                 for _ in range(tokens):
                     with _slot(gate, Priority.LLM, waited):

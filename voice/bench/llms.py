@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.config import Config
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError, locate
+
+if TYPE_CHECKING:
+    from voice.backends.llm_llama import LlamaLlm
+    from voice.backends.stt_whisper import WhisperStt
 
 
 def model_dir(name: str, kind: str) -> Path:
@@ -28,7 +32,7 @@ def catalogue_names(kind: str) -> list[str]:
     return [e.name for e in Catalogue.load(DEFAULT_CATALOGUE).entries if e.kind == kind]
 
 
-def load_llm(config: Config, name: str, *, draft_model: Any = None) -> Any:
+def load_llm(config: Config, name: str, *, draft_model: Any = None) -> LlamaLlm:
     """A :class:`~voice.backends.llm_llama.LlamaLlm` for catalogue model ``name`` with the config's settings."""
     from voice.backends.llm_llama import LlamaLlm
 
@@ -36,7 +40,7 @@ def load_llm(config: Config, name: str, *, draft_model: Any = None) -> Any:
     return LlamaLlm(model_dir(name, "llm"), llm_config, draft_model=draft_model)
 
 
-def load_stt(config: Config, name: str) -> Any:
+def load_stt(config: Config, name: str) -> WhisperStt:
     from voice.backends.stt_whisper import WhisperStt
 
     return WhisperStt(model_dir(name, "stt"), dataclasses.replace(config.stt, model=name))

@@ -19,7 +19,7 @@ import functools
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
@@ -31,13 +31,16 @@ from voice.bench.stats import describe
 from voice.config import load_config
 from voice.stages import ChatMessage, PromptInfo
 
+if TYPE_CHECKING:
+    from voice.backends.llm_llama import LlamaLlm
+
 DEFAULT_TEXT = BENCHMARKS_DIR / "prefill_document.txt"
 QUESTION = "When does the heating come on at the weekend?"
 PREVIOUS_QUESTION = "Which bin goes out this Thursday?"
 
 
 def fit_document(
-    llm: Any, system_prompt: str, words: list[str], target: int
+    llm: LlamaLlm, system_prompt: str, words: list[str], target: int
 ) -> tuple[list[ChatMessage], int]:
     """Messages whose rendered prompt is as close to ``target`` tokens as possible without exceeding it."""
 
@@ -63,25 +66,26 @@ def with_question(messages: list[ChatMessage], question: str) -> list[ChatMessag
     return [*messages[:-1], ChatMessage("user", question)]
 
 
-def time_first_token(llm: Any, messages: list[ChatMessage]) -> tuple[float, PromptInfo]:
+def time_first_token(llm: LlamaLlm, messages: list[ChatMessage]) -> tuple[float, PromptInfo]:
     """Milliseconds from calling ``generate`` to the first generated token, and the prompt split."""
     cancel = threading.Event()
     t0 = time.perf_counter_ns()
-    gen = llm.generate(messages, max_tokens=1, cancel=cancel)
-    try:
-        info = next(gen)
-        next(gen, None)  # the first token (None if it was end-of-generation: it was still computed)
-        t1 = time.perf_counter_ns()
-    finally:
-        gen.close()
+    events = llm.generate(messages, max_tokens=1, cancel=cancel)
+    info = next(events)
+    next(events, None)  # the first token (None if it was end-of-generation: it was still computed)
+    t1 = time.perf_counter_ns()
+    for _ in events:  # max_tokens=1: ends at once, which frees the instance
+        pass
+    if not isinstance(info, PromptInfo):
+        raise BenchError(f"generate began with {info!r}, not its PromptInfo")
     return (t1 - t0) / 1e6, info
 
 
-def measure_length(llm: Any, messages: list[ChatMessage], repeats: int, guard: Guard) -> dict[str, Any]:
+def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, guard: Guard) -> dict[str, Any]:
     other = with_question(messages, PREVIOUS_QUESTION)
 
     def uncached_run() -> tuple[float, PromptInfo]:
-        llm._llm.reset()
+        llm.reset_cache()
         ms, info = time_first_token(llm, messages)
         if info.reused_tokens:
             raise BenchError(

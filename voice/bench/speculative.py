@@ -19,7 +19,7 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from voice.bench.stats import describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, TextDelta
+
+if TYPE_CHECKING:
+    from voice.backends.llm_llama import LlamaLlm
 
 DEFAULT_PROMPTS = BENCHMARKS_DIR / "speculative_prompts.toml"
 BASELINE = "baseline"
@@ -79,28 +82,10 @@ def load_prompts(path: Path) -> list[Prompt]:
     return out
 
 
-def counting_draft(max_ngram_size: int, num_pred_tokens: int) -> Any:
-    """A prompt-lookup draft model that also counts its calls (one per batched decode step)."""
-    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-
-    class Counting(LlamaPromptLookupDecoding):
-        calls = 0
-        proposed = 0
-
-        def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
-            out = super().__call__(input_ids, **kwargs)
-            self.calls += 1
-            self.proposed += len(out)
-            return out
-
-    return Counting(max_ngram_size=max_ngram_size, num_pred_tokens=num_pred_tokens)
-
-
-def decode(llm: Any, system: str, prompt: Prompt) -> dict[str, Any]:
+def decode(llm: LlamaLlm, system: str, prompt: Prompt) -> dict[str, Any]:
     """One greedy reply from the state 'system prompt cached'; per-token times → :class:`LlmMetrics`."""
     llm.warm(ChatMessage("system", system))
-    draft = llm._llm.draft_model
-    calls0, proposed0 = (draft.calls, draft.proposed) if draft is not None else (0, 0)
+    before = llm.draft_stats
     messages = [ChatMessage("system", system), ChatMessage("user", prompt.text)]
     cancel = threading.Event()
     token_ns: list[int] = []
@@ -121,10 +106,11 @@ def decode(llm: Any, system: str, prompt: Prompt) -> dict[str, Any]:
         "tps": metrics.tps if metrics else None,
         "e2e_ms": metrics.e2e_ms if metrics else None,
     }
-    if draft is not None:
-        steps = draft.calls - calls0
+    after = llm.draft_stats
+    if before is not None and after is not None:
+        steps = after.calls - before.calls
         out["decode_steps"] = steps
-        out["proposed_tokens"] = draft.proposed - proposed0
+        out["proposed_tokens"] = after.proposed_tokens - before.proposed_tokens
         out["tokens_per_step"] = round(len(token_ns) / steps, 2) if steps else None
     return out
 
@@ -145,9 +131,11 @@ def run_model(
     repeats: int,
     guard: Guard,
 ) -> list[dict[str, Any]]:
-    variants: dict[str, Any] = {BASELINE: load_llm(config, name)}
+    from voice.backends.llm_llama import prompt_lookup_draft
+
+    variants: dict[str, LlamaLlm] = {BASELINE: load_llm(config, name)}
     for k in drafts:
-        variants[f"prompt-lookup {k}"] = load_llm(config, name, draft_model=counting_draft(ngram, k))
+        variants[f"prompt-lookup {k}"] = load_llm(config, name, draft_model=prompt_lookup_draft(ngram, k))
     system = config.llm.system_prompt
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     order = list(variants)
@@ -156,7 +144,7 @@ def run_model(
             rotated = order[r % len(order) :] + order[: r % len(order)]
 
             def one(
-                prompt: Prompt = prompt, rotated: list[str] = rotated, llms: dict[str, Any] = variants
+                prompt: Prompt = prompt, rotated: list[str] = rotated, llms: dict[str, LlamaLlm] = variants
             ) -> dict[str, dict[str, Any]]:
                 return {v: decode(llms[v], prompt.system or system, prompt) for v in rotated}
 
