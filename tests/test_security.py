@@ -372,11 +372,11 @@ def test_every_limit_is_in_config_toml_with_a_comment() -> None:
 
 
 def test_limits_must_be_usable() -> None:
-    from voice.server import check_limits
-
     for key, value in (("max_sessions", 0), ("idle_timeout_s", 0.0), ("max_message_bytes", 10)):
         with pytest.raises(ConfigError, match=key):
-            check_limits(make_config(server={key: value}))
+            make_config(server={key: value})
+        with pytest.raises(ConfigError, match=key):  # also when a valid config is changed (CLI flags)
+            make_config().with_server(**{key: value})
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import threading
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +38,7 @@ from voice.bench.stats import describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, TextDelta
+from voice.tomlfile import check_keys, load_toml, optional, required
 
 if TYPE_CHECKING:
     from voice.backends.llm_llama import LlamaLlm
@@ -57,28 +57,31 @@ class Prompt:
     """Replaces the configured system prompt for this prompt."""
 
 
+_PROMPT_KEYS = ("name", "kind", "text", "max_tokens", "system")
+
+
 def load_prompts(path: Path) -> list[Prompt]:
-    if not path.is_file():
-        raise BenchError(f"prompts file {path} not found; pass --prompts FILE")
-    with path.open("rb") as f:
-        data = tomllib.load(f)
-    out = []
-    for i, p in enumerate(data.get("prompt", [])):
-        try:
-            system = p.get("system")
-            out.append(
-                Prompt(
-                    str(p["name"]),
-                    str(p["kind"]),
-                    str(p["text"]),
-                    int(p.get("max_tokens", 96)),
-                    None if system is None else str(system),
-                )
-            )
-        except KeyError as e:
-            raise BenchError(f"{path}: prompt {i + 1} has no {e.args[0]!r}") from None
-    if not out:
+    """The ``[[prompt]]`` tables of a prompts file; an unknown, missing or mistyped key is a BenchError."""
+    data = load_toml(path, "prompts file", BenchError, hint="pass --prompts FILE")
+    check_keys(data, ("prompt",), str(path), BenchError)
+    tables = data.get("prompt", [])
+    if not isinstance(tables, list) or not tables:
         raise BenchError(f"{path}: no [[prompt]] entries")
+    out = []
+    for i, p in enumerate(tables):
+        where = f"{path}: prompt {i + 1}"
+        if not isinstance(p, dict):
+            raise BenchError(f"{where} must be a table")
+        check_keys(p, _PROMPT_KEYS, where, BenchError)
+        out.append(
+            Prompt(
+                required(p, "name", str, where, BenchError),
+                required(p, "kind", str, where, BenchError),
+                required(p, "text", str, where, BenchError),
+                optional(p, "max_tokens", int, where, BenchError, 96),
+                optional(p, "system", str, where, BenchError, None),
+            )
+        )
     return out
 
 

@@ -10,12 +10,12 @@ URL) for machines that do have internet. Parsing checks every key; a bad catalog
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from voice.models.errors import ModelError
+from voice.tomlfile import check_keys, load_toml, required
 
 DEFAULT_MODELS_ROOT: Path = Path(__file__).resolve().parents[2] / "models"
 DEFAULT_CATALOGUE: Path = DEFAULT_MODELS_ROOT / "catalogue.toml"
@@ -71,19 +71,11 @@ _PART_KEYS = frozenset({"package", "version", "member"})
 
 
 def _check_keys(table: dict[str, Any], allowed: frozenset[str], where: str) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ModelError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+    check_keys(table, allowed, where, ModelError)
 
 
 def _req(table: dict[str, Any], key: str, typ: type, where: str) -> Any:
-    if key not in table:
-        raise ModelError(f"{where}: missing required key {key!r}")
-    value = table[key]
-    # bool is a subclass of int: never accept it where a number is expected.
-    if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-        raise ModelError(f"{where}: key {key!r} must be of type {typ.__name__}, got {type(value).__name__}")
-    return value
+    return required(table, key, typ, where, ModelError)
 
 
 def _check_relative_name(name: str, where: str) -> None:
@@ -176,13 +168,7 @@ class Catalogue:
 
     @classmethod
     def load(cls, path: Path = DEFAULT_CATALOGUE) -> Catalogue:
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            raise ModelError(f"model catalogue not found: {path}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ModelError(f"model catalogue {path} is not valid TOML: {exc}") from None
+        data = load_toml(path, "model catalogue", ModelError)
         try:
             return cls.from_dict(data)
         except ModelError as exc:
