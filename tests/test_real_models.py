@@ -29,7 +29,7 @@ from voice.history import History, fit_prompt
 from voice.loader import load_engines
 from voice.stages import ChatMessage, PromptInfo, TextDelta
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from voice.talk import NoAudioDeviceError, Player, _devices
+from voice.talk import NoAudioDeviceError, Player, _check_devices
 
 
 class FakeSoundDevice:
@@ -13,18 +13,12 @@ class FakeSoundDevice:
 
 def test_no_devices_is_a_clear_error() -> None:
     with pytest.raises(NoAudioDeviceError, match=r"no microphone and speaker found.*voice demo"):
-        _devices(FakeSoundDevice([]), None, None)
+        _check_devices(FakeSoundDevice([]))
 
 
 def test_missing_microphone_is_named() -> None:
     with pytest.raises(NoAudioDeviceError, match="no microphone found"):
-        _devices(FakeSoundDevice([{"max_input_channels": 0, "max_output_channels": 2}]), None, None)
-
-
-def test_devices_present() -> None:
-    sd = FakeSoundDevice([{"max_input_channels": 1, "max_output_channels": 0},
-                          {"max_input_channels": 0, "max_output_channels": 2}])
-    assert _devices(sd, "mic", "spk") == ("mic", "spk")
+        _check_devices(FakeSoundDevice([{"max_input_channels": 0, "max_output_channels": 2}]))
 
 
 def test_player_plays_then_clears_on_interrupt() -> None:

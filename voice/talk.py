@@ -23,7 +23,8 @@ class NoAudioDeviceError(RuntimeError):
     pass
 
 
-def _devices(sd: Any, input_device: str | None, output_device: str | None) -> tuple[Any, Any]:
+def _check_devices(sd: Any) -> None:
+    """Raise :class:`NoAudioDeviceError` unless the machine has a microphone and a speaker (any devices)."""
     try:
         devices = sd.query_devices()
     except Exception as e:
@@ -36,7 +37,6 @@ def _devices(sd: Any, input_device: str | None, output_device: str | None) -> tu
             f"no {missing} found on this machine (sounddevice sees {len(devices)} device(s)). "
             "`voice talk` needs both; to try the assistant without audio hardware run `voice demo`"
         )
-    return input_device, output_device
 
 
 class Player:
@@ -66,7 +66,7 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
     import sounddevice as sd
     from websockets.asyncio.client import connect
 
-    _devices(sd, input_device, output_device)
+    _check_devices(sd)
     mic: queue.Queue[bytes] = queue.Queue()
     player = Player()
     headers = {"Authorization": f"Bearer {token}"} if token else None
