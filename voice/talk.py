@@ -7,13 +7,14 @@ on itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import queue
 import sys
 import threading
 from typing import Any
 
 import numpy as np
+from websockets.exceptions import ConnectionClosed
 
 RATE_HZ = 16_000
 FRAME_MS = 20
@@ -67,20 +68,25 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
     from websockets.asyncio.client import connect
 
     _check_devices(sd)
-    mic: queue.Queue[bytes] = queue.Queue()
+    loop = asyncio.get_running_loop()
+    # PortAudio's thread hands microphone blocks to the event loop: no thread ever waits on this queue, so
+    # nothing is left blocked when the session ends (a blocking queue.get in a worker thread kept
+    # asyncio.run from returning).
+    mic: asyncio.Queue[bytes] = asyncio.Queue()
     player = Player()
     headers = {"Authorization": f"Bearer {token}"} if token else None
     async with connect(url, additional_headers=headers) as ws:
         await ws.send(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
         out_stream: Any = None
 
-        def on_mic(indata: np.ndarray, frames: int, _t: Any, _s: Any) -> None:
-            mic.put(bytes(indata))
+        def on_mic(indata: Any, frames: int, _t: Any, _s: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed: the block is not needed
+                loop.call_soon_threadsafe(mic.put_nowait, bytes(indata))
 
         async def send_mic() -> None:
-            while True:
-                data = await asyncio.to_thread(mic.get)
-                await ws.send(data)
+            with contextlib.suppress(ConnectionClosed):
+                while True:
+                    await ws.send(await mic.get())
 
         with sd.RawInputStream(
             samplerate=RATE_HZ,
@@ -121,13 +127,17 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                         print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
             finally:
                 sender.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sender
                 if out_stream is not None:
                     out_stream.close()
 
 
 def run_talk(url: str, *, token: str | None, input_device: str | None, output_device: str | None) -> int:
+    """Talk until the server ends the session (exit 0) or Ctrl+C; 1 with a message for any audio or
+    connection problem."""
     try:
-        import sounddevice  # noqa: F401
+        import sounddevice
     except OSError as e:  # PortAudio library missing
         print(f"error: audio is unavailable: {e}", file=sys.stderr)
         return 1
@@ -135,6 +145,14 @@ def run_talk(url: str, *, token: str | None, input_device: str | None, output_de
         asyncio.run(_talk(url, token, input_device, output_device))
     except NoAudioDeviceError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except sounddevice.PortAudioError as e:  # e.g. a device that cannot record 16 kHz mono 16-bit
+        print(
+            f"error: the audio device refused: {e}. `voice talk` records {RATE_HZ} Hz mono 16-bit and plays "
+            "the server's rate; pick other devices with --input-device/--output-device (list them with "
+            "`python -m sounddevice`)",
+            file=sys.stderr,
+        )
         return 1
     except OSError as e:
         print(f"error: cannot connect to {url}: {e}. Is `voice serve` running?", file=sys.stderr)
