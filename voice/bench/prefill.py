@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from voice.bench import plots
 from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
-from voice.bench.llms import load_llm, names
+from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
+from voice.bench.markdown import md_table, ratio_of, relative_link, text_table, write_outputs
 from voice.bench.stats import describe
 from voice.config import load_config
 from voice.stages import ChatMessage, PromptInfo
@@ -117,7 +117,7 @@ def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, gua
         "cached_samples_ms": [round(x, 2) for x in cached],
         "cached_evaluated_tokens": max(evaluated_cached) if evaluated_cached else None,
         "cached_reused_tokens": min(reused_cached) if reused_cached else None,
-        "ratio_p50": round(u["p50"] / c["p50"], 2) if u["p50"] and c["p50"] else None,
+        "ratio_p50": ratio_of(u["p50"], c["p50"]),
     }
 
 
@@ -135,9 +135,7 @@ def run(args: argparse.Namespace) -> int:
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
         "machine": machine_info(),
-        "n_ctx": config.llm.n_ctx,
-        "n_batch": config.llm.n_batch,
-        "n_threads": config.llm.n_threads,
+        **llm_settings(config),
         "llm_ttft_budget_ms": config.budget.llm_ttft_ms,
         "repeats": args.repeats,
         "text": str(text_path),

@@ -25,11 +25,12 @@ import numpy as np
 from voice.bench import plots
 from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
-from voice.bench.llms import load_llm, names
+from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import (
     md_table,
     ratio,
+    ratio_of,
     relative_link,
     text_table,
     write_outputs,
@@ -186,9 +187,9 @@ def run_model(
                 b_e2e = float(np.median([x["token_ms"][n - 1] for x in base])) if n else None
                 s_e2e = float(np.median([x["token_ms"][n - 1] for x in rs])) if n else None
                 row["e2e_common_ms"] = {"baseline": b_e2e, "speculative": s_e2e}
-                row["tps_speedup"] = round(s_tps / b_tps, 2) if b_tps and s_tps else None
-                row["e2e_speedup"] = round(b_e2e / s_e2e, 2) if b_e2e and s_e2e else None
-                row["ttft_ratio"] = round(s_ttft / b_ttft, 2) if b_ttft and s_ttft else None
+                row["tps_speedup"] = ratio_of(s_tps, b_tps)
+                row["e2e_speedup"] = ratio_of(b_e2e, s_e2e)
+                row["ttft_ratio"] = ratio_of(s_ttft, b_ttft)
             rows.append(row)
     del variants
     return rows
@@ -247,9 +248,7 @@ def run(args: argparse.Namespace) -> int:
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
         "machine": machine_info(),
-        "n_ctx": config.llm.n_ctx,
-        "n_batch": config.llm.n_batch,
-        "n_threads": config.llm.n_threads,
+        **llm_settings(config),
         "temperature": config.llm.temperature,
         "draft_tokens": drafts,
         "ngram": args.ngram,
