@@ -11,6 +11,7 @@ import contextlib
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,23 @@ class Player:
             self._buf = self._buf[n:]
 
 
+def _on_event(ev: dict[str, Any], player: Player, start_output: Callable[[int], None]) -> None:
+    """Act on one server event: play, stop playing, or print it."""
+    kind = ev.get("type")
+    if kind == "audio_start":
+        start_output(int(ev["sample_rate"]))
+    elif kind == "interrupt":
+        player.clear()
+    elif kind == "transcript":
+        print(f"you: {ev['text']}", file=sys.stderr)
+    elif kind == "reply_text":
+        print(f"assistant: {ev['text']}", file=sys.stderr)
+    elif kind == "turn_report":
+        print(f"  latency {ev.get('total_ms')} ms (target {ev.get('target_ms')} ms)", file=sys.stderr)
+    elif kind == "error":
+        print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
+
+
 async def _talk(url: str, token: str | None, input_device: str | None, output_device: str | None) -> None:
     import sounddevice as sd
     from websockets.asyncio.client import connect
@@ -78,6 +96,14 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
     async with connect(url, additional_headers=headers) as ws:
         await ws.send(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
         out_stream: Any = None
+
+        def start_output(rate_hz: int) -> None:
+            nonlocal out_stream
+            if out_stream is None:
+                out_stream = sd.OutputStream(
+                    samplerate=rate_hz, channels=1, dtype="int16", device=output_device, callback=player.callback
+                )
+                out_stream.start()
 
         def on_mic(indata: Any, frames: int, _t: Any, _s: Any) -> None:
             with contextlib.suppress(RuntimeError):  # the loop is already closed: the block is not needed
@@ -102,29 +128,8 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                 async for message in ws:
                     if isinstance(message, bytes):
                         player.add(message)
-                        continue
-                    ev = json.loads(message)
-                    kind = ev.get("type")
-                    if kind == "audio_start" and out_stream is None:
-                        out_stream = sd.OutputStream(
-                            samplerate=ev["sample_rate"],
-                            channels=1,
-                            dtype="int16",
-                            device=output_device,
-                            callback=player.callback,
-                        )
-                        out_stream.start()
-                    elif kind == "interrupt":
-                        player.clear()
-                    elif kind == "transcript":
-                        print(f"you: {ev['text']}", file=sys.stderr)
-                    elif kind == "reply_text":
-                        print(f"assistant: {ev['text']}", file=sys.stderr)
-                    elif kind == "turn_report":
-                        total = ev.get("total_ms")
-                        print(f"  latency {total} ms (target {ev.get('target_ms')} ms)", file=sys.stderr)
-                    elif kind == "error":
-                        print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
+                    else:
+                        _on_event(json.loads(message), player, start_output)
             finally:
                 sender.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
