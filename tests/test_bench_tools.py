@@ -254,6 +254,26 @@ def test_default_prompts_parse() -> None:
     assert all(p.system for p in prompts if p.kind == "repeat")
 
 
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('[[prompt]]\nname = "a"\nkind = "short"\ntext = "hi"\nmax_token = 5\n', "prompt 1: unknown key 'max_token'"),
+        ('[[prompt]]\nname = "a"\nkind = "short"\n', "prompt 1: missing required key 'text'"),
+        ('[[prompt]]\nname = "a"\nkind = "short"\ntext = "hi"\nmax_tokens = "5"\n', "'max_tokens' must be of type int"),
+        ('[[prompts]]\nname = "a"\n', "unknown key 'prompts'"),
+        ("", "no \\[\\[prompt\\]\\] entries"),
+        ("[[prompt]\n", "is not valid TOML"),
+    ],
+)
+def test_bad_prompts_are_named(tmp_path: Path, text: str, error: str) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    with pytest.raises(BenchError, match=error):
+        speculative.load_prompts(path)
+    with pytest.raises(BenchError, match=r"not found.*--prompts FILE"):
+        speculative.load_prompts(tmp_path / "none.toml")
+
+
 def spec_result(machine: dict[str, Any]) -> dict[str, Any]:
     def row(
         prompt: str, kind: str, variant: str, tps: float, e2e_speedup: float | None, same: bool

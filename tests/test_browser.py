@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import make_config
 from voice.engine import Engines
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

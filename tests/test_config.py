@@ -19,7 +19,7 @@ def test_every_default_key_is_in_the_repository_config() -> None:
 
 
 def test_unknown_key_is_named() -> None:
-    with pytest.raises(ConfigError, match=r"\[llm\] 'n_ctxx'"):
+    with pytest.raises(ConfigError, match=r"\[llm\]: unknown key 'n_ctxx'"):
         parse_config({"llm": {"n_ctxx": 1}})
 
 

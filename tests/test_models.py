@@ -319,7 +319,7 @@ def test_resolve_inside(tmp_path: Path) -> None:
 def test_model_dir_and_defaults() -> None:
     assert model_dir(Path("/m"), ENTRY) == Path("/m/llm/fake")
     assert DEFAULT_CATALOGUE == DEFAULT_MODELS_ROOT / "catalogue.toml"
-    assert Path(models.__file__).resolve().parent.parent / "models" == DEFAULT_MODELS_ROOT
+    assert Path(models.__file__).resolve().parents[2] / "models" == DEFAULT_MODELS_ROOT
 
 
 # ---------------------------------------------------------------------------------------------- catalogue

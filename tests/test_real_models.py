@@ -29,7 +29,7 @@ from voice.history import History, fit_prompt
 from voice.loader import load_engines
 from voice.stages import ChatMessage, PromptInfo, TextDelta
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -318,3 +318,32 @@ def test_piper_synthesis_can_be_interrupted(real: Engines) -> None:
     full_s = time.perf_counter() - full_t0
     assert pieces == [] and sum(len(p) for p in full) > 22050  # the next synthesis is whole again
     assert stopped_s < full_s / 2
+
+
+def test_the_llm_methods_benchmarks_use() -> None:
+    """What `voice bench` uses instead of llama_cpp itself: reset_cache, greedy_steps and a counting draft."""
+    from voice.backends.llm_llama import prompt_lookup_draft
+    from voice.bench.llms import load_llm
+
+    config = make_config()
+    llm = load_llm(config, config.llm.model, draft_model=prompt_lookup_draft(3, 4))
+    text = "red green blue " * 6
+    messages = [ChatMessage("system", "Repeat the user's words exactly."), ChatMessage("user", text)]
+    tokens, _ = llm.tokens(messages)
+    assert llm.draft_stats is not None and llm.draft_stats.calls == 0
+    reply = "".join(
+        e.text for e in llm.generate(messages, max_tokens=12, cancel=threading.Event()) if isinstance(e, TextDelta)
+    )
+    stats = llm.draft_stats
+    assert reply and stats is not None and 0 < stats.calls <= 12 and stats.proposed_tokens > 0
+    assert llm.plan(tokens).reused_tokens > 0
+    llm.reset_cache()
+    assert llm.plan(tokens).reused_tokens == 0
+    steps = llm.greedy_steps(tokens)
+    ids = [next(steps) for _ in range(3)]
+    with pytest.raises(RuntimeError, match="already generating"):
+        next(llm.generate(messages, max_tokens=1, cancel=threading.Event()))
+    steps.close()  # frees the instance
+    assert len(ids) == 3 and all(isinstance(i, int) for i in ids)
+    info = next(llm.generate(messages, max_tokens=1, cancel=threading.Event()))  # free again; prompt cached
+    assert isinstance(info, PromptInfo) and info.reused_tokens >= len(tokens) - 1

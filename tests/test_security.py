@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.conftest import make_config
 from tests.netkit import http_get, http_get_full, running
+from tests.units import FAKE_MS, MS
 from voice.config import ConfigError
 from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError, ModelMissingError, ModelPathError
 from voice.preflight import check_model_files
@@ -28,7 +29,7 @@ from voice.reliability.tagged import tagged_engines, tagged_speech
 from voice.server import check_bind
 
 TOKEN = "correct-horse-battery-staple-42"
-SCALE = 0.1
+SCALE = 0.1 * FAKE_MS  # fake model times × 0.1
 CLI = [sys.executable, "-c", "import sys; from voice.cli import main; sys.exit(main())"]
 
 
@@ -170,11 +171,11 @@ async def test_without_a_valid_token_the_connection_is_closed_1008(first: str | 
 
 async def test_a_connection_that_never_starts_is_closed() -> None:
     engines = tagged_engines(SCALE)
-    async with running(engines, {"token": TOKEN, "start_timeout_s": 0.3}) as srv:
+    async with running(engines, {"token": TOKEN, "start_timeout_s": 300 * MS}) as srv:
         p = await Probe.connect(srv.url, start={})
         t0 = time.monotonic()
         assert await p.wait_closed(5) == 1001
-        assert 0.25 < time.monotonic() - t0 < 2
+        assert 250 * MS < time.monotonic() - t0 < 2000 * MS
         assert p.errors()[0]["code"] == "timeout" and "no start message" in p.errors()[0]["message"]
 
 
@@ -309,13 +310,13 @@ async def test_max_sessions_then_1013_try_again_later() -> None:
 @pytest.mark.parametrize(("key", "words"), [("idle_timeout_s", "idle timeout"), ("session_max_s", "session time")])
 async def test_idle_and_session_time_limits_send_an_error_then_close_1001(key: str, words: str) -> None:
     engines = tagged_engines(SCALE)
-    async with running(engines, {key: 0.6}) as srv:
+    async with running(engines, {key: 600 * MS}) as srv:
         p = await Probe.connect(srv.url)
         if key == "session_max_s":  # keep talking: only the session limit can end it
             with contextlib.suppress(ConnectionClosed):
                 for _ in range(30):
                     await p.send_audio(np.zeros(800, np.int16))
-                    await asyncio.sleep(0.1)
+                    await asyncio.sleep(100 * MS)  # 50 ms of audio every 100 MS
         assert await p.wait_closed(5) == 1001
         err = p.errors()[-1]
         assert err["code"] == "timeout" and words in err["message"] and err["fatal"] is True
@@ -331,7 +332,7 @@ async def test_audio_faster_than_the_ingress_limit_is_refused() -> None:
         assert err["code"] == "rate_limited" and err["fatal"] is False
         # The 2 s burst was accepted, the rest refused frame by frame; the session goes on.
         assert len(p.errors()) >= 6
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(1000 * MS)  # the ingress allowance refills
         assert (await p.turn(tagged_speech("s1t1"), silence_s=0.4))["outcome"] == "ok"
         await p.close()
 
@@ -372,11 +373,11 @@ def test_every_limit_is_in_config_toml_with_a_comment() -> None:
 
 
 def test_limits_must_be_usable() -> None:
-    from voice.server import check_limits
-
     for key, value in (("max_sessions", 0), ("idle_timeout_s", 0.0), ("max_message_bytes", 10)):
         with pytest.raises(ConfigError, match=key):
-            check_limits(make_config(server={key: value}))
+            make_config(server={key: value})
+        with pytest.raises(ConfigError, match=key):  # also when a valid config is changed (CLI flags)
+            make_config().with_server(**{key: value})
 
 
 @pytest.fixture(autouse=True)

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from tests.netkit import http_get, running, server_config, until
+from tests.units import FAKE_MS, MS
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import reply_for, tagged_engines, tagged_speech
 from voice.server import VoiceServer
 
-SCALE = 0.1  # fake model times × 0.1: a short turn takes ~40 ms of "compute"
+SCALE = 0.1 * FAKE_MS  # fake model times × 0.1: a short turn takes ~40 MS of "compute"
 
 
 def stage_sum(report: dict[str, object]) -> float:
@@ -158,7 +159,7 @@ async def test_barge_in_over_the_socket() -> None:
         report1 = await p.wait_type("turn_report", 5, turn_id=1)
         assert report1["cancelled"] is True and report1["outcome"] == "cancelled"
         # The models were let go of at once: LLM and TTS stopped long before the end of the long reply.
-        await until(engines.idle, 0.25)
+        await until(engines.idle, 250 * MS)
         assert report1["generated_tokens"] < len(reply_for("long1").split())
         await p.send_audio(np.zeros(8000, np.int16))  # the end of the interrupting utterance
         report2 = await p.wait_type("turn_report", 10, turn_id=2)
@@ -193,7 +194,7 @@ async def test_speech_during_playback_of_a_finished_reply_interrupts_playback() 
 
 # ---------------------------------------------------------------------------------------------- sharing
 async def test_second_session_waits_for_the_model_and_the_wait_is_a_queue_stage() -> None:
-    engines = tagged_engines(0.5)  # STT 50 ms
+    engines = tagged_engines(0.5 * FAKE_MS)  # STT 50 MS
     async with running(engines) as srv:
         a = await Probe.connect(srv.url)
         b = await Probe.connect(srv.url)
@@ -212,7 +213,7 @@ async def test_second_session_waits_for_the_model_and_the_wait_is_a_queue_stage(
 
 
 async def test_busy_when_the_model_queue_is_full() -> None:
-    engines = tagged_engines(0.5, max_queue=1)
+    engines = tagged_engines(0.5 * FAKE_MS, max_queue=1)
     async with running(engines, {"max_queue": 1}) as srv:
         a = await Probe.connect(srv.url)
         b = await Probe.connect(srv.url)

@@ -1,6 +1,17 @@
-import pytest
+from __future__ import annotations
 
-from voice.talk import NoAudioDeviceError, Player, _devices
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from websockets.sync.server import ServerConnection, serve
+
+from voice.talk import NoAudioDeviceError, Player, _check_devices, run_talk
 
 
 class FakeSoundDevice:
@@ -13,18 +24,12 @@ class FakeSoundDevice:
 
 def test_no_devices_is_a_clear_error() -> None:
     with pytest.raises(NoAudioDeviceError, match=r"no microphone and speaker found.*voice demo"):
-        _devices(FakeSoundDevice([]), None, None)
+        _check_devices(FakeSoundDevice([]))
 
 
 def test_missing_microphone_is_named() -> None:
     with pytest.raises(NoAudioDeviceError, match="no microphone found"):
-        _devices(FakeSoundDevice([{"max_input_channels": 0, "max_output_channels": 2}]), None, None)
-
-
-def test_devices_present() -> None:
-    sd = FakeSoundDevice([{"max_input_channels": 1, "max_output_channels": 0},
-                          {"max_input_channels": 0, "max_output_channels": 2}])
-    assert _devices(sd, "mic", "spk") == ("mic", "spk")
+        _check_devices(FakeSoundDevice([{"max_input_channels": 0, "max_output_channels": 2}]))
 
 
 def test_player_plays_then_clears_on_interrupt() -> None:
@@ -38,3 +43,59 @@ def test_player_plays_then_clears_on_interrupt() -> None:
     p.clear()
     p.callback(out, 3, None, None)
     assert out[:, 0].tolist() == [0, 0, 0]
+
+
+# ---------------------------------------------------------------------------------------------- a whole session
+FAKE_SD = Path(__file__).resolve().parent / "fake_sounddevice"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _one_turn(ws: ServerConnection) -> None:
+    """A scripted server: ready, then (after three microphone blocks) one short reply, then it ends the session."""
+    assert json.loads(ws.recv())["type"] == "start"
+    ws.send(json.dumps({"type": "ready", "session_id": "s", "sample_rate": 16000}))
+    blocks = 0
+    while blocks < 3:
+        blocks += isinstance(ws.recv(), bytes)
+    ws.send(json.dumps({"type": "transcript", "turn_id": 1, "text": "hello there"}))
+    ws.send(json.dumps({"type": "audio_start", "turn_id": 1, "sample_rate": 22050}))
+    ws.send(bytes(882))
+    ws.send(json.dumps({"type": "reply_text", "turn_id": 1, "text": "Hi."}))
+    ws.close()
+
+
+@pytest.fixture
+def server_url() -> Iterator[str]:
+    with serve(_one_turn, "127.0.0.1", 0) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"ws://127.0.0.1:{server.socket.getsockname()[1]}/"
+        server.shutdown()
+    thread.join(5)
+
+
+def test_talk_exits_when_the_server_ends_the_session(server_url: str) -> None:
+    """`voice talk` returns once the session ends; it used to hang in asyncio.run's shutdown, with a worker
+    thread still blocked on the microphone queue. Run in a child process, so that a hang is a timeout."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FAKE_SD), str(REPO)])}
+    env.pop("FAKE_SD_REFUSE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "voice", "talk", "--url", server_url],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "you: hello there" in done.stderr and "assistant: Hi." in done.stderr
+
+
+@pytest.mark.parametrize("refuse", ["input", "output"])
+def test_an_audio_device_that_refuses_the_format_is_a_clear_error(
+    refuse: str, server_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(FAKE_SD))
+    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
+    monkeypatch.setenv("FAKE_SD_REFUSE", refuse)
+    assert run_talk(server_url, token=None, input_device=None, output_device=None) == 1
+    err = capsys.readouterr().err
+    assert f"error: the audio device refused: Error opening {refuse} stream: Invalid sample rate" in err
+    assert "--input-device/--output-device" in err and "Traceback" not in err
+    assert sys.modules["sounddevice"].__file__ == str(FAKE_SD / "sounddevice.py")

@@ -39,11 +39,10 @@ def _models_root(args: argparse.Namespace) -> Path:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from voice.engine import Engines
-    from voice.server import VoiceServer, check_bind, check_limits, serve_until_signal
+    from voice.server import VoiceServer, check_bind, serve_until_signal
 
     config = _config(args)
     check_bind(config)  # beyond loopback without a token: refused before anything else happens
-    check_limits(config)
 
     def load() -> Engines:
         if args.fake_models:  # a test aid: tagged fakes, no model files (see docs/security.md)

@@ -1,17 +1,20 @@
-"""Configuration: frozen dataclasses loaded from ``config.toml`` with tomllib.
+"""Configuration: frozen dataclasses loaded from ``config.toml``.
 
-Every section and key is checked: an unknown key, a missing section or a value of the wrong type raises
-:class:`ConfigError` naming the key. Defaults equal the values in the repository's ``config.toml``.
+Every section and key is checked: an unknown section or key, or a value of the wrong type, raises
+:class:`ConfigError` naming the key; sections and keys left out keep their defaults, which equal the values
+in the repository's ``config.toml``. All validation lives here and runs whenever a :class:`Config` is made
+(also by :meth:`Config.with_server`): a ``Config`` that exists is usable.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+from voice.tomlfile import check_keys, load_toml
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config.toml"
 
@@ -133,6 +136,9 @@ class Config:
     tts: TtsConfig = TtsConfig()
     budget: BudgetConfig = BudgetConfig()
 
+    def __post_init__(self) -> None:
+        _validate(self)
+
     def with_server(self, **changes: Any) -> Config:
         """A copy with some server settings replaced (used by CLI flags)."""
         return dataclasses.replace(self, server=dataclasses.replace(self.server, **changes))
@@ -171,10 +177,7 @@ def _section(cls: type[_T], name: str, data: Any) -> _T:
     if not isinstance(data, dict):
         raise ConfigError(f"[{name}] must be a table")
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    for key in data:
-        if key not in known:
-            raise ConfigError(f"unknown key [{name}] {key!r}; known keys: {', '.join(sorted(known))}")
+    check_keys(data, (f.name for f in dataclasses.fields(cls)), f"[{name}]", ConfigError)  # type: ignore[arg-type]
     values = {k: _coerce(name, k, v, hints[k]) for k, v in data.items()}
     return cls(**values)
 
@@ -207,6 +210,36 @@ def _validate(config: Config) -> None:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
+    if config.vad.max_utterance_s <= 0:
+        raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
+    _check_server_limits(config.server)
+
+
+def _check_server_limits(s: ServerConfig) -> None:
+    """Every limit must be usable (positive, and a message must hold at least a small audio frame)."""
+    positive = {
+        "max_sessions": s.max_sessions,
+        "max_queue": s.max_queue,
+        "session_max_s": s.session_max_s,
+        "idle_timeout_s": s.idle_timeout_s,
+        "max_ingress_realtime": s.max_ingress_realtime,
+        "start_timeout_s": s.start_timeout_s,
+        "close_timeout_s": s.close_timeout_s,
+        "write_limit_bytes": s.write_limit_bytes,
+        "send_queue_frames": s.send_queue_frames,
+    }
+    for key, value in positive.items():
+        if value <= 0:
+            raise ConfigError(f"[server] {key} must be positive, got {value}")
+    for key, value in (
+        ("ping_interval_s", s.ping_interval_s),
+        ("ping_timeout_s", s.ping_timeout_s),
+        ("shutdown_grace_s", s.shutdown_grace_s),
+    ):
+        if value < 0:
+            raise ConfigError(f"[server] {key} must be 0 or more, got {value}")
+    if s.max_message_bytes < 4096:
+        raise ConfigError(f"[server] max_message_bytes must be at least 4096, got {s.max_message_bytes}")
 
 
 _SECTIONS: dict[str, type[Any]] = {
@@ -226,21 +259,13 @@ def parse_config(data: dict[str, Any]) -> Config:
         if name not in _SECTIONS:
             raise ConfigError(f"unknown section [{name}]; known sections: {', '.join(_SECTIONS)}")
     parts = {name: _section(cls, name, data.get(name, {})) for name, cls in _SECTIONS.items()}
-    config = Config(**parts)
-    _validate(config)
-    return config
+    return Config(**parts)  # validated by Config itself
 
 
 def load_config(path: Path | str | None = None) -> Config:
     """Load and check a config file (default: the repository's ``config.toml``)."""
     p = Path(path) if path is not None else DEFAULT_CONFIG_PATH
-    try:
-        with p.open("rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {p}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    data = load_toml(p, "config file", ConfigError)
     try:
         return parse_config(data)
     except ConfigError as e:

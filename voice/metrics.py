@@ -2,6 +2,12 @@
 
 Only turns that completed (outcome ``ok``) feed the latency histograms; cancelled (barge-in, disconnect,
 shutdown), busy and failed turns are counted by outcome but left out of the latency statistics.
+
+Written by hand rather than with ``prometheus_client`` on purpose: the exposition is ~40 lines; the library
+would add a ``*_created`` series to every counter and histogram unless switched off process-wide, keep its
+metrics in a registry that tests and the soak would have to query by sample name instead of reading
+``turns``/``errors``/``closes``, and moving to its base units would rename ``voice_stage_latency_ms``, which
+scrapers and ``docs/security.md`` rely on.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ class _Histogram:
 
 
 class Metrics:
+    """The server's counters and gauges (thread-safe); :meth:`render` gives the Prometheus text."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.turns: Counter[str] = Counter()
@@ -77,6 +85,7 @@ class Metrics:
             lines.append("# HELP voice_closes_total websocket closes by close code (1006: no close frame)")
             lines.append("# TYPE voice_closes_total counter")
             lines += [f'voice_closes_total{{code="{k}"}} {v}' for k, v in sorted(self.closes.items())]
+            lines.append("# HELP voice_sessions_active websocket sessions open now")
             lines.append("# TYPE voice_sessions_active gauge")
             lines.append(f"voice_sessions_active {self.sessions_active}")
             lines.append("# HELP voice_queue_depth turns using or waiting for the shared STT/LLM")

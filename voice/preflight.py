@@ -11,13 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from voice.config import Config
-from voice.models import Catalogue, ModelEntry, ModelMissingError, locate, model_dir, resolve_inside
+from voice.models import (
+    Catalogue,
+    ModelEntry,
+    ModelMissingError,
+    find_gguf,
+    locate,
+    model_dir,
+    resolve_inside,
+)
 
 
 def check_model_files(config: Config, models_root: Path, catalogue: Catalogue) -> list[Path]:
     """Raise :class:`~voice.models.ModelError` naming the first bad path; return the model folders."""
-    from voice.backends.llm_llama import find_gguf  # light: llama_cpp itself is imported lazily
-
     models_root = Path(models_root).absolute()
     folders: list[Path] = []
     for kind, name in (("stt", config.stt.model), ("llm", config.llm.model), ("tts", config.tts.model)):

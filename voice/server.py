@@ -89,36 +89,6 @@ def check_bind(config: Config) -> None:
         )
 
 
-def check_limits(config: Config) -> None:
-    """Every limit must be usable (positive, and a message must hold at least a small audio frame)."""
-    s = config.server
-    positive = {
-        "max_sessions": s.max_sessions,
-        "max_queue": s.max_queue,
-        "session_max_s": s.session_max_s,
-        "idle_timeout_s": s.idle_timeout_s,
-        "max_ingress_realtime": s.max_ingress_realtime,
-        "start_timeout_s": s.start_timeout_s,
-        "close_timeout_s": s.close_timeout_s,
-        "write_limit_bytes": s.write_limit_bytes,
-        "send_queue_frames": s.send_queue_frames,
-    }
-    for key, value in positive.items():
-        if value <= 0:
-            raise ConfigError(f"[server] {key} must be positive, got {value}")
-    for key, value in (
-        ("ping_interval_s", s.ping_interval_s),
-        ("ping_timeout_s", s.ping_timeout_s),
-        ("shutdown_grace_s", s.shutdown_grace_s),
-    ):
-        if value < 0:
-            raise ConfigError(f"[server] {key} must be 0 or more, got {value}")
-    if s.max_message_bytes < 4096:
-        raise ConfigError(f"[server] max_message_bytes must be at least 4096, got {s.max_message_bytes}")
-    if config.vad.max_utterance_s <= 0:
-        raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
-
-
 class _Redact(logging.Filter):
     """Removes the token (and Authorization header values) from log records of the websockets library,
     which logs request headers and frames at DEBUG."""
@@ -478,7 +448,6 @@ class VoiceServer:
     async def start(self) -> None:
         cfg = self.config.server
         check_bind(self.config)
-        check_limits(self.config)
         self._server = await serve(
             self.handler,
             cfg.host,

@@ -7,13 +7,15 @@ on itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import queue
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from websockets.exceptions import ConnectionClosed
 
 RATE_HZ = 16_000
 FRAME_MS = 20
@@ -23,7 +25,8 @@ class NoAudioDeviceError(RuntimeError):
     pass
 
 
-def _devices(sd: Any, input_device: str | None, output_device: str | None) -> tuple[Any, Any]:
+def _check_devices(sd: Any) -> None:
+    """Raise :class:`NoAudioDeviceError` unless the machine has a microphone and a speaker (any devices)."""
     try:
         devices = sd.query_devices()
     except Exception as e:
@@ -36,7 +39,6 @@ def _devices(sd: Any, input_device: str | None, output_device: str | None) -> tu
             f"no {missing} found on this machine (sounddevice sees {len(devices)} device(s)). "
             "`voice talk` needs both; to try the assistant without audio hardware run `voice demo`"
         )
-    return input_device, output_device
 
 
 class Player:
@@ -62,25 +64,55 @@ class Player:
             self._buf = self._buf[n:]
 
 
+def _on_event(ev: dict[str, Any], player: Player, start_output: Callable[[int], None]) -> None:
+    """Act on one server event: play, stop playing, or print it."""
+    kind = ev.get("type")
+    if kind == "audio_start":
+        start_output(int(ev["sample_rate"]))
+    elif kind == "interrupt":
+        player.clear()
+    elif kind == "transcript":
+        print(f"you: {ev['text']}", file=sys.stderr)
+    elif kind == "reply_text":
+        print(f"assistant: {ev['text']}", file=sys.stderr)
+    elif kind == "turn_report":
+        print(f"  latency {ev.get('total_ms')} ms (target {ev.get('target_ms')} ms)", file=sys.stderr)
+    elif kind == "error":
+        print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
+
+
 async def _talk(url: str, token: str | None, input_device: str | None, output_device: str | None) -> None:
     import sounddevice as sd
     from websockets.asyncio.client import connect
 
-    _devices(sd, input_device, output_device)
-    mic: queue.Queue[bytes] = queue.Queue()
+    _check_devices(sd)
+    loop = asyncio.get_running_loop()
+    # PortAudio's thread hands microphone blocks to the event loop: no thread ever waits on this queue, so
+    # nothing is left blocked when the session ends (a blocking queue.get in a worker thread kept
+    # asyncio.run from returning).
+    mic: asyncio.Queue[bytes] = asyncio.Queue()
     player = Player()
     headers = {"Authorization": f"Bearer {token}"} if token else None
     async with connect(url, additional_headers=headers) as ws:
         await ws.send(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
         out_stream: Any = None
 
-        def on_mic(indata: np.ndarray, frames: int, _t: Any, _s: Any) -> None:
-            mic.put(bytes(indata))
+        def start_output(rate_hz: int) -> None:
+            nonlocal out_stream
+            if out_stream is None:
+                out_stream = sd.OutputStream(
+                    samplerate=rate_hz, channels=1, dtype="int16", device=output_device, callback=player.callback
+                )
+                out_stream.start()
+
+        def on_mic(indata: Any, frames: int, _t: Any, _s: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed: the block is not needed
+                loop.call_soon_threadsafe(mic.put_nowait, bytes(indata))
 
         async def send_mic() -> None:
-            while True:
-                data = await asyncio.to_thread(mic.get)
-                await ws.send(data)
+            with contextlib.suppress(ConnectionClosed):
+                while True:
+                    await ws.send(await mic.get())
 
         with sd.RawInputStream(
             samplerate=RATE_HZ,
@@ -96,38 +128,21 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                 async for message in ws:
                     if isinstance(message, bytes):
                         player.add(message)
-                        continue
-                    ev = json.loads(message)
-                    kind = ev.get("type")
-                    if kind == "audio_start" and out_stream is None:
-                        out_stream = sd.OutputStream(
-                            samplerate=ev["sample_rate"],
-                            channels=1,
-                            dtype="int16",
-                            device=output_device,
-                            callback=player.callback,
-                        )
-                        out_stream.start()
-                    elif kind == "interrupt":
-                        player.clear()
-                    elif kind == "transcript":
-                        print(f"you: {ev['text']}", file=sys.stderr)
-                    elif kind == "reply_text":
-                        print(f"assistant: {ev['text']}", file=sys.stderr)
-                    elif kind == "turn_report":
-                        total = ev.get("total_ms")
-                        print(f"  latency {total} ms (target {ev.get('target_ms')} ms)", file=sys.stderr)
-                    elif kind == "error":
-                        print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
+                    else:
+                        _on_event(json.loads(message), player, start_output)
             finally:
                 sender.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sender
                 if out_stream is not None:
                     out_stream.close()
 
 
 def run_talk(url: str, *, token: str | None, input_device: str | None, output_device: str | None) -> int:
+    """Talk until the server ends the session (exit 0) or Ctrl+C; 1 with a message for any audio or
+    connection problem."""
     try:
-        import sounddevice  # noqa: F401
+        import sounddevice
     except OSError as e:  # PortAudio library missing
         print(f"error: audio is unavailable: {e}", file=sys.stderr)
         return 1
@@ -135,6 +150,14 @@ def run_talk(url: str, *, token: str | None, input_device: str | None, output_de
         asyncio.run(_talk(url, token, input_device, output_device))
     except NoAudioDeviceError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except sounddevice.PortAudioError as e:  # e.g. a device that cannot record 16 kHz mono 16-bit
+        print(
+            f"error: the audio device refused: {e}. `voice talk` records {RATE_HZ} Hz mono 16-bit and plays "
+            "the server's rate; pick other devices with --input-device/--output-device (list them with "
+            "`python -m sounddevice`)",
+            file=sys.stderr,
+        )
         return 1
     except OSError as e:
         print(f"error: cannot connect to {url}: {e}. Is `voice serve` running?", file=sys.stderr)

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import codecs
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from voice.config import LlmConfig
-from voice.models import ModelMissingError
+from voice.models import ModelMissingError, find_gguf
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
-GGUF_MAGIC = b"GGUF"
 # Used when a GGUF has no chat template (base models such as Gemma 3 270M).
 PLAIN_TEMPLATE = (
     "{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}\n\n"
@@ -29,19 +29,36 @@ PLAIN_TEMPLATE = (
 )
 
 
-def find_gguf(model_dir: Path, name: str) -> Path:
-    files = sorted(model_dir.glob("*.gguf"))
-    if not files:
-        raise ModelMissingError(f"no .gguf file in {model_dir}; run: voice models pull {name}")
-    path = files[0]
-    with path.open("rb") as f:
-        magic = f.read(4)
-    if magic != GGUF_MAGIC:
-        raise ModelMissingError(
-            f"{path} is not a GGUF file (magic {magic!r}, expected {GGUF_MAGIC!r}); "
-            f"run: voice models pull {name}"
-        )
-    return path
+@dataclass(frozen=True)
+class DraftStats:
+    """What a draft model from :func:`prompt_lookup_draft` has done since it was made."""
+
+    calls: int
+    """Batched decode steps it was asked to propose tokens for."""
+    proposed_tokens: int
+    """Tokens it proposed, accepted or not."""
+
+
+def prompt_lookup_draft(max_ngram_size: int, num_pred_tokens: int) -> Any:
+    """llama-cpp-python's prompt-lookup draft model, counting its calls and proposals.
+
+    Pass it as ``LlamaLlm(..., draft_model=...)``; :attr:`LlamaLlm.draft_stats` then reads the counters. It
+    proposes the tokens that followed the last n-gram (up to ``max_ngram_size`` tokens) wherever it occurred
+    earlier in the context, ``num_pred_tokens`` at a time.
+    """
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    class Counting(LlamaPromptLookupDecoding):
+        calls = 0
+        proposed = 0
+
+        def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
+            out = super().__call__(input_ids, **kwargs)
+            self.calls += 1
+            self.proposed += len(out)
+            return out
+
+    return Counting(max_ngram_size=max_ngram_size, num_pred_tokens=num_pred_tokens)
 
 
 class LlamaLlm:
@@ -160,3 +177,31 @@ class LlamaLlm:
             yield TextDelta(piece)
             if n >= max_tokens:
                 return
+
+    # ------------------------------------------------------------------ for benchmarks
+    def reset_cache(self) -> None:
+        """Empty the KV cache, so that the next prompt is evaluated from its first token."""
+        with self._lock:
+            self._llm.reset()  # type: ignore[no-untyped-call]
+
+    def greedy_steps(self, tokens: Sequence[int]) -> Generator[int, None, None]:
+        """Greedy token ids after ``tokens``, one llama.cpp decode step per ``next()``, without end.
+
+        No stop strings and no end-of-generation check: for benchmarks that time or interleave single steps.
+        Like :meth:`generate`, it holds the instance from the first ``next()`` until closed.
+        """
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError("the LLM instance is already generating (one inference at a time)")
+        try:
+            yield from self._llm.generate(list(tokens), temp=0.0, top_k=1, reset=True)
+        finally:
+            self._lock.release()
+
+    @property
+    def draft_stats(self) -> DraftStats | None:
+        """The counters of a draft model made by :func:`prompt_lookup_draft`; None for any other or none."""
+        draft = self._llm.draft_model
+        calls, proposed = getattr(draft, "calls", None), getattr(draft, "proposed", None)
+        if not isinstance(calls, int) or not isinstance(proposed, int):
+            return None
+        return DraftStats(calls=calls, proposed_tokens=proposed)

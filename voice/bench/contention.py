@@ -38,7 +38,7 @@ from voice.bench.clips import BenchError, default_speech_dir
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_llm, load_stt
 from voice.bench.machine import Guard, finish, guard_markdown, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, ratio, relative_link, write_outputs
+from voice.bench.markdown import md_table, ratio, ratio_of, relative_link, write_outputs
 from voice.bench.stats import describe
 from voice.compute import ComputeGate, Priority
 from voice.config import load_config
@@ -132,9 +132,8 @@ def measure(
     def llm_job(gate: ComputeGate) -> Callable[[], float]:
         def job() -> float:
             waited = [0]
-            raw = llm._llm
-            raw.reset()
-            steps = raw.generate(prompt, temp=0.0, top_k=1, reset=True)
+            llm.reset_cache()
+            steps = llm.greedy_steps(prompt)
             try:
                 for _ in range(tokens):
                     with _slot(gate, Priority.LLM, waited):
@@ -206,20 +205,12 @@ def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
             "llm_wait": describe(d["llm_wait"]),
             "stt_compute": stt_busy,
             "llm_compute": llm_busy,
-            "stt_compute_slowdown": round(stt_busy["p50"] / stt_alone["p50"], 2)
-            if stt_busy["p50"] and stt_alone["p50"]
-            else None,
-            "llm_compute_slowdown": round(llm_busy["p50"] / llm_alone["p50"], 2)
-            if llm_busy["p50"] and llm_alone["p50"]
-            else None,
+            "stt_compute_slowdown": ratio_of(stt_busy["p50"], stt_alone["p50"]),
+            "llm_compute_slowdown": ratio_of(llm_busy["p50"], llm_alone["p50"]),
             "makespan": span,
-            "stt_slowdown": round(stt["p50"] / stt_alone["p50"], 2)
-            if stt["p50"] and stt_alone["p50"]
-            else None,
-            "llm_slowdown": round(llm["p50"] / llm_alone["p50"], 2)
-            if llm["p50"] and llm_alone["p50"]
-            else None,
-            "makespan_vs_serial": round(span["p50"] / serial, 2) if span["p50"] and serial else None,
+            "stt_slowdown": ratio_of(stt["p50"], stt_alone["p50"]),
+            "llm_slowdown": ratio_of(llm["p50"], llm_alone["p50"]),
+            "makespan_vs_serial": ratio_of(span["p50"], serial),
         }
     return out
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.config import Config
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError, locate
 
+if TYPE_CHECKING:
+    from voice.backends.llm_llama import LlamaLlm
+    from voice.backends.stt_whisper import WhisperStt
 
-def model_dir(name: str, kind: str) -> Path:
+
+def located_model(name: str, kind: str) -> Path:
+    """The folder of catalogue model ``name`` (which must be a ``kind`` model), its files checked."""
     entry = Catalogue.load(DEFAULT_CATALOGUE).get(name)
     if entry.kind != kind:
         raise ModelError(f"model {name!r} is a {entry.kind} model, not a {kind} model")
@@ -28,15 +33,20 @@ def catalogue_names(kind: str) -> list[str]:
     return [e.name for e in Catalogue.load(DEFAULT_CATALOGUE).entries if e.kind == kind]
 
 
-def load_llm(config: Config, name: str, *, draft_model: Any = None) -> Any:
+def llm_settings(config: Config) -> dict[str, int]:
+    """The llama.cpp settings every LLM bench records with its results."""
+    return {"n_ctx": config.llm.n_ctx, "n_batch": config.llm.n_batch, "n_threads": config.llm.n_threads}
+
+
+def load_llm(config: Config, name: str, *, draft_model: Any = None) -> LlamaLlm:
     """A :class:`~voice.backends.llm_llama.LlamaLlm` for catalogue model ``name`` with the config's settings."""
     from voice.backends.llm_llama import LlamaLlm
 
     llm_config = dataclasses.replace(config.llm, model=name)
-    return LlamaLlm(model_dir(name, "llm"), llm_config, draft_model=draft_model)
+    return LlamaLlm(located_model(name, "llm"), llm_config, draft_model=draft_model)
 
 
-def load_stt(config: Config, name: str) -> Any:
+def load_stt(config: Config, name: str) -> WhisperStt:
     from voice.backends.stt_whisper import WhisperStt
 
-    return WhisperStt(model_dir(name, "stt"), dataclasses.replace(config.stt, model=name))
+    return WhisperStt(located_model(name, "stt"), dataclasses.replace(config.stt, model=name))

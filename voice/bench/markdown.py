@@ -96,6 +96,11 @@ def write_outputs(
         print(f"wrote {json_path}")
 
 
+def ratio_of(a: float | None, b: float | None) -> float | None:
+    """``a / b`` rounded to 2 places; None when either is missing or zero."""
+    return round(a / b, 2) if a and b else None
+
+
 def ratio(v: float | None) -> str:
     """A speed or slowdown ratio for tables ("1.23x"; "—" when unknown)."""
     return "—" if v is None else f"{v:.2f}x"

@@ -21,7 +21,7 @@ from typing import Any
 from voice.bench import plots
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e_cmd import output_paths
-from voice.bench.llms import catalogue_names, model_dir
+from voice.bench.llms import catalogue_names, located_model
 from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
 from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS
@@ -40,7 +40,7 @@ def check_models(models: dict[str, list[str]]) -> None:
     for kind, names in models.items():
         for name in names:
             try:
-                model_dir(name, kind)
+                located_model(name, kind)
             except ModelError as e:
                 missing.append(f"{name} ({e})")
     if missing:

@@ -19,17 +19,20 @@ import functools
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
-from voice.bench.llms import load_llm, names
+from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
+from voice.bench.markdown import md_table, ratio_of, relative_link, text_table, write_outputs
 from voice.bench.stats import describe
 from voice.config import load_config
 from voice.stages import ChatMessage, PromptInfo
+
+if TYPE_CHECKING:
+    from voice.backends.llm_llama import LlamaLlm
 
 DEFAULT_TEXT = BENCHMARKS_DIR / "prefill_document.txt"
 QUESTION = "When does the heating come on at the weekend?"
@@ -37,7 +40,7 @@ PREVIOUS_QUESTION = "Which bin goes out this Thursday?"
 
 
 def fit_document(
-    llm: Any, system_prompt: str, words: list[str], target: int
+    llm: LlamaLlm, system_prompt: str, words: list[str], target: int
 ) -> tuple[list[ChatMessage], int]:
     """Messages whose rendered prompt is as close to ``target`` tokens as possible without exceeding it."""
 
@@ -63,25 +66,26 @@ def with_question(messages: list[ChatMessage], question: str) -> list[ChatMessag
     return [*messages[:-1], ChatMessage("user", question)]
 
 
-def time_first_token(llm: Any, messages: list[ChatMessage]) -> tuple[float, PromptInfo]:
+def time_first_token(llm: LlamaLlm, messages: list[ChatMessage]) -> tuple[float, PromptInfo]:
     """Milliseconds from calling ``generate`` to the first generated token, and the prompt split."""
     cancel = threading.Event()
     t0 = time.perf_counter_ns()
-    gen = llm.generate(messages, max_tokens=1, cancel=cancel)
-    try:
-        info = next(gen)
-        next(gen, None)  # the first token (None if it was end-of-generation: it was still computed)
-        t1 = time.perf_counter_ns()
-    finally:
-        gen.close()
+    events = llm.generate(messages, max_tokens=1, cancel=cancel)
+    info = next(events)
+    next(events, None)  # the first token (None if it was end-of-generation: it was still computed)
+    t1 = time.perf_counter_ns()
+    for _ in events:  # max_tokens=1: ends at once, which frees the instance
+        pass
+    if not isinstance(info, PromptInfo):
+        raise BenchError(f"generate began with {info!r}, not its PromptInfo")
     return (t1 - t0) / 1e6, info
 
 
-def measure_length(llm: Any, messages: list[ChatMessage], repeats: int, guard: Guard) -> dict[str, Any]:
+def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, guard: Guard) -> dict[str, Any]:
     other = with_question(messages, PREVIOUS_QUESTION)
 
     def uncached_run() -> tuple[float, PromptInfo]:
-        llm._llm.reset()
+        llm.reset_cache()
         ms, info = time_first_token(llm, messages)
         if info.reused_tokens:
             raise BenchError(
@@ -113,7 +117,7 @@ def measure_length(llm: Any, messages: list[ChatMessage], repeats: int, guard: G
         "cached_samples_ms": [round(x, 2) for x in cached],
         "cached_evaluated_tokens": max(evaluated_cached) if evaluated_cached else None,
         "cached_reused_tokens": min(reused_cached) if reused_cached else None,
-        "ratio_p50": round(u["p50"] / c["p50"], 2) if u["p50"] and c["p50"] else None,
+        "ratio_p50": ratio_of(u["p50"], c["p50"]),
     }
 
 
@@ -131,9 +135,7 @@ def run(args: argparse.Namespace) -> int:
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
         "machine": machine_info(),
-        "n_ctx": config.llm.n_ctx,
-        "n_batch": config.llm.n_batch,
-        "n_threads": config.llm.n_threads,
+        **llm_settings(config),
         "llm_ttft_budget_ms": config.budget.llm_ttft_ms,
         "repeats": args.repeats,
         "text": str(text_path),

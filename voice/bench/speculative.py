@@ -16,21 +16,21 @@ from __future__ import annotations
 import argparse
 import threading
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
-from voice.bench.llms import load_llm, names
+from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import (
     md_table,
     ratio,
+    ratio_of,
     relative_link,
     text_table,
     write_outputs,
@@ -39,6 +39,10 @@ from voice.bench.stats import describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, TextDelta
+from voice.tomlfile import check_keys, load_toml, optional, required
+
+if TYPE_CHECKING:
+    from voice.backends.llm_llama import LlamaLlm
 
 DEFAULT_PROMPTS = BENCHMARKS_DIR / "speculative_prompts.toml"
 BASELINE = "baseline"
@@ -54,53 +58,38 @@ class Prompt:
     """Replaces the configured system prompt for this prompt."""
 
 
+_PROMPT_KEYS = ("name", "kind", "text", "max_tokens", "system")
+
+
 def load_prompts(path: Path) -> list[Prompt]:
-    if not path.is_file():
-        raise BenchError(f"prompts file {path} not found; pass --prompts FILE")
-    with path.open("rb") as f:
-        data = tomllib.load(f)
-    out = []
-    for i, p in enumerate(data.get("prompt", [])):
-        try:
-            system = p.get("system")
-            out.append(
-                Prompt(
-                    str(p["name"]),
-                    str(p["kind"]),
-                    str(p["text"]),
-                    int(p.get("max_tokens", 96)),
-                    None if system is None else str(system),
-                )
-            )
-        except KeyError as e:
-            raise BenchError(f"{path}: prompt {i + 1} has no {e.args[0]!r}") from None
-    if not out:
+    """The ``[[prompt]]`` tables of a prompts file; an unknown, missing or mistyped key is a BenchError."""
+    data = load_toml(path, "prompts file", BenchError, hint="pass --prompts FILE")
+    check_keys(data, ("prompt",), str(path), BenchError)
+    tables = data.get("prompt", [])
+    if not isinstance(tables, list) or not tables:
         raise BenchError(f"{path}: no [[prompt]] entries")
+    out = []
+    for i, p in enumerate(tables):
+        where = f"{path}: prompt {i + 1}"
+        if not isinstance(p, dict):
+            raise BenchError(f"{where} must be a table")
+        check_keys(p, _PROMPT_KEYS, where, BenchError)
+        out.append(
+            Prompt(
+                required(p, "name", str, where, BenchError),
+                required(p, "kind", str, where, BenchError),
+                required(p, "text", str, where, BenchError),
+                optional(p, "max_tokens", int, where, BenchError, 96),
+                optional(p, "system", str, where, BenchError, None),
+            )
+        )
     return out
 
 
-def counting_draft(max_ngram_size: int, num_pred_tokens: int) -> Any:
-    """A prompt-lookup draft model that also counts its calls (one per batched decode step)."""
-    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-
-    class Counting(LlamaPromptLookupDecoding):
-        calls = 0
-        proposed = 0
-
-        def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
-            out = super().__call__(input_ids, **kwargs)
-            self.calls += 1
-            self.proposed += len(out)
-            return out
-
-    return Counting(max_ngram_size=max_ngram_size, num_pred_tokens=num_pred_tokens)
-
-
-def decode(llm: Any, system: str, prompt: Prompt) -> dict[str, Any]:
+def decode(llm: LlamaLlm, system: str, prompt: Prompt) -> dict[str, Any]:
     """One greedy reply from the state 'system prompt cached'; per-token times → :class:`LlmMetrics`."""
     llm.warm(ChatMessage("system", system))
-    draft = llm._llm.draft_model
-    calls0, proposed0 = (draft.calls, draft.proposed) if draft is not None else (0, 0)
+    before = llm.draft_stats
     messages = [ChatMessage("system", system), ChatMessage("user", prompt.text)]
     cancel = threading.Event()
     token_ns: list[int] = []
@@ -121,10 +110,11 @@ def decode(llm: Any, system: str, prompt: Prompt) -> dict[str, Any]:
         "tps": metrics.tps if metrics else None,
         "e2e_ms": metrics.e2e_ms if metrics else None,
     }
-    if draft is not None:
-        steps = draft.calls - calls0
+    after = llm.draft_stats
+    if before is not None and after is not None:
+        steps = after.calls - before.calls
         out["decode_steps"] = steps
-        out["proposed_tokens"] = draft.proposed - proposed0
+        out["proposed_tokens"] = after.proposed_tokens - before.proposed_tokens
         out["tokens_per_step"] = round(len(token_ns) / steps, 2) if steps else None
     return out
 
@@ -145,9 +135,11 @@ def run_model(
     repeats: int,
     guard: Guard,
 ) -> list[dict[str, Any]]:
-    variants: dict[str, Any] = {BASELINE: load_llm(config, name)}
+    from voice.backends.llm_llama import prompt_lookup_draft
+
+    variants: dict[str, LlamaLlm] = {BASELINE: load_llm(config, name)}
     for k in drafts:
-        variants[f"prompt-lookup {k}"] = load_llm(config, name, draft_model=counting_draft(ngram, k))
+        variants[f"prompt-lookup {k}"] = load_llm(config, name, draft_model=prompt_lookup_draft(ngram, k))
     system = config.llm.system_prompt
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     order = list(variants)
@@ -156,7 +148,7 @@ def run_model(
             rotated = order[r % len(order) :] + order[: r % len(order)]
 
             def one(
-                prompt: Prompt = prompt, rotated: list[str] = rotated, llms: dict[str, Any] = variants
+                prompt: Prompt = prompt, rotated: list[str] = rotated, llms: dict[str, LlamaLlm] = variants
             ) -> dict[str, dict[str, Any]]:
                 return {v: decode(llms[v], prompt.system or system, prompt) for v in rotated}
 
@@ -195,9 +187,9 @@ def run_model(
                 b_e2e = float(np.median([x["token_ms"][n - 1] for x in base])) if n else None
                 s_e2e = float(np.median([x["token_ms"][n - 1] for x in rs])) if n else None
                 row["e2e_common_ms"] = {"baseline": b_e2e, "speculative": s_e2e}
-                row["tps_speedup"] = round(s_tps / b_tps, 2) if b_tps and s_tps else None
-                row["e2e_speedup"] = round(b_e2e / s_e2e, 2) if b_e2e and s_e2e else None
-                row["ttft_ratio"] = round(s_ttft / b_ttft, 2) if b_ttft and s_ttft else None
+                row["tps_speedup"] = ratio_of(s_tps, b_tps)
+                row["e2e_speedup"] = ratio_of(b_e2e, s_e2e)
+                row["ttft_ratio"] = ratio_of(s_ttft, b_ttft)
             rows.append(row)
     del variants
     return rows
@@ -256,9 +248,7 @@ def run(args: argparse.Namespace) -> int:
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
         "machine": machine_info(),
-        "n_ctx": config.llm.n_ctx,
-        "n_batch": config.llm.n_batch,
-        "n_threads": config.llm.n_threads,
+        **llm_settings(config),
         "temperature": config.llm.temperature,
         "draft_tokens": drafts,
         "ngram": args.ngram,

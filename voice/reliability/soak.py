@@ -74,8 +74,8 @@ class Process:
                 names[f.read().strip()] += 1
         import threading
 
-        for t in threading.enumerate():  # Python threads by their Python name
-            names["py:" + t.name.split("_")[0]] += 1
+        for thread in threading.enumerate():  # Python threads by their Python name
+            names["py:" + thread.name.split("_")[0]] += 1
         return cls(
             rss_mib=round(p.memory_info().rss / MIB, 1),
             fds=p.num_fds(),
