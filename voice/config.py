@@ -80,6 +80,10 @@ class SttConfig:
     beam_size: int = 1
     language: str = "en"
     cpu_threads: int = 2
+    min_window_s: float = 5.0
+    """Encode at least this many seconds (the real length + ``pad_s``); 0 = always Whisper's full 30 s."""
+    pad_s: float = 2.56
+    """Padding after the utterance in the short window."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +210,8 @@ def _validate(config: Config) -> None:
         raise ConfigError("[turn] complete_threshold must be between 0 and 1")
     if not 0 < t.complete_silence_ms <= t.incomplete_silence_ms:
         raise ConfigError("[turn] need 0 < complete_silence_ms <= incomplete_silence_ms")
+    if not 0.0 <= config.stt.min_window_s <= 30.0 or not 0.0 <= config.stt.pad_s <= 30.0:
+        raise ConfigError("[stt] min_window_s and pad_s must be between 0 and 30 seconds")
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:

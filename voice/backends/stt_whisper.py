@@ -1,17 +1,56 @@
-"""Speech to text with faster-whisper (CTranslate2), loaded and warmed at start-up."""
+"""Speech to text with faster-whisper (CTranslate2), loaded and warmed at start-up.
+
+faster-whisper's ``transcribe()`` pads every utterance to Whisper's 30 s window (3000 mel frames) before
+encoding, so a 2 s question costs as much as 30 s of audio (~400 ms for tiny.en on 2 cores). CTranslate2
+accepts shorter encoder input, so with ``[stt] min_window_s > 0`` an utterance is encoded at its real length
+plus ``pad_s`` of padding (at least ``min_window_s``), about 4x faster. Short windows can make the decoder
+run on (repeating the sentence until the length cap), so the short path is guarded and falls back to the
+full window when in doubt:
+
+* the output length is capped by the audio's duration (``20 + 6 tokens per second``);
+* a decode that repeats itself, hits that cap, compresses too well (zlib ratio > 2.4, Whisper's own test)
+  or has a low average log-probability is thrown away and the utterance is transcribed on the full window.
+
+``benchmarks/results/*-stt-window.md`` compares both paths on every clip (speed and normalized WER).
+"""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from voice.config import SttConfig
 
+#: Whisper's own compression-ratio threshold for a degenerate (repeating) decode.
+MAX_COMPRESSION_RATIO = 2.4
+#: Average log-probability per token under which a short-window decode is not trusted.
+MIN_AVG_LOGPROB = -1.0
+#: A repeated run of at least this many tokens, immediately following itself, is a loop.
+MIN_REPEAT_TOKENS = 3
+
+
+def repeats_itself(tokens: list[int], min_run: int = MIN_REPEAT_TOKENS) -> bool:
+    """True if some run of ``min_run`` or more tokens is immediately repeated."""
+    n_tokens = len(tokens)
+    for start in range(n_tokens):
+        for run in range(min_run, (n_tokens - start) // 2 + 1):
+            if tokens[start : start + run] == tokens[start + run : start + 2 * run]:
+                return True
+    return False
+
+
+def compression_ratio(text: str) -> float:
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data)) if data else 0.0
+
 
 class WhisperStt:
     def __init__(self, model_dir: Path, config: SttConfig) -> None:
         from faster_whisper import WhisperModel
+        from faster_whisper.tokenizer import Tokenizer
 
         self.config = config
         self._model = WhisperModel(
@@ -21,11 +60,33 @@ class WhisperStt:
             cpu_threads=config.cpu_threads,
             num_workers=1,
         )
+        multilingual = self._model.model.is_multilingual
+        self._tokenizer = Tokenizer(
+            self._model.hf_tokenizer,
+            multilingual,
+            task="transcribe",
+            language=(config.language or "en") if multilingual else None,
+        )
+        self.short_windows = 0
+        """Utterances transcribed on a short window."""
+        self.fallbacks = 0
+        """Short-window decodes that were not trusted and redone on the full window."""
         self.transcribe(np.zeros(16000, np.float32))  # warm up: first call allocates and JITs kernels
+        self.transcribe_full(np.zeros(16000, np.float32))
 
     def transcribe(self, audio: np.ndarray) -> str:
-        """Blocking. The segment generator is lazy — decoding happens while iterating — so it is
-        consumed here, inside the worker thread."""
+        """Blocking: the short window when configured and trusted, else the full 30 s window."""
+        if self.config.min_window_s > 0 and len(audio) / 16000 + self.config.pad_s < 30.0:
+            text = self._short(audio)
+            if text is not None:
+                self.short_windows += 1
+                return text
+            self.fallbacks += 1
+        return self.transcribe_full(audio)
+
+    def transcribe_full(self, audio: np.ndarray) -> str:
+        """faster-whisper's own path. The segment generator is lazy — decoding happens while iterating —
+        so it is consumed here, inside the worker thread."""
         segments, _info = self._model.transcribe(
             audio,
             language=self.config.language or None,
@@ -36,3 +97,35 @@ class WhisperStt:
             vad_filter=False,
         )
         return " ".join(s.text.strip() for s in segments).strip()
+
+    def _short(self, audio: np.ndarray) -> str | None:
+        """Encode the real length (+ padding) and decode greedily; None when the result is not trusted."""
+        features = self._model.feature_extractor(audio)
+        frames = features.shape[-1]
+        window = max(self.config.min_window_s * 100, frames + self.config.pad_s * 100)
+        n_frames = min(3000, int(window))
+        padded = np.zeros((features.shape[0], n_frames), np.float32)
+        padded[:, : min(frames, n_frames)] = features[:, :n_frames]
+        encoded = self._model.encode(padded)
+        prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
+        max_new = int(20 + 6 * len(audio) / 16000)
+        result: Any = self._model.model.generate(
+            encoded,
+            [prompt],
+            beam_size=self.config.beam_size,
+            max_length=len(prompt) + max_new,
+            return_scores=True,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+        )[0]
+        tokens: list[int] = list(result.sequences_ids[0])
+        text = str(self._tokenizer.decode(tokens)).strip()
+        avg_logprob = float(result.scores[0]) * len(tokens) / (len(tokens) + 1) if tokens else 0.0
+        if (
+            len(tokens) >= max_new
+            or repeats_itself(tokens)
+            or compression_ratio(text) > MAX_COMPRESSION_RATIO
+            or avg_logprob < MIN_AVG_LOGPROB
+        ):
+            return None
+        return text

@@ -136,6 +136,17 @@ def add_bench_parser(sub: Any) -> None:
     _outputs(m, "combination")
     m.set_defaults(func=_runner("matrix"))
 
+    w = bs.add_parser(
+        "stt",
+        help="Whisper on the real audio length (guarded) vs the 30 s window: time and WER per clip",
+        description="Both STT paths on the same clips, alternated, in one run (see voice/bench/stt_window.py).",
+    )
+    _config(w)
+    _speech(w)
+    w.add_argument("--repeats", type=int, default=3)
+    _outputs(w, "clip")
+    w.set_defaults(func=_runner("stt_window"))
+
     p = bs.add_parser(
         "prefill",
         help="time to first token vs prompt length, prefix cached and not",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from voice.budget import percentile
 
@@ -32,17 +32,31 @@ def wer(reference: str, hypothesis: str) -> float | None:
     return corpus_wer([(reference, hypothesis)])
 
 
-def corpus_wer(pairs: Iterable[tuple[str, str]]) -> float | None:
+def whisper_normalize(text: str) -> str:
+    """OpenAI Whisper's English text normalizer (numbers, spelling, contractions, case, punctuation)."""
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    return str(EnglishTextNormalizer()(text))
+
+
+def corpus_wer_normalized(pairs: Iterable[tuple[str, str]]) -> float | None:
+    """:func:`corpus_wer` after Whisper's English normalizer ("five" = "5", "seven thirty" = "7:30")."""
+    return corpus_wer(pairs, normalize=whisper_normalize)
+
+
+def corpus_wer(
+    pairs: Iterable[tuple[str, str]], normalize: Callable[[str], str] = normalize_text
+) -> float | None:
     """Total word errors / total reference words over all pairs (not the mean of per-clip rates)."""
     import jiwer
 
     refs: list[str] = []
     hyps: list[str] = []
     for ref, hyp in pairs:
-        r = normalize_text(ref)
+        r = normalize(ref)
         if r:
             refs.append(r)
-            hyps.append(normalize_text(hyp))
+            hyps.append(normalize(hyp))
     if not refs:
         return None
     out = jiwer.process_words(refs, hyps)
