@@ -80,7 +80,7 @@ class SttConfig:
     beam_size: int = 1
     language: str = "en"
     cpu_threads: int = 2
-    min_window_s: float = 5.0
+    min_window_s: float = 10.0
     """Encode at least this many seconds (the real length + ``pad_s``); 0 = always Whisper's full 30 s."""
     pad_s: float = 2.56
     """Padding after the utterance in the short window."""

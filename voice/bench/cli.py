@@ -144,6 +144,11 @@ def add_bench_parser(sub: Any) -> None:
     _config(w)
     _speech(w)
     w.add_argument("--repeats", type=int, default=3)
+    w.add_argument(
+        "--espeak",
+        action="store_true",
+        help="also transcribe 16 questions spoken by espeak-ng (made at run time, in a temporary folder)",
+    )
     _outputs(w, "clip")
     w.set_defaults(func=_runner("stt_window"))
 
