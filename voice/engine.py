@@ -83,8 +83,11 @@ class Engines:
         max_queue: int = 4,
         gate: ComputeGate | None = None,
         workers: int = 4,
+        turn_score: Callable[[np.ndarray], float] | None = None,
     ) -> None:
         self.vad = vad
+        self.turn_score = turn_score
+        """The end-of-turn model (probability the turn is complete), run on the VAD thread; None: silence only."""
         self.stt = stt
         self.llm = llm
         self.tts = tts
