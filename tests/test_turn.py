@@ -57,7 +57,7 @@ async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: 
     # clock concurrently and every stage is exact.
     reply = "The capital of France is Paris."
     engines = fake_engines(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock)))
-    config = make_config()
+    config = make_config(tts={"max_first_chunk_words": 0})  # whole sentences only
     sink = ListSink()
     history = History()
     report = await run_turn(engines, config, history, UTT, start_timer(clock, 1), sink)
@@ -102,11 +102,23 @@ async def test_first_clause_is_spoken_while_the_llm_generates(
 ) -> None:
     engines = fake_engines(clock=clock)  # reply: "Sure, the capital of France is Paris. It is lovely."
     report = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
-    # "Sure," has 1 word (< 3), so the first chunk is the first sentence, confirmed by the 8th token (" It"):
-    # 7 gaps of 10 ms after the first token — long before the 10th and last token.
+    # "Sure," has 1 word (< 3 for a clause), so the first chunk ends at the word break after 4 words
+    # ([tts] max_first_chunk_words), confirmed by the 5th token (" France"): 4 gaps of 10 ms after the first.
+    assert report.stages_ms["first_clause"] == 40.0
+    texts = engines.tts.texts  # type: ignore[attr-defined]
+    assert texts == ["Sure, the capital of", "France is Paris.", "It is lovely."]
+    assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
+
+
+async def test_whole_first_sentence_when_the_word_cap_is_off(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    engines = fake_engines(clock=clock)
+    config = make_config(tts={"max_first_chunk_words": 0})
+    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    # The first sentence, confirmed by the 8th token (" It"): 7 gaps of 10 ms, before the 10th and last token.
     assert report.stages_ms["first_clause"] == 70.0
     assert engines.tts.texts == ["Sure, the capital of France is Paris.", "It is lovely."]  # type: ignore[attr-defined]
-    assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
 
 
 async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_engines: EnginesFactory) -> None:
