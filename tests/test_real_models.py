@@ -194,12 +194,16 @@ async def test_full_conversation_over_websocket(engines: Engines, tmp_path: Path
     for turn, place, answer in ((t1, "france", "paris"), (t2, "germany", "berlin")):
         assert turn.report is not None and turn.report["outcome"] == "ok"
         assert place in words(turn.transcript)
-        # The spoken answer, transcribed back by the STT model, contains the expected word.
+        # The answer is right, and the audio says it: transcribed back by the STT model it matches the
+        # reply's text. (Not word for word: Piper's synthesis is stochastic and tiny.en sometimes hears
+        # "Berlin" as "bralen"; measured: 1 word in 6 wrong in about one run in three.)
         import soxr
 
+        reply_text = str(turn.report["reply_text"])
+        assert answer in words(reply_text), reply_text
         audio = soxr.resample(pcm16_to_float(turn.pcm), turn.sample_rate, 16000).astype(np.float32)
         heard = await asyncio.to_thread(real.stt.transcribe, audio)
-        assert answer in words(heard), heard
+        assert jiwer.wer(words(reply_text), words(heard)) <= 0.4, (reply_text, heard)
         stages = turn.report["stages_ms"]
         assert turn.report["total_ms"] == pytest.approx(sum(stages.values()), abs=0.01)
         assert stages["endpoint_silence"] >= Config().vad.silence_ms

@@ -102,11 +102,11 @@ async def test_first_clause_is_spoken_while_the_llm_generates(
 ) -> None:
     engines = fake_engines(clock=clock)  # reply: "Sure, the capital of France is Paris. It is lovely."
     report = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
-    # "Sure," has 1 word (< 3 for a clause), so the first chunk ends at the word break after 4 words
-    # ([tts] max_first_chunk_words), confirmed by the 5th token (" France"): 4 gaps of 10 ms after the first.
-    assert report.stages_ms["first_clause"] == 40.0
+    # "Sure," has 1 word (< 3 for a clause), so the first chunk ends at the word break after 6 words
+    # ([tts] max_first_chunk_words), confirmed by the 7th token (" Paris."): 6 gaps of 10 ms after the first.
+    assert report.stages_ms["first_clause"] == 60.0
     texts = engines.tts.texts  # type: ignore[attr-defined]
-    assert texts == ["Sure, the capital of", "France is Paris.", "It is lovely."]
+    assert texts == ["Sure, the capital of France is", "Paris.", "It is lovely."]
     assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
 
 

@@ -104,7 +104,7 @@ class TtsConfig:
     length_scale: float = 1.0
     onnx_threads: int = 2
     min_first_clause_words: int = 3
-    max_first_chunk_words: int = 4
+    max_first_chunk_words: int = 6
     """A first sentence this long without a comma is cut at a word break (0 = never): sooner first audio."""
     trim_lead_ms: float = 10.0
     """The reply's first audio starts this long before its first sound (-1 = keep Piper's silent lead)."""

@@ -152,6 +152,19 @@ def add_bench_parser(sub: Any) -> None:
     _outputs(w, "clip")
     w.set_defaults(func=_runner("stt_window"))
 
+    t = bs.add_parser(
+        "techniques",
+        help="mouth-to-ear as the latency techniques are switched on one after another, with quality",
+        description="One e2e run per technique, cumulative, in one sitting (see voice/bench/techniques.py).",
+    )
+    _config(t)
+    _speech(t)
+    t.add_argument("--repeats", type=int, default=2)
+    t.add_argument("--warmup", type=int, default=1)
+    t.add_argument("--smart-turn", action="store_true", help="add a last step with the Smart Turn model")
+    _outputs(t, "step")
+    t.set_defaults(func=_runner("techniques"))
+
     p = bs.add_parser(
         "prefill",
         help="time to first token vs prompt length, prefix cached and not",
