@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from voice.bench.e2e import TurnResult
 from voice.bench.techniques import Step, _row, steps
 from voice.config import Config
@@ -19,7 +21,7 @@ def test_steps_start_serial_and_end_at_the_defaults() -> None:
     assert plan[-1][1].turn.end_of_turn_model == "smart-turn-v3.2"
     # Every step changes something.
     configs = [c for _, c in plan]
-    assert all(a != b for a, b in zip(configs, configs[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(configs))
 
 
 def turn(clip: str, m2e: float | None, reply: str, transcript: str = "turn on the lamp") -> TurnResult:

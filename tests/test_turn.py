@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
@@ -211,3 +212,26 @@ async def test_output_resampled_to_client_rate(clock: FakeClock, fake_engines: E
     samples = sum(len(c) for _, c in sink.audio) // 2
     assert samples == pytest.approx(r.reply_audio_ms * 48, rel=0.01)
     assert samples == pytest.approx(sum(len(t) * 0.06 for t in engines.tts.texts) * 48000, rel=0.01)  # type: ignore[attr-defined]
+
+
+class ThreadNotingLlm(FakeLlm):
+    """Notes the thread each token count runs in."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.count_threads: list[str] = []
+
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        self.count_threads.append(threading.current_thread().name)
+        return super().count_tokens(messages)
+
+
+async def test_tokens_are_counted_in_a_model_thread_not_on_the_event_loop(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    llm = ThreadNotingLlm(delay=Delay(clock))
+    engines = fake_engines(clock=clock, llm=llm)
+    await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
+    loop_thread = threading.current_thread().name
+    assert llm.count_threads and loop_thread not in llm.count_threads
+    assert all(name.startswith("model") for name in llm.count_threads)

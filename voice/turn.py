@@ -30,7 +30,7 @@ from voice.audio import trim_lead_silence
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
 from voice.engine import Admission, BusyError, Engines
-from voice.history import ContextTooSmallError, History, fit_prompt
+from voice.history import ContextTooSmallError, History
 from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError, error_event, event
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.stages import ChatMessage, PromptInfo
@@ -169,13 +169,7 @@ async def run_turn(
 
     async def think(admission: Admission) -> None:
         system = ChatMessage("system", config.llm.system_prompt)
-        messages, dropped = fit_prompt(
-            system,
-            history,
-            engines.llm.count_tokens,
-            n_ctx=engines.llm.n_ctx,
-            reply_tokens=config.llm.max_reply_tokens,
-        )
+        messages, dropped = await engines.fit_prompt(system, history, reply_tokens=config.llm.max_reply_tokens)
         progress.trimmed_messages = dropped
         splitter = SentenceSplitter(
             SplitterConfig(
