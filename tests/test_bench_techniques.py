@@ -10,15 +10,14 @@ from voice.config import Config
 
 
 def test_steps_start_serial_and_end_at_the_defaults() -> None:
-    plan = steps(Config(), smart_turn=True)
+    plan = steps(Config())
     names = [s.name for s, _ in plan]
     assert names == ["serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn"]
     serial = plan[0][1]
     assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
+    assert serial.turn.end_of_turn_model == ""
     assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
-    defaults = dict(plan)[next(s for s, _ in plan if s.name == "trim_lead")]
-    assert defaults == Config()  # the user's configuration is the last step before the optional model
-    assert plan[-1][1].turn.end_of_turn_model == "smart-turn-v3.2"
+    assert plan[-1][1] == Config()  # the last step is what a user gets
     # Every step changes something.
     configs = [c for _, c in plan]
     assert all(a != b for a, b in itertools.pairwise(configs))

@@ -78,6 +78,8 @@ def run_turn(
     out: list[tuple[int, object]] = []
     for i, p in enumerate(probs):
         out.extend((i, ev) for ev in ep.feed(np.full(FRAME, float(i), np.float32), p))
+        if ep.score_pending:  # as the session does: right after the pause, before the next frame
+            out.extend((i, ev) for ev in ep.score_pause())
     if scores is not None:
         assert not queue, "the scorer was asked fewer times than expected"
     return out
@@ -124,7 +126,8 @@ def test_end_of_turn_score_chooses_the_silence_window() -> None:
     complete = run_turn([0.9] * 5 + [0.1] * 30, cfg, turn, scores=[0.9])
     assert names(complete) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
     pause, end = complete[1][1], complete[2][1]
-    assert isinstance(pause, SpeechPaused) and pause.turn_score == 0.9 and pause.end_after_ms == 160.0
+    # The pause is reported before the model runs: until its score, the turn may not end (incomplete window).
+    assert isinstance(pause, SpeechPaused) and pause.turn_score is None and pause.end_after_ms == 640.0
     assert isinstance(end, SpeechEnded) and end.trailing_silence_ms == 160.0 and end.turn_score == 0.9
     incomplete = run_turn([0.9] * 5 + [0.1] * 30, cfg, turn, scores=[0.2])
     end = incomplete[-1][1]
@@ -141,3 +144,16 @@ def test_the_scorer_is_asked_at_the_complete_window_when_speculation_is_later() 
     events = run_turn([0.9] * 5 + [0.1] * 10, cfg, turn, scores=[0.7])
     assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
     assert events[1][0] == events[2][0] == 8  # pause and end on the 4th silent frame (128 ms)
+
+
+def test_no_end_while_the_score_is_pending_and_at_once_when_it_comes_late() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    turn = TurnConfig(speculate_after_ms=96, complete_silence_ms=160, incomplete_silence_ms=640)
+    ep = Endpointer(cfg, turn=turn, turn_score=lambda audio: 0.9)
+    events = []
+    for p in [0.9] * 5 + [0.1] * 8:  # 256 ms of silence: past the complete window, score not asked yet
+        events += ep.feed(np.zeros(FRAME, np.float32), p)
+    assert names([(0, e) for e in events]) == ["SpeechStarted", "SpeechPaused"] and ep.score_pending
+    (end,) = ep.score_pause()
+    assert isinstance(end, SpeechEnded) and end.turn_score == 0.9 and end.trailing_silence_ms == 256.0
+    assert not ep.score_pending and not ep.in_speech

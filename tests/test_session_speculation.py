@@ -77,12 +77,15 @@ async def reply_held(session: Session) -> None:
         await asyncio.sleep(0.05)
 
 
-def make_session(fake_engines: EnginesFactory, clock: FakeClock) -> tuple[Session, list[TurnReport]]:
+def make_session(
+    fake_engines: EnginesFactory, clock: FakeClock, turn_score: Callable[[np.ndarray], float] | None = None
+) -> tuple[Session, list[TurnReport]]:
     delay = Delay(clock)
     engines = fake_engines(
         clock=clock,
         stt=FakeStt(texts=("first words", "second words"), latency_ms=50.0, delay=delay),
         llm=FakeLlm(replies=("Reply one.", "Reply two."), delay=delay),
+        turn_score=turn_score,
     )
     config = make_config(
         vad={"silence_ms": SILENCE_MS, "pre_roll_ms": 64, "min_speech_ms": 64},
@@ -163,3 +166,24 @@ async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_engines
     (report,) = reports
     assert session.speculations_started == 0 and not report.speculative
     assert report.stages_ms["stt"] > 0.0 and "speech_ended" in client.types()
+
+
+async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_engines: EnginesFactory) -> None:
+    clock = FakeClock()
+    started_when_asked: list[int] = []
+    sessions: list[Session] = []
+
+    def score(audio: np.ndarray) -> float:
+        started_when_asked.append(sessions[0].speculations_started)
+        return 0.9  # complete: the turn ends after [turn] complete_silence_ms
+
+    session, reports = make_session(fake_engines, clock, turn_score=score)
+    sessions.append(session)
+    client = Client(session)
+    await start(session)
+    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.5)]))
+    assert await session.wait_turns(timeout_s=10)
+    await client.close()
+    assert started_when_asked == [1]  # the reply was already under way when the model was asked
+    (report,) = reports
+    assert report.turn_score == 0.9 and report.speculative

@@ -63,11 +63,11 @@ class TurnConfig:
 
     speculate_after_ms: int = 96
     """After this much silence inside speech, start the reply speculatively (0 = off)."""
-    end_of_turn_model: str = ""
+    end_of_turn_model: str = "smart-turn-v3.2"
     """Catalogue name of an end-of-turn classifier ("" = silence window only)."""
     complete_threshold: float = 0.5
     """The classifier's probability at or above which the turn counts as complete."""
-    complete_silence_ms: int = 160
+    complete_silence_ms: int = 320
     """With the classifier: a turn it scores complete ends after this much silence."""
     incomplete_silence_ms: int = 960
     """With the classifier: a turn it scores incomplete ends after this much silence."""

@@ -294,6 +294,11 @@ class Session:
         loop = asyncio.get_running_loop()
         for ev in await loop.run_in_executor(self.engines.vad_executor, self._detect, frames):
             await self._on_endpoint_event(ev)
+        if self._endpointer.score_pending:
+            # The speculative reply (if any) has started: now ask the end-of-turn model, on the VAD thread,
+            # before any later frame of this session is endpointed.
+            for ev in await loop.run_in_executor(self.engines.vad_executor, self._score_pause):
+                await self._on_endpoint_event(ev)
         return None
 
     def _detect(self, frames: list[np.ndarray]) -> list[EndpointEvent]:
@@ -307,6 +312,13 @@ class Session:
             events.extend(self._endpointer.feed(frame, self._vad.probability(frame)))
             if was_in_speech and not self._endpointer.in_speech:  # ended, forced or too short
                 self._reset_vad()
+        return events
+
+    def _score_pause(self) -> list[EndpointEvent]:
+        """The end-of-turn model on the pending pause, in the VAD thread (see :meth:`Endpointer.score_pause`)."""
+        events = self._endpointer.score_pause()
+        if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
+            self._reset_vad()
         return events
 
     def _reset_vad(self) -> None:

@@ -161,9 +161,21 @@ def add_bench_parser(sub: Any) -> None:
     _speech(t)
     t.add_argument("--repeats", type=int, default=2)
     t.add_argument("--warmup", type=int, default=1)
-    t.add_argument("--smart-turn", action="store_true", help="add a last step with the Smart Turn model")
     _outputs(t, "step")
     t.set_defaults(func=_runner("techniques"))
+
+    q = bs.add_parser(
+        "pauses",
+        help="false endpoints on spliced mid-sentence pauses, and end-of-turn delay, per endpointing strategy",
+        description="Offline VAD + endpointer over the clips (see voice/bench/pauses.py).",
+    )
+    _config(q)
+    _speech(q)
+    q.add_argument("--pauses", default="150,250,300,450,600", help="pause lengths to splice in (ms)")
+    q.add_argument("--silences", default="200,500", help="silence windows to compare besides the config's (ms)")
+    q.add_argument("--no-smart-turn", action="store_true", help="leave the end-of-turn model out")
+    _outputs(q, "strategy")
+    q.set_defaults(func=_runner("pauses"))
 
     p = bs.add_parser(
         "prefill",

@@ -15,9 +15,9 @@ Steps (each is the previous one plus):
 2. ``short_stt`` — Whisper on the real audio length (``[stt] min_window_s``);
 3. ``first_chunk`` — a first sentence without a comma is spoken after 4 words (``[tts] max_first_chunk_words``);
 4. ``trim_lead`` — the first audio starts 10 ms before its first sound (``[tts] trim_lead_ms``);
-5. ``smart_turn`` (only with ``--smart-turn``) — the end-of-turn model sets the silence window.
+5. ``smart_turn`` — the end-of-turn model chooses the silence window (``[turn] end_of_turn_model``).
 
-Steps 1–4 together are the default configuration, so step 4 is what a user gets.
+Steps 1–5 together are the default configuration, so step 5 is what a user gets.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _set(config: Config, section: str, **values: Any) -> Config:
     return dataclasses.replace(config, **{section: dataclasses.replace(getattr(config, section), **values)})
 
 
-def steps(base: Config, smart_turn: bool) -> list[tuple[Step, Config]]:
+def steps(base: Config) -> list[tuple[Step, Config]]:
     """The cumulative steps and their configs, from ``base`` (the user's config: models, VAD, …)."""
     serial = _set(
         _set(_set(base, "turn", speculate_after_ms=0, end_of_turn_model=""), "stt", min_window_s=0.0),
@@ -80,19 +80,16 @@ def steps(base: Config, smart_turn: bool) -> list[tuple[Step, Config]]:
         ),
         Step(
             "trim_lead",
-            f"+ first audio starts {defaults.tts.trim_lead_ms:g} ms before its first sound (= the defaults)",
+            f"+ first audio starts {defaults.tts.trim_lead_ms:g} ms before its first sound",
             lambda c: _set(c, "tts", trim_lead_ms=defaults.tts.trim_lead_ms),
         ),
+        Step(
+            "smart_turn",
+            f"+ {defaults.turn.end_of_turn_model} sets the silence window ({defaults.turn.complete_silence_ms} ms "
+            f"complete / {defaults.turn.incomplete_silence_ms} ms not) (= the defaults)",
+            lambda c: _set(c, "turn", end_of_turn_model=defaults.turn.end_of_turn_model),
+        ),
     ]
-    if smart_turn:
-        plan.append(
-            Step(
-                "smart_turn",
-                "+ Smart Turn v3.2 sets the silence window "
-                f"({defaults.turn.complete_silence_ms} ms complete / {defaults.turn.incomplete_silence_ms} ms not)",
-                lambda c: _set(c, "turn", end_of_turn_model="smart-turn-v3.2"),
-            )
-        )
     out: list[tuple[Step, Config]] = []
     config = serial
     for step in plan:
@@ -145,7 +142,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     plan = make_plan(clips, opts.repeats, opts.warmup)
     rows: list[dict[str, Any]] = []
     baseline: dict[str, str] | None = None
-    for step, config in steps(base, args.smart_turn):
+    for step, config in steps(base):
         t0 = time.perf_counter()
         engines = load_engines(config)
         try:
