@@ -49,7 +49,7 @@ class ServerConfig:
 @dataclass(frozen=True)
 class VadConfig:
     threshold: float = 0.5
-    neg_threshold: float = 0.35
+    neg_threshold: float = 0.5
     min_speech_ms: int = 160
     silence_ms: int = 320
     pre_roll_ms: int = 300
