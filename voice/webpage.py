@@ -22,7 +22,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "script-src 'self'",
         "style-src 'self'",
         "connect-src 'self'",
-        "img-src 'self' blob:",
+        "img-src 'self' data: blob:",
         "media-src 'self' blob:",
         "base-uri 'none'",
         "form-action 'none'",
@@ -46,6 +46,7 @@ ASSETS: dict[str, Asset] = {
     "/index.html": Asset("index.html", "text/html; charset=utf-8"),
     "/page.css": Asset("page.css", "text/css; charset=utf-8"),
     "/page.js": Asset("page.js", "text/javascript; charset=utf-8"),
+    "/mic-worklet.js": Asset("mic-worklet.js", "text/javascript; charset=utf-8"),
 }
 
 
