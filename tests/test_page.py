@@ -30,11 +30,11 @@ pytestmark = [
 SCREENSHOT = os.environ.get("VOICE_PAGE_SCREENSHOT")
 
 
-def _question_wav(path: Path, rate: int = 48000) -> Path:
-    """A 0.8 s tone (the fake VAD hears it as speech) and 6 s of silence; Chromium loops it as the mic."""
+def _question_wav(path: Path, rate: int = 48000, silence_s: float = 6.0) -> Path:
+    """A 0.8 s tone (the fake VAD hears it as speech) and ``silence_s`` of silence; Chromium loops it as the mic."""
     t = np.arange(int(0.8 * rate)) / rate
     voice = 0.3 * np.sin(2 * np.pi * 300 * t)
-    pcm = (np.concatenate([np.zeros(rate // 4), voice, np.zeros(6 * rate)]) * 32767).astype("<i2")
+    pcm = (np.concatenate([np.zeros(rate // 4), voice, np.zeros(int(silence_s * rate))]) * 32767).astype("<i2")
     with wave.open(str(path), "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
@@ -121,6 +121,26 @@ async def test_the_page_exports_every_turn_report_as_json(tmp_path: Path, fake_e
             first = exported["turns"][0]
             assert first["report"]["turn_id"] == 1 and first["report"]["stages_ms"] == server.reports[0].stages_ms
             assert set(first["report"]["stage_budgets_ms"]) == set(first["report"]["stages_ms"])
+            assert page.errors == []
+    finally:
+        await server.shutdown()
+
+
+async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_engines: EnginesFactory) -> None:
+    # The mic speaks again 1.5 s after its question, while the 3 s reply still plays: a barge-in.
+    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=1.0))
+    await server.start()
+    try:
+        async with chromium(_question_wav(tmp_path / "q.wav", silence_s=1.5)) as page:
+            await page.goto(f"http://127.0.0.1:{server.port}/")
+            await _start(page)
+            await page.wait_for("playing.length > 0")  # the reply is playing
+            await page.wait_for("document.querySelector('.turn.interrupted') !== null")
+            shown = await page.evaluate(
+                """({ playing: playing.length, mark: document.querySelector('.turn.interrupted .mark').textContent,
+                     status: document.getElementById('status').textContent })"""
+            )
+            assert shown["playing"] == 0 and shown["mark"] == "interrupted" and shown["status"] != "speaking"
             assert page.errors == []
     finally:
         await server.shutdown()

@@ -74,7 +74,7 @@ function note(cls, text) {
 }
 
 // ------------------------------------------------------------------------------------------- waterfall
-function bar(wf, scaleMs, name, startMs, ms, cls, label) {
+function bar(wf, scaleMs, name, startMs, ms, cls, label, targetMs) {
   const row = el("div", undefined, "wf-row");
   row.dataset.stage = name;
   row.dataset.ms = String(ms);
@@ -86,6 +86,11 @@ function bar(wf, scaleMs, name, startMs, ms, cls, label) {
   b.style.width = width + "%";
   if (startMs + ms > scaleMs) b.classList.add("clipped");
   track.append(b);
+  if (targetMs) {  // the target line runs through every row
+    const line = el("div", undefined, "wf-target");
+    line.style.left = Math.min(100, (100 * targetMs) / scaleMs) + "%";
+    track.append(line);
+  }
   row.append(el("span", name, "wf-name"), track, el("span", label === undefined ? Math.round(ms) + " ms" : label, "wf-ms"));
   wf.append(row);
   return row;
@@ -117,22 +122,29 @@ function drawWaterfall(t) {
   for (const [name, ms] of stages) {
     const start = offsets[name] !== undefined ? num(offsets[name]) : at;
     const budget = r.stage_budgets_ms ? r.stage_budgets_ms[name] : undefined;
-    const row = bar(t.wf, scaleMs, name, start, ms, over.has(name) ? "over stage" : "stage");
+    const row = bar(t.wf, scaleMs, name, start, ms, over.has(name) ? "over stage" : "stage", undefined, targetMs);
     row.classList.add("wf-stage");
     if (budget !== undefined) row.title = `${name}: ${ms} ms of a ${num(budget)} ms budget`;
     at = start + ms;
   }
-  if (r.llm && llmStart !== null) bar(t.wf, scaleMs, "llm generating", llmStart, num(r.llm.e2e_ms), "parallel");
-  if (total > 0 && num(r.reply_audio_ms) > 0) {
-    bar(t.wf, scaleMs, "playback", total, num(r.reply_audio_ms), "parallel", Math.round(num(r.reply_audio_ms)) + " ms");
+  if (r.llm && llmStart !== null) {
+    bar(t.wf, scaleMs, "llm generating", llmStart, num(r.llm.e2e_ms), "parallel", undefined, targetMs);
   }
-  if (t.pageMs !== null) bar(t.wf, scaleMs, "page mouth-to-ear", 0, t.pageMs, "page").classList.add("wf-page");
+  if (total > 0 && num(r.reply_audio_ms) > 0) {
+    bar(t.wf, scaleMs, "playback", total, num(r.reply_audio_ms), "parallel", undefined, targetMs);
+  }
+  if (t.pageMs !== null) {
+    bar(t.wf, scaleMs, "page mouth-to-ear", 0, t.pageMs, "page", undefined, targetMs).classList.add("wf-page");
+  }
   target(t.wf, scaleMs, targetMs);
   const parts = [`turn ${r.turn_id}: ${r.outcome}`];
   parts.push(r.total_ms == null ? "server sum n/a" : `server sum ${Math.round(total)} ms`);
   parts.push(t.pageMs === null ? "page mouth-to-ear n/a" : `page mouth-to-ear ${Math.round(t.pageMs)} ms`);
   parts.push(`target ${targetMs} ms`);
   t.sum.textContent = parts.join(" · ");
+  if (r.speculative === true) {
+    t.sum.append(el("span", ` (speculative: started ${Math.round(num(r.speculation_lead_ms))} ms before the endpoint)`, "faint"));
+  }
   if (num(r.speculations_discarded) > 0) {
     t.sum.append(el("span", ` (${num(r.speculations_discarded)} speculative repl${num(r.speculations_discarded) === 1 ? "y" : "ies"} discarded)`, "faint"));
   }
@@ -146,7 +158,7 @@ function drawLive() {
     const ms = (t.firstPlayMs !== null ? t.firstPlayMs : now) - from;
     t.wf.replaceChildren();
     const scaleMs = Math.max(625, ms * 1.1);
-    bar(t.wf, scaleMs, "waiting (page)", 0, ms, "live");
+    bar(t.wf, scaleMs, "waiting (page)", 0, ms, "live", undefined, 500);
     target(t.wf, scaleMs, 500);
     if (t.firstPlayMs !== null || t.report) t.live = false;
   }
