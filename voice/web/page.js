@@ -365,7 +365,7 @@ function connect() {
 async function start() {
   $("start").disabled = true;
   const device = $("device").value;
-  const audio = { channelCount: 1, echoCancellation: true, noiseSuppression: false };
+  const audio = { channelCount: 1, echoCancellation: true };
   if (device) audio.deviceId = { exact: device };
   stream = await navigator.mediaDevices.getUserMedia({ audio });
   ctx = new AudioContext();
