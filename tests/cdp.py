@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,9 @@ class Page:
 
 
 @contextlib.asynccontextmanager
-async def chromium(fake_audio: Path | None = None, width: int = 1200, height: int = 900) -> AsyncIterator[Page]:
+async def chromium(
+    fake_audio: Path | None = None, width: int = 1200, height: int = 900, extra_args: Sequence[str] = ()
+) -> AsyncIterator[Page]:
     """Headless Chromium with a fake microphone (``fake_audio``, a WAV looped; else Chromium's beep)."""
     if CHROMIUM is None:
         raise RuntimeError("chromium is not installed")
@@ -106,6 +108,7 @@ async def chromium(fake_audio: Path | None = None, width: int = 1200, height: in
     ]  # fmt: skip
     if fake_audio is not None:
         args.append(f"--use-file-for-fake-audio-capture={fake_audio}")
+    args.extend(extra_args)
     proc = subprocess.Popen([*args, "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     page: Page | None = None
     try:

@@ -4,8 +4,12 @@ releases the microphone, and that a hostile server cannot run script in it nor p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import shutil
+import ssl
+import subprocess
 import wave
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -141,6 +145,59 @@ async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_e
                      status: document.getElementById('status').textContent })"""
             )
             assert shown["playing"] == 0 and shown["mark"] == "interrupted" and shown["status"] != "speaking"
+            assert page.errors == []
+    finally:
+        await server.shutdown()
+
+
+@pytest.fixture
+async def tls_proxy(tmp_path: Path) -> AsyncIterator[tuple[int, list[int]]]:
+    """A TLS-terminating TCP proxy (self-signed certificate) in front of a port set later: yields its port and a
+    one-element list to put the backend port in."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    backend: list[int] = []
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    async def forward(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_connection("127.0.0.1", backend[0])
+        await asyncio.gather(pipe(client_r, server_w), pipe(server_r, client_w))
+
+    proxy = await asyncio.start_server(forward, "127.0.0.1", 0, ssl=tls)
+    yield int(proxy.sockets[0].getsockname()[1]), backend
+    proxy.close()
+
+
+async def test_the_page_works_behind_a_tls_proxy_with_wss(
+    tmp_path: Path, fake_engines: EnginesFactory, tls_proxy: tuple[int, list[int]]
+) -> None:
+    port, backend = tls_proxy
+    origin = f"https://127.0.0.1:{port}"
+    server = VoiceServer(make_config(server={"port": 0, "allowed_origins": [origin]}), fake_engines(scale=0.5))
+    await server.start()
+    backend.append(server.port)
+    try:
+        async with chromium(_question_wav(tmp_path / "q.wav"), extra_args=["--ignore-certificate-errors"]) as page:
+            await page.goto(origin + "/")
+            await _start(page)
+            await page.wait_for("document.querySelector('.wf-sum') !== null")
+            assert await page.evaluate("ws.url") == f"wss://127.0.0.1:{port}/"
+            heard = await page.evaluate("document.querySelector('.you').textContent")
+            assert heard == f"you: {server.reports[0].transcript}"
             assert page.errors == []
     finally:
         await server.shutdown()
