@@ -150,6 +150,55 @@ async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_e
         await server.shutdown()
 
 
+def _tone_wav(path: Path, rate: int = 48000) -> Path:
+    """A tone without pauses: the fake VAD hears endless speech, so only the page's controls end a turn."""
+    t = np.arange(rate) / rate
+    pcm = (0.3 * np.sin(2 * np.pi * 300 * t) * 32767).astype("<i2")
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm.tobytes())
+    return path
+
+
+async def test_push_to_talk_reset_and_a_close_code_in_words(tmp_path: Path, fake_engines: EnginesFactory) -> None:
+    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=0.5))
+    await server.start()
+    stopped = False
+    try:
+        async with chromium(_tone_wav(tmp_path / "tone.wav")) as page:
+            await page.goto(f"http://127.0.0.1:{server.port}/")
+            await page.evaluate("document.getElementById('ptt').click()")
+            await _start(page)
+            await page.wait_for("document.getElementById('status').textContent === 'listening'")
+            (conn,) = server.sessions.values()
+            # Push-to-talk, not held: the page sends silence, however loud the microphone.
+            assert await server.wait_sessions(lambda _: conn.session._audio_in_s > 1.0, 10.0)
+            assert await page.evaluate("document.getElementById('status').textContent") == "listening"
+            # Held: the server hears speech; released: the page ends the turn (end_turn), the reply follows.
+            await page.evaluate("document.getElementById('talk').dispatchEvent(new PointerEvent('pointerdown'))")
+            await page.wait_for("document.getElementById('status').textContent === 'hearing you'")
+            await page.evaluate("document.getElementById('talk').dispatchEvent(new PointerEvent('pointerup'))")
+            await page.wait_for("document.querySelector('.wf-page') !== null")
+            report = server.reports[0]
+            assert report.outcome == "ok" and report.forced_endpoint  # ended by end_turn, not by a pause
+            assert conn.session.history.messages
+            # Reset forgets the conversation, on the page and on the server.
+            await page.evaluate("document.getElementById('reset').click()")
+            await page.wait_for("document.querySelectorAll('.turn').length === 0")
+            assert await server.wait_sessions(lambda _: not conn.session.history.messages, 10.0)
+            # A close is explained in words.
+            await server.shutdown()
+            stopped = True
+            closed = await page.wait_for("document.getElementById('closed').textContent")
+            assert closed.startswith("closed 1001: the server is shutting down")
+            assert page.errors == []
+    finally:
+        if not stopped:
+            await server.shutdown()
+
+
 @pytest.fixture
 async def tls_proxy(tmp_path: Path) -> AsyncIterator[tuple[int, list[int]]]:
     """A TLS-terminating TCP proxy (self-signed certificate) in front of a port set later: yields its port and a
@@ -194,7 +243,7 @@ async def test_the_page_works_behind_a_tls_proxy_with_wss(
         async with chromium(_question_wav(tmp_path / "q.wav"), extra_args=["--ignore-certificate-errors"]) as page:
             await page.goto(origin + "/")
             await _start(page)
-            await page.wait_for("document.querySelector('.wf-sum') !== null")
+            await page.wait_for("document.querySelector('.wf-page') !== null")
             assert await page.evaluate("ws.url") == f"wss://127.0.0.1:{port}/"
             heard = await page.evaluate("document.querySelector('.you').textContent")
             assert heard == f"you: {server.reports[0].transcript}"
