@@ -162,6 +162,11 @@ class TurnReport:
     """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
     turn_score: float | None = None
     """The end-of-turn model's probability that the turn was complete (None: no model)."""
+    stage_budgets_ms: dict[str, float] = field(default_factory=dict)
+    """Each stage's allocation from ``[budget]`` (what ``over_budget`` compares against)."""
+    stage_offsets_ms: dict[str, float] = field(default_factory=dict)
+    """When each stage starts, in ms after the end of the user's speech (for timelines); stages after a
+    missing one (a turn that ended early) have no offset."""
 
     def to_dict(self, *, include_text: bool = True) -> dict[str, Any]:
         d = asdict(self)
@@ -278,6 +283,12 @@ def build_report(
     alloc = budget.allocations_ms()
     over = tuple(name for name, v in stages.items() if v > alloc.get(name, 0))
     llm = timer.llm_metrics()
+    offsets, at_ms = {}, 0.0
+    for name in STAGES:  # stages telescope: each starts where the previous ended (up to the first gap)
+        if name not in stages:
+            break
+        offsets[name] = round(at_ms, 3)
+        at_ms += stages[name]
     return TurnReport(
         session_id=timer.session_id,
         turn_id=timer.turn_id,
@@ -289,6 +300,8 @@ def build_report(
         llm=llm,
         generated_tokens=llm.n_tokens if llm else 0,
         outcome=outcome or ("cancelled" if cancelled else "ok"),
+        stage_budgets_ms={name: float(alloc[name]) for name in STAGES if name in alloc},
+        stage_offsets_ms=offsets,
         **extra,
     )
 

@@ -46,7 +46,17 @@ class Stop:
     """The client is done: the server finishes the turn in flight, then closes (1000)."""
 
 
-ClientMessage = Start | EndTurn | Reset | Stop
+@dataclass(frozen=True)
+class Played:
+    """The client started playing a turn's reply (optional; the browser page sends it)."""
+
+    turn_id: int
+    """The turn whose first reply sample was played."""
+    mouth_to_ear_ms: float | None = None
+    """The client's own latency: its last voiced microphone frame → its first played sample, in ms."""
+
+
+ClientMessage = Start | EndTurn | Reset | Stop | Played
 
 
 @dataclass(frozen=True)
@@ -146,10 +156,33 @@ def decode_client_text(text: str) -> ClientMessage | ProtocolError:
         if token is not None and not isinstance(token, str):
             return ProtocolError(BAD_MESSAGE, "field 'token' must be a string")
         return Start(sample_rate=rate, channels=1, output_sample_rate=out_rate, token=token)
+    if kind == "played":
+        return _decode_played(obj)
     simple: dict[str, ClientMessage] = {"end_turn": EndTurn(), "reset": Reset(), "stop": Stop()}
     if kind in simple:
         return simple[kind]
-    return ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}; known: start, end_turn, reset, stop")
+    return ProtocolError(
+        UNKNOWN_TYPE, f"unknown message type {kind!r}; known: start, end_turn, reset, stop, played"
+    )
+
+
+_PLAYED_FIELDS = {"type", "turn_id", "mouth_to_ear_ms"}
+
+
+def _decode_played(obj: dict[str, Any]) -> Played | ProtocolError:
+    unknown = set(obj) - _PLAYED_FIELDS
+    if unknown:
+        return ProtocolError(BAD_MESSAGE, f"unknown field(s) in played: {', '.join(sorted(unknown))}")
+    turn_id = _int_field(obj, "turn_id", required=True)
+    if isinstance(turn_id, ProtocolError):
+        return turn_id
+    assert turn_id is not None
+    if turn_id < 1:
+        return ProtocolError(BAD_MESSAGE, f"field 'turn_id' must be a turn id (1 or more), got {turn_id}")
+    ms = obj.get("mouth_to_ear_ms")
+    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms < 3_600_000):
+        return ProtocolError(BAD_MESSAGE, f"field 'mouth_to_ear_ms' must be milliseconds (0 or more), got {ms!r}")
+    return Played(turn_id, None if ms is None else float(ms))
 
 
 def check_audio_frame(data: bytes, *, started: bool) -> ProtocolError | None:

@@ -21,7 +21,7 @@ import signal
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from voice.protocol import (
     error_event,
 )
 from voice.session import Session
+from voice.webpage import normalise_origin, own_origins, page_file
 
 log = logging.getLogger("voice.server")
 
@@ -55,8 +56,6 @@ log = logging.getLogger("voice.server")
 MIN_TOKEN_CHARS = 16
 #: Turn reports kept in memory (``VoiceServer.reports``) for tools and tests; older ones are dropped.
 REPORTS_KEPT = 1000
-#: The browser client served at ``GET /``.
-WEB_PAGE = Path(__file__).resolve().parent / "web" / "index.html"
 
 
 def is_loopback(host: str) -> bool:
@@ -87,6 +86,13 @@ def check_bind(config: Config) -> None:
             f"refusing to listen on {what} ({host!r}): [server] token is shorter than {MIN_TOKEN_CHARS} "
             "characters; use a long random secret"
         )
+
+
+def allowed_origins(port: int, extra: Sequence[str]) -> set[str]:
+    """Browser Origins allowed to open a websocket: the server's own loopback origins on ``port`` and the
+    configured ``extra`` ones, all in the form of :func:`voice.webpage.normalise_origin` (so a page on
+    port 80 or 443, whose Origin carries no port, is allowed by its own server)."""
+    return own_origins(port) | {normalise_origin(o) for o in extra}
 
 
 class _Redact(logging.Filter):
@@ -163,13 +169,7 @@ class VoiceServer:
 
     # ------------------------------------------------------------------ HTTP side
     def _allowed_origins(self) -> set[str]:
-        p = self.port
-        own = {
-            f"{scheme}://{host}:{p}"
-            for scheme in ("http", "https")
-            for host in ("localhost", "127.0.0.1", "[::1]")
-        }
-        return own | {o.lower().rstrip("/") for o in self.config.server.allowed_origins}
+        return allowed_origins(self.port, self.config.server.allowed_origins)
 
     def _token_ok(self, candidate: str) -> bool:
         return hmac.compare_digest(candidate.encode(), self.config.server.token.encode())
@@ -194,33 +194,21 @@ class VoiceServer:
         code = http.HTTPStatus.OK if status == "ready" else http.HTTPStatus.SERVICE_UNAVAILABLE
         return code, json.dumps({"status": status, "sessions": len(self.sessions)}) + "\n"
 
-    def _page(self) -> Response:
-        """The browser client (``voice/web/index.html``), with headers that keep other sites from framing
-        it or sniffing it."""
-        try:
-            body = WEB_PAGE.read_bytes()
-        except OSError:
-            return Response(404, "Not Found", Headers([("Content-Type", "text/plain")]), b"no web page\n")
-        headers = Headers(
-            [
-                ("Content-Type", "text/html; charset=utf-8"),
-                ("Content-Length", str(len(body))),
-                ("Cache-Control", "no-store"),
-                ("X-Content-Type-Options", "nosniff"),
-                ("X-Frame-Options", "DENY"),
-                ("Content-Security-Policy", "frame-ancestors 'none'"),
-                ("Referrer-Policy", "no-referrer"),
-                ("Connection", "close"),
-            ]
-        )
-        return Response(200, "OK", headers, body)
+    @staticmethod
+    def _page(path: str) -> Response | None:
+        """A file of the browser client (``voice/webpage.py``: a fixed allow-list, a strict CSP)."""
+        answer = page_file(path)
+        if answer is None:
+            return None
+        reason = http.HTTPStatus(answer.status).phrase
+        return Response(answer.status, reason, Headers(list(answer.headers)), answer.body)
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         token = self.config.server.token
         upgrade = request.headers.get_all("Upgrade")
-        if path in ("/", "/index.html") and not any(u.lower() == "websocket" for u in upgrade):
-            return self._page()
+        if not any(u.lower() == "websocket" for u in upgrade) and (page := self._page(path)) is not None:
+            return page
         if path == "/health":
             return connection.respond(*self._health())
         if path == "/metrics":
@@ -231,7 +219,7 @@ class VoiceServer:
             self.metrics.ready = self.engines is not None and not self.stopping
             return connection.respond(http.HTTPStatus.OK, self.metrics.render())
         origins = request.headers.get_all("Origin")
-        if origins and (len(origins) > 1 or origins[0].lower().rstrip("/") not in self._allowed_origins()):
+        if origins and (len(origins) > 1 or normalise_origin(origins[0]) not in self._allowed_origins()):
             self.metrics.error("forbidden_origin")
             log.warning("refused a websocket from Origin %.100r (not in the allowlist)", origins[0])
             return connection.respond(

@@ -250,6 +250,11 @@ class Session:
             events = self._endpointer.force_end()
             if events:
                 self._reset_vad()
+                # The ended utterance's last samples (a partial VAD frame, the resampler's delay) must not
+                # reach the VAD after it and start a new utterance (a barge-in on this very turn).
+                self._pending = self._pending[:0]
+                if self._resampler is not None:
+                    self._resampler.clear()
             for ev in events:
                 await self._on_endpoint_event(ev)
         elif isinstance(msg, Reset):
