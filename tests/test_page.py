@@ -280,6 +280,8 @@ def _hostile_events() -> list[dict[str, Any]]:
          "stages_ms": {h: 100, "stt": h}, "stage_offsets_ms": {h: h}, "stage_budgets_ms": {h: h},
          "llm": {"e2e_ms": h}, "reply_audio_ms": h, "speculations_discarded": h},
         {"type": h, "turn_id": 2},
+        {"type": "transcript", "text": h},  # no turn id
+        {"type": "turn_report", "turn_id": {"toString": h}, "stages_ms": h},
         {"type": "transcript", "turn_id": 3, "text": "END"},
     ]  # fmt: skip
 
@@ -332,6 +334,7 @@ async def test_a_hostile_server_cannot_run_script_in_the_page_nor_send_it_elsewh
                   text: document.body.textContent })"""
         )
         assert shown["pwned"] is None and shown["imgs"] == 0 and shown["scripts"] == ["/page.js"]
+        assert not [e for e in page.errors if "Content Security Policy" not in e]  # and nothing threw
         assert shown["text"].count("onerror=") >= 4  # the markup is on the page, as text
         # Even script run in the page (here: by the test) may not open a websocket to another origin: the CSP.
         outcome = await page.evaluate(
