@@ -74,7 +74,8 @@ async def test_the_page_shows_the_turn_in_order_with_a_waterfall_and_its_own_lat
                            clauses: [...turn.querySelectorAll('.clause')].map((c) => c.textContent),
                            bars, page_ms: Number(turn.querySelector('.wf-page').dataset.ms),
                            sum: turn.querySelector('.wf-sum').textContent,
-                           stats: [...document.querySelectorAll('#stats-table tbody tr')].map((r) => r.dataset.stage),
+                           stats: Object.fromEntries([...document.querySelectorAll('#stats-table tbody tr')].map(
+                             (r) => [r.dataset.stage, [...r.cells].slice(1).map((c) => Number(c.textContent))])),
                            errors: document.querySelectorAll('.err').length };
                 })()"""
             )
@@ -94,7 +95,10 @@ async def test_the_page_shows_the_turn_in_order_with_a_waterfall_and_its_own_lat
             assert report.total_ms is not None
             assert shown["page_ms"] > 0.8 * report.total_ms
             assert f"server sum {round(report.total_ms)} ms" in shown["sum"] and "page mouth-to-ear" in shown["sum"]
-            assert {"stt", "page mouth-to-ear", "server sum"} <= set(shown["stats"])
+            # Session statistics: p50, p95 and n per stage; after one turn, that turn's own numbers.
+            assert shown["stats"]["tts_first_audio"] == [round(report.stages_ms["tts_first_audio"])] * 2 + [1]
+            assert shown["stats"]["server sum"][:2] == [round(report.total_ms)] * 2
+            assert shown["stats"]["page mouth-to-ear"][:2] == [round(shown["page_ms"])] * 2
             assert shown["errors"] == 0
             # The state returns to listening once the reply has played.
             await page.wait_for("document.getElementById('status').textContent === 'listening'")
@@ -125,6 +129,11 @@ async def test_the_page_exports_every_turn_report_as_json(tmp_path: Path, fake_e
             first = exported["turns"][0]
             assert first["report"]["turn_id"] == 1 and first["report"]["stages_ms"] == server.reports[0].stages_ms
             assert set(first["report"]["stage_budgets_ms"]) == set(first["report"]["stages_ms"])
+            # Reconnect: a new session replaces the old one.
+            (old,) = server.sessions
+            await page.evaluate("document.getElementById('reconnect').click()")
+            assert await server.wait_sessions(lambda s: len(s) == 1 and old not in s, 10.0)
+            await page.wait_for("document.getElementById('status').textContent === 'listening'")
             assert page.errors == []
     finally:
         await server.shutdown()
@@ -271,6 +280,8 @@ def _hostile_events() -> list[dict[str, Any]]:
          "stages_ms": {h: 100, "stt": h}, "stage_offsets_ms": {h: h}, "stage_budgets_ms": {h: h},
          "llm": {"e2e_ms": h}, "reply_audio_ms": h, "speculations_discarded": h},
         {"type": h, "turn_id": 2},
+        {"type": "transcript", "text": h},  # no turn id
+        {"type": "turn_report", "turn_id": {"toString": h}, "stages_ms": h},
         {"type": "transcript", "turn_id": 3, "text": "END"},
     ]  # fmt: skip
 
@@ -323,6 +334,7 @@ async def test_a_hostile_server_cannot_run_script_in_the_page_nor_send_it_elsewh
                   text: document.body.textContent })"""
         )
         assert shown["pwned"] is None and shown["imgs"] == 0 and shown["scripts"] == ["/page.js"]
+        assert not [e for e in page.errors if "Content Security Policy" not in e]  # and nothing threw
         assert shown["text"].count("onerror=") >= 4  # the markup is on the page, as text
         # Even script run in the page (here: by the test) may not open a websocket to another origin: the CSP.
         outcome = await page.evaluate(

@@ -284,7 +284,9 @@ function drawPlaybackLevel() {
 
 // ------------------------------------------------------------------------------------------- events
 function onEvent(ev) {
-  const t = ev.turn_id !== undefined ? turnOf(ev.turn_id) : null;
+  const perTurn = ["speech_ended", "transcript", "audio_start", "reply_text", "audio_end", "interrupt", "turn_report"];
+  if (perTurn.includes(ev.type) && (typeof ev.turn_id !== "number" && typeof ev.turn_id !== "string")) return;
+  const t = perTurn.includes(ev.type) ? turnOf(ev.turn_id) : null;
   switch (ev.type) {
     case "ready": setState("listening"); break;
     case "speech_started": setState("hearing"); break;
