@@ -50,6 +50,7 @@ def fake_engines() -> EnginesFactory:
         llm: FakeLlm | None = None,
         tts: FakeTts | None = None,
         max_queue: int = 4,
+        turn_score: Callable[[np.ndarray], float] | None = None,
     ) -> Engines:
         delay = Delay(clock, scale)
         engines = Engines(
@@ -59,6 +60,7 @@ def fake_engines() -> EnginesFactory:
             tts=tts or FakeTts(delay=delay),
             max_queue=max_queue,
             gate=ComputeGate(),
+            turn_score=turn_score,
         )
         made.append(engines)
         return engines

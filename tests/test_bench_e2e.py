@@ -153,17 +153,43 @@ class LeadTts(FakeTts):
 SILENCE_MS = 160  # 2560 samples: 5 VAD frames, 8 client frames
 
 
-def pipeline(fake_engines: EnginesFactory) -> tuple[Config, Engines, float, float]:
+def pipeline(
+    fake_engines: EnginesFactory, speculate_after_ms: int = 0, trim_lead_ms: float = -1
+) -> tuple[Config, Engines, float, float]:
     """Server config, engines, the expected mouth-to-ear and the expected stage-log gap, from the fakes."""
-    config = make_config(vad={"silence_ms": SILENCE_MS, "pre_roll_ms": 64}, tts={"min_first_clause_words": 1})
+    config = make_config(
+        vad={"silence_ms": SILENCE_MS, "pre_roll_ms": 64},
+        turn={"speculate_after_ms": speculate_after_ms},
+        tts={"min_first_clause_words": 1, "trim_lead_ms": trim_lead_ms},
+    )
     stt = FakeStt(texts=("turn on the lamp",), latency_ms=60.0)
     llm = FakeLlm(replies=("Okay, done.",), prefill_ms_per_token=0.0, ttft_floor_ms=40.0, itl_ms=0.0)
     tts = LeadTts(latency_ms=40.0, rtf=0.0, lead_ms=100.0)
     engines = fake_engines(stt=stt, llm=llm, tts=tts)
     # Speech end → the VAD's silence window → STT → first token (the whole reply, ITL 0) → TTS → the
-    # silent lead of the reply audio → the first audible sample.
-    expected = SILENCE_MS + stt.latency_ms + llm.ttft_floor_ms + tts.latency_ms + tts.lead_ms
-    return config, engines, expected, tts.lead_ms
+    # silent lead of the reply audio → the first audible sample. Speculating, the work starts after
+    # speculate_after_ms of silence and its audio is let out at the endpoint: whichever comes later.
+    work_ms = stt.latency_ms + llm.ttft_floor_ms + tts.latency_ms
+    start_ms = speculate_after_ms or SILENCE_MS
+    lead_ms = tts.lead_ms if trim_lead_ms < 0 else trim_lead_ms  # the server trims the first clause's lead
+    expected = max(SILENCE_MS, start_ms + work_ms) + lead_ms
+    return config, engines, expected, lead_ms
+
+
+async def test_speculation_overlaps_the_work_with_the_silence_window(
+    tmp_path: Path, fake_engines: EnginesFactory
+) -> None:
+    # Speculating after 32 ms of silence: the 140 ms of work ends at 172 ms, past the 160 ms endpoint; the
+    # reply's 100 ms silent lead is trimmed to 10 ms.
+    config, engines, expected, lead_ms = pipeline(fake_engines, speculate_after_ms=32, trim_lead_ms=10)
+    assert expected == 32 + 140 + 10
+    write_clip(tmp_path, "one.wav", silence(LEAD_S), tone(TONE_S), silence(0.3))
+    clips, _ = load_clips(tmp_path)
+    turns = await run_plan_in_process(config, engines, make_plan(clips, 2, 1), E2eOptions(repeats=2, warmup=1))
+    for turn in turns[1:]:
+        assert turn.outcome == "ok" and turn.mouth_to_ear_ms is not None
+        assert expected - 2 <= turn.mouth_to_ear_ms <= expected + 30
+        assert turn.reply_lead_silence_ms == pytest.approx(lead_ms, abs=1)
 
 
 async def test_real_server_with_fakes_measures_the_configured_latency(

@@ -1,7 +1,7 @@
 import numpy as np
 
-from voice.config import VadConfig
-from voice.endpoint import Endpointer, SpeechEnded, SpeechStarted
+from voice.config import TurnConfig, VadConfig
+from voice.endpoint import Endpointer, SpeechEnded, SpeechPaused, SpeechStarted
 
 FRAME = 512  # 32 ms at 16 kHz
 
@@ -61,3 +61,99 @@ def test_force_end() -> None:
     (ev,) = ep.force_end()
     assert isinstance(ev, SpeechEnded) and ev.forced and len(ev.audio) == FRAME
     assert not ep.in_speech
+
+
+def run_turn(
+    probs: list[float], config: VadConfig, turn: TurnConfig, scores: list[float] | None = None
+) -> list[tuple[int, object]]:
+    """Like :func:`run`, with ``[turn]`` settings and an end-of-turn scorer that returns ``scores`` in order."""
+    asked: list[np.ndarray] = []
+    queue = list(scores or [])
+
+    def score(audio: np.ndarray) -> float:
+        asked.append(audio)
+        return queue.pop(0)
+
+    ep = Endpointer(config, turn=turn, turn_score=score if scores is not None else None)
+    out: list[tuple[int, object]] = []
+    for i, p in enumerate(probs):
+        out.extend((i, ev) for ev in ep.feed(np.full(FRAME, float(i), np.float32), p))
+        if ep.score_pending:  # as the session does: right after the pause, before the next frame
+            out.extend((i, ev) for ev in ep.score_pause())
+    if scores is not None:
+        assert not queue, "the scorer was asked fewer times than expected"
+    return out
+
+
+def names(events: list[tuple[int, object]]) -> list[str]:
+    return [type(e).__name__ for _, e in events]
+
+
+def test_pause_comes_before_the_end_with_the_audio_so_far() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    events = run_turn([0.9] * 5 + [0.1] * 12, cfg, TurnConfig(speculate_after_ms=96))
+    assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
+    (_, _), (i_pause, pause), (i_end, end) = events
+    assert isinstance(pause, SpeechPaused) and isinstance(end, SpeechEnded)
+    assert i_pause == 7 and pause.trailing_silence_ms == 96.0  # the third silent frame of 32 ms
+    assert pause.end_after_ms == 320.0 and pause.turn_score is None and pause.voiced_ms == 5 * 32
+    assert i_end == 14
+    # The paused audio is the utterance up to the pause, a prefix of what the endpoint delivers.
+    assert np.array_equal(pause.audio, end.audio[: len(pause.audio)]) and len(pause.audio) == 8 * FRAME
+
+
+def test_speech_after_a_pause_resumes_once_and_a_new_pause_follows() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    probs = [0.9] * 4 + [0.1] * 4 + [0.9] * 2 + [0.1] * 11
+    events = run_turn(probs, cfg, TurnConfig(speculate_after_ms=96))
+    assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechResumed", "SpeechPaused", "SpeechEnded"]
+    assert [i for i, _ in events] == [0, 6, 8, 12, 19]
+    second = events[3][1]
+    assert isinstance(second, SpeechPaused) and len(second.audio) == 13 * FRAME
+
+
+def test_no_pause_when_speculation_is_off_or_speech_too_short() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    off = run_turn([0.9] * 5 + [0.1] * 12, cfg, TurnConfig(speculate_after_ms=0))
+    assert names(off) == ["SpeechStarted", "SpeechEnded"]
+    short = run_turn([0.9] + [0.1] * 12, VadConfig(silence_ms=320, min_speech_ms=100), TurnConfig())
+    assert names(short) == ["SpeechStarted"]  # a blip: neither paused nor ended
+
+
+def test_end_of_turn_score_chooses_the_silence_window() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    turn = TurnConfig(speculate_after_ms=96, complete_silence_ms=160, incomplete_silence_ms=640)
+    complete = run_turn([0.9] * 5 + [0.1] * 30, cfg, turn, scores=[0.9])
+    assert names(complete) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
+    pause, end = complete[1][1], complete[2][1]
+    # The pause is reported before the model runs: until its score, the turn may not end (incomplete window).
+    assert isinstance(pause, SpeechPaused) and pause.turn_score is None and pause.end_after_ms == 640.0
+    assert isinstance(end, SpeechEnded) and end.trailing_silence_ms == 160.0 and end.turn_score == 0.9
+    incomplete = run_turn([0.9] * 5 + [0.1] * 30, cfg, turn, scores=[0.2])
+    end = incomplete[-1][1]
+    assert isinstance(end, SpeechEnded) and end.trailing_silence_ms == 640.0 and end.turn_score == 0.2
+    # Speech resumes: the next pause asks again, and the silence window starts from [vad] silence_ms.
+    again = run_turn([0.9] * 5 + [0.1] * 4 + [0.9] * 3 + [0.1] * 30, cfg, turn, scores=[0.1, 0.8])
+    end = again[-1][1]
+    assert isinstance(end, SpeechEnded) and end.trailing_silence_ms == 160.0 and end.turn_score == 0.8
+
+
+def test_the_scorer_is_asked_at_the_complete_window_when_speculation_is_later() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    turn = TurnConfig(speculate_after_ms=0, complete_silence_ms=128, incomplete_silence_ms=640)
+    events = run_turn([0.9] * 5 + [0.1] * 10, cfg, turn, scores=[0.7])
+    assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
+    assert events[1][0] == events[2][0] == 8  # pause and end on the 4th silent frame (128 ms)
+
+
+def test_no_end_while_the_score_is_pending_and_at_once_when_it_comes_late() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    turn = TurnConfig(speculate_after_ms=96, complete_silence_ms=160, incomplete_silence_ms=640)
+    ep = Endpointer(cfg, turn=turn, turn_score=lambda audio: 0.9)
+    events = []
+    for p in [0.9] * 5 + [0.1] * 8:  # 256 ms of silence: past the complete window, score not asked yet
+        events += ep.feed(np.zeros(FRAME, np.float32), p)
+    assert names([(0, e) for e in events]) == ["SpeechStarted", "SpeechPaused"] and ep.score_pending
+    (end,) = ep.score_pause()
+    assert isinstance(end, SpeechEnded) and end.turn_score == 0.9 and end.trailing_silence_ms == 256.0
+    assert not ep.score_pending and not ep.in_speech

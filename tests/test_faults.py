@@ -417,7 +417,7 @@ def _sparse_models(root: Path, *, llm_magic: bytes = b"GGUF", llm_size_delta: in
     catalogue = Catalogue.load(DEFAULT_CATALOGUE)
     config = make_config()
     gguf = root
-    for name in (config.stt.model, config.llm.model, config.tts.model):
+    for name in (config.stt.model, config.llm.model, config.tts.model, config.turn.end_of_turn_model):
         entry = catalogue.get(name)
         folder = root / entry.kind / entry.name
         folder.mkdir(parents=True, exist_ok=True)

@@ -432,7 +432,7 @@ def test_real_catalogue() -> None:
     for kind in KINDS:
         defaults = [e for e in cat.of_kind(kind) if e.default]
         assert len(defaults) == 1, kind
-    assert {e.name for e in cat.defaults()} == {"tiny.en", "smollm2-135m", "joe-medium"}
+    assert {e.name for e in cat.defaults()} == {"tiny.en", "smollm2-135m", "joe-medium", "smart-turn-v3.2"}
     assert {"base", "qwen2.5-coder-0.5b", "gemma3-270m"} <= {e.name for e in cat.entries}
     for e in cat.entries:
         assert e.size_bytes > 0

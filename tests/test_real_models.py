@@ -27,6 +27,7 @@ from voice.config import Config, LlmConfig
 from voice.engine import Engines
 from voice.history import History, fit_prompt
 from voice.loader import load_engines
+from voice.models import DEFAULT_MODELS_ROOT
 from voice.stages import ChatMessage, PromptInfo, TextDelta
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
@@ -35,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def espeak(text: str, tmp: Path, rate_hz: int = 16_000) -> np.ndarray:
     wav = tmp / "q.wav"
-    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(wav), text], check=True)
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(wav), text], check=True)
     audio = load_audio(wav, rate_hz)
     lead = np.zeros(int(0.3 * rate_hz), np.float32)
     return np.concatenate([lead, audio, lead])
@@ -90,6 +91,22 @@ def test_whisper_on_real_recordings(real: Engines) -> None:
         hyp = real.stt.transcribe(load_audio(SPEECH_DIR / name))
         errors.append(jiwer.wer(words(ref), words(hyp)))
     assert float(np.median(errors)) <= 0.2, errors
+
+
+def test_smart_turn_hears_whether_a_sentence_is_finished(tmp_path: Path) -> None:
+    from voice.backends.turn_smart import SmartTurn
+
+    model = SmartTurn(DEFAULT_MODELS_ROOT / "turn" / "smart-turn-v3.2")
+    finished = model.score(espeak("What is the capital of France?", tmp_path))
+    unfinished = model.score(espeak("I would like to know", tmp_path))
+    assert finished >= 0.5 > unfinished, (finished, unfinished)
+    # Loaded through the configuration, the session's endpointer gets it.
+    engines = load_engines(make_config(turn={"end_of_turn_model": "smart-turn-v3.2"}))
+    try:
+        assert engines.turn_score is not None
+        assert engines.turn_score(espeak("I would like to know", tmp_path)) == pytest.approx(unfinished, abs=1e-4)
+    finally:
+        engines.close()
 
 
 def test_llm_caches_the_prompt_prefix_across_turns(real: Engines) -> None:
@@ -177,12 +194,16 @@ async def test_full_conversation_over_websocket(engines: Engines, tmp_path: Path
     for turn, place, answer in ((t1, "france", "paris"), (t2, "germany", "berlin")):
         assert turn.report is not None and turn.report["outcome"] == "ok"
         assert place in words(turn.transcript)
-        # The spoken answer, transcribed back by the STT model, contains the expected word.
+        # The answer is right, and the audio says it: transcribed back by the STT model it matches the
+        # reply's text. (Not word for word: Piper's synthesis is stochastic and tiny.en sometimes hears
+        # "Berlin" as "bralen"; measured: 1 word in 6 wrong in about one run in three.)
         import soxr
 
+        reply_text = str(turn.report["reply_text"])
+        assert answer in words(reply_text), reply_text
         audio = soxr.resample(pcm16_to_float(turn.pcm), turn.sample_rate, 16000).astype(np.float32)
         heard = await asyncio.to_thread(real.stt.transcribe, audio)
-        assert answer in words(heard), heard
+        assert jiwer.wer(words(reply_text), words(heard)) <= 0.4, (reply_text, heard)
         stages = turn.report["stages_ms"]
         assert turn.report["total_ms"] == pytest.approx(sum(stages.values()), abs=0.01)
         assert stages["endpoint_silence"] >= Config().vad.silence_ms

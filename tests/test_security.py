@@ -228,7 +228,7 @@ async def test_no_transcript_above_debug_and_no_audio_on_disk_unless_recording(
 def _fake_models(root: Path, catalogue: Catalogue, *, skip: str = "") -> None:
     """Every default model's files, sparse, with the catalogue's sizes (and the GGUF magic)."""
     config = make_config()
-    for name in (config.stt.model, config.llm.model, config.tts.model):
+    for name in (config.stt.model, config.llm.model, config.tts.model, config.turn.end_of_turn_model):
         entry = catalogue.get(name)
         folder = root / entry.kind / entry.name
         folder.mkdir(parents=True, exist_ok=True)
@@ -245,7 +245,7 @@ def test_model_files_are_checked_before_loading(tmp_path: Path) -> None:
     config = make_config()
     root = tmp_path / "models"
     _fake_models(root, catalogue)
-    assert len(check_model_files(config, root, catalogue)) == 3
+    assert len(check_model_files(config, root, catalogue)) == 4  # STT, LLM, TTS and the end-of-turn model
     gguf = next((root / "llm").rglob("*.gguf"))
     # Wrong magic.
     with gguf.open("r+b") as fh:

@@ -35,6 +35,9 @@ async def test_full_turn_over_a_real_websocket() -> None:
         assert p.session_id
         report = await p.turn(tagged_speech("s1t1"))
         kinds = [e["type"] for e in p.events]
+        # The reply is spoken in clauses (its first one cut after [tts] max_first_chunk_words): one
+        # reply_text each, in a row.
+        kinds = [k for i, k in enumerate(kinds) if not (k == "reply_text" and kinds[i - 1] == "reply_text")]
         assert kinds == [
             "ready",
             "speech_started",

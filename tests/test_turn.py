@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
@@ -57,7 +58,7 @@ async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: 
     # clock concurrently and every stage is exact.
     reply = "The capital of France is Paris."
     engines = fake_engines(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock)))
-    config = make_config()
+    config = make_config(tts={"max_first_chunk_words": 0})  # whole sentences only
     sink = ListSink()
     history = History()
     report = await run_turn(engines, config, history, UTT, start_timer(clock, 1), sink)
@@ -102,11 +103,23 @@ async def test_first_clause_is_spoken_while_the_llm_generates(
 ) -> None:
     engines = fake_engines(clock=clock)  # reply: "Sure, the capital of France is Paris. It is lovely."
     report = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
-    # "Sure," has 1 word (< 3), so the first chunk is the first sentence, confirmed by the 8th token (" It"):
-    # 7 gaps of 10 ms after the first token — long before the 10th and last token.
+    # "Sure," has 1 word (< 3 for a clause), so the first chunk ends at the word break after 6 words
+    # ([tts] max_first_chunk_words), confirmed by the 7th token (" Paris."): 6 gaps of 10 ms after the first.
+    assert report.stages_ms["first_clause"] == 60.0
+    texts = engines.tts.texts  # type: ignore[attr-defined]
+    assert texts == ["Sure, the capital of France is", "Paris.", "It is lovely."]
+    assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
+
+
+async def test_whole_first_sentence_when_the_word_cap_is_off(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    engines = fake_engines(clock=clock)
+    config = make_config(tts={"max_first_chunk_words": 0})
+    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    # The first sentence, confirmed by the 8th token (" It"): 7 gaps of 10 ms, before the 10th and last token.
     assert report.stages_ms["first_clause"] == 70.0
     assert engines.tts.texts == ["Sure, the capital of France is Paris.", "It is lovely."]  # type: ignore[attr-defined]
-    assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
 
 
 async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_engines: EnginesFactory) -> None:
@@ -199,3 +212,26 @@ async def test_output_resampled_to_client_rate(clock: FakeClock, fake_engines: E
     samples = sum(len(c) for _, c in sink.audio) // 2
     assert samples == pytest.approx(r.reply_audio_ms * 48, rel=0.01)
     assert samples == pytest.approx(sum(len(t) * 0.06 for t in engines.tts.texts) * 48000, rel=0.01)  # type: ignore[attr-defined]
+
+
+class ThreadNotingLlm(FakeLlm):
+    """Notes the thread each token count runs in."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.count_threads: list[str] = []
+
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        self.count_threads.append(threading.current_thread().name)
+        return super().count_tokens(messages)
+
+
+async def test_tokens_are_counted_in_a_model_thread_not_on_the_event_loop(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    llm = ThreadNotingLlm(delay=Delay(clock))
+    engines = fake_engines(clock=clock, llm=llm)
+    await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
+    loop_thread = threading.current_thread().name
+    assert llm.count_threads and loop_thread not in llm.count_threads
+    assert all(name.startswith("model") for name in llm.count_threads)

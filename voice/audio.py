@@ -125,3 +125,12 @@ def first_sound_sample(pcm: np.ndarray, threshold: float = 0.01) -> int | None:
     """Index of the first sample whose magnitude exceeds ``threshold`` (float scale), or None."""
     idx = np.nonzero(np.abs(pcm) > threshold)[0]
     return int(idx[0]) if len(idx) else None
+
+
+def trim_lead_silence(pcm16: np.ndarray, rate_hz: int, keep_ms: float, threshold: float = 0.01) -> np.ndarray:
+    """``pcm16`` (int16) without its silent start, keeping ``keep_ms`` before the first sound (so the
+    onset is not clipped). All silence stays as it is: nothing to trim is nothing to say."""
+    first = first_sound_sample(pcm16.astype(np.float32) / 32768.0, threshold)
+    if first is None:
+        return pcm16
+    return pcm16[max(0, first - int(rate_hz * keep_ms / 1000)) :]

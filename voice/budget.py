@@ -218,6 +218,13 @@ class TurnTimer:
         with self._lock:
             return self.marks_ns.setdefault(name, t)
 
+    def correct(self, name: str, at_ns: int) -> None:
+        """Move mark ``name`` to ``at_ns`` (a speculative turn learns at the endpoint where speech ended)."""
+        if name not in MARKS:
+            raise ValueError(f"unknown mark {name!r}; marks are {MARKS}")
+        with self._lock:
+            self.marks_ns[name] = at_ns
+
     def token(self) -> int:
         """Record the arrival of one generated token (for TTFT / ITL); returns its time."""
         t = self.clock.now_ns()

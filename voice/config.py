@@ -63,11 +63,11 @@ class TurnConfig:
 
     speculate_after_ms: int = 96
     """After this much silence inside speech, start the reply speculatively (0 = off)."""
-    end_of_turn_model: str = ""
+    end_of_turn_model: str = "smart-turn-v3.2"
     """Catalogue name of an end-of-turn classifier ("" = silence window only)."""
     complete_threshold: float = 0.5
     """The classifier's probability at or above which the turn counts as complete."""
-    complete_silence_ms: int = 160
+    complete_silence_ms: int = 320
     """With the classifier: a turn it scores complete ends after this much silence."""
     incomplete_silence_ms: int = 960
     """With the classifier: a turn it scores incomplete ends after this much silence."""
@@ -80,7 +80,7 @@ class SttConfig:
     beam_size: int = 1
     language: str = "en"
     cpu_threads: int = 2
-    min_window_s: float = 5.0
+    min_window_s: float = 10.0
     """Encode at least this many seconds (the real length + ``pad_s``); 0 = always Whisper's full 30 s."""
     pad_s: float = 2.56
     """Padding after the utterance in the short window."""
@@ -104,6 +104,10 @@ class TtsConfig:
     length_scale: float = 1.0
     onnx_threads: int = 2
     min_first_clause_words: int = 3
+    max_first_chunk_words: int = 6
+    """A first sentence this long without a comma is cut at a word break (0 = never): sooner first audio."""
+    trim_lead_ms: float = 10.0
+    """The reply's first audio starts this long before its first sound (-1 = keep Piper's silent lead)."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,8 @@ def _validate(config: Config) -> None:
         raise ConfigError("[stt] min_window_s and pad_s must be between 0 and 30 seconds")
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
+    if config.tts.max_first_chunk_words < 0 or config.tts.min_first_clause_words < 1:
+        raise ConfigError("[tts] need min_first_clause_words >= 1 and max_first_chunk_words >= 0 (0 = never cut)")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
     if config.vad.max_utterance_s <= 0:

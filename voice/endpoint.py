@@ -15,6 +15,11 @@ How much silence ends the turn is decided here:
 * with one (``turn_score``, called once per pause with the utterance so far, returning the probability that
   the turn is complete): ``[turn] complete_silence_ms`` when it scores the turn complete, else
   ``[turn] incomplete_silence_ms`` — complete turns end sooner, unfinished sentences get more time.
+
+The model is not run inside :meth:`Endpointer.feed`: a pause only marks a score as pending (the turn cannot
+end meanwhile: the window is the incomplete one), so the caller can start its speculative reply first, then
+call :meth:`Endpointer.score_pause` (the session runs it on the VAD thread right after the pause, before any
+later frame), which sets the window and ends the turn at once if the silence already reached it.
 """
 
 from __future__ import annotations
@@ -62,9 +67,11 @@ class SpeechPaused:
     """Silence after the last voiced frame, included at the end of ``audio``."""
     voiced_ms: float
     turn_score: float | None
-    """The end-of-turn model's probability that the turn is complete (None without a model)."""
+    """Always None: the model is run after the event (:meth:`Endpointer.score_pause`); the score is in the
+    :class:`SpeechEnded` that ends the turn."""
     end_after_ms: float
-    """Silence (from the last voiced frame) after which this turn will end unless speech resumes."""
+    """Silence (from the last voiced frame) after which this turn will end unless speech resumes (with an
+    end-of-turn model: the incomplete window, until the score sets it)."""
 
 
 @dataclass(frozen=True)
@@ -108,11 +115,17 @@ class Endpointer:
         self._position_samples = 0
         self._paused = False
         self._turn_score: float | None = None
+        self._pending: np.ndarray | None = None  # the pause's audio, waiting for score_pause()
         self._end_samples = self._samples(config.silence_ms)
 
     @property
     def in_speech(self) -> bool:
         return self._in_speech
+
+    @property
+    def score_pending(self) -> bool:
+        """A pause waits for :meth:`score_pause` (only with an end-of-turn model)."""
+        return self._pending is not None
 
     def _samples(self, ms: float) -> int:
         return int(ms * self.rate / 1000)
@@ -131,6 +144,7 @@ class Endpointer:
         self._voiced_samples = 0
         self._paused = False
         self._turn_score = None
+        self._pending = None
         self._end_samples = self._samples(self.config.silence_ms)
 
     def feed(self, frame: np.ndarray, probability: float) -> list[EndpointEvent]:
@@ -163,6 +177,7 @@ class Endpointer:
                 events.append(SpeechResumed())
                 self._paused = False
                 self._turn_score = None
+                self._pending = None
                 self._end_samples = self._samples(self.config.silence_ms)
             self._silence_samples = 0
             self._voiced_samples += n
@@ -183,17 +198,29 @@ class Endpointer:
         self._paused = True
         audio = np.concatenate(self._utterance).astype(np.float32, copy=False)
         if self.turn_score is not None:
-            self._turn_score = float(self.turn_score(audio))
-            complete = self._turn_score >= self.turn.complete_threshold
-            end_ms = self.turn.complete_silence_ms if complete else self.turn.incomplete_silence_ms
-            self._end_samples = self._samples(end_ms)
+            self._pending = audio
+            self._end_samples = self._samples(self.turn.incomplete_silence_ms)
         return SpeechPaused(
             audio,
             self._ms(self._silence_samples),
             self._ms(self._voiced_samples),
-            self._turn_score,
+            None,
             self._ms(self._end_samples),
         )
+
+    def score_pause(self) -> list[EndpointEvent]:
+        """Run the end-of-turn model on the pending pause (blocking: tens of ms) and set the silence window
+        from its score; returns the end of the turn if the silence already reached that window."""
+        audio, self._pending = self._pending, None
+        if audio is None or self.turn_score is None or not self._in_speech:
+            return []
+        self._turn_score = float(self.turn_score(audio))
+        complete = self._turn_score >= self.turn.complete_threshold
+        end_ms = self.turn.complete_silence_ms if complete else self.turn.incomplete_silence_ms
+        self._end_samples = self._samples(end_ms)
+        if self._silence_samples >= self._end_samples:
+            return self._end(forced=False)
+        return []
 
     def force_end(self) -> list[EndpointEvent]:
         """End the utterance now (``end_turn``); nothing happens outside speech."""

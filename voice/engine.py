@@ -20,6 +20,7 @@ import numpy as np
 
 from voice.budget import TurnTimer
 from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
+from voice.history import History, fit_prompt
 from voice.stages import ChatMessage, Llm, LlmEvent, Stt, TextDelta, Tts, Vad
 
 
@@ -83,8 +84,11 @@ class Engines:
         max_queue: int = 4,
         gate: ComputeGate | None = None,
         workers: int = 4,
+        turn_score: Callable[[np.ndarray], float] | None = None,
     ) -> None:
         self.vad = vad
+        self.turn_score = turn_score
+        """The end-of-turn model (probability the turn is complete), run on the VAD thread; None: silence only."""
         self.stt = stt
         self.llm = llm
         self.tts = tts
@@ -160,6 +164,20 @@ class Engines:
             text = await run_blocking(self.executor, job, self.gate.cancel_event())
         timer.mark("stt_done")
         return text
+
+    async def fit_prompt(
+        self, system: ChatMessage, history: History, *, reply_tokens: int
+    ) -> tuple[list[ChatMessage], int]:
+        """:func:`~voice.history.fit_prompt` with the LLM's tokenizer, in a worker thread under the LLM's lock:
+        counting tokens never runs on the event loop nor beside another turn's generation. Cancelling waits
+        for the count to finish (milliseconds) before the lock is let go."""
+        async with self._llm_lock:
+            return await run_blocking(
+                self.executor,
+                lambda _cancel: fit_prompt(
+                    system, history, self.llm.count_tokens, n_ctx=self.llm.n_ctx, reply_tokens=reply_tokens
+                ),
+            )
 
     async def generate(
         self, messages: Sequence[ChatMessage], timer: TurnTimer, *, max_tokens: int

@@ -30,7 +30,7 @@ def load_engines(
 
     catalogue = Catalogue.load(catalogue_path)
     # Fails in milliseconds, naming the file, before seconds are spent loading the other models.
-    stt_dir, llm_dir, tts_dir = check_model_files(config, models_root, catalogue)
+    stt_dir, llm_dir, tts_dir, *turn_dirs = check_model_files(config, models_root, catalogue)
 
     def timed(what: str, fn, folder: Path | None = None):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
@@ -51,4 +51,18 @@ def load_engines(
     stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt), stt_dir)
     llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
     tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts), tts_dir)
-    return Engines(vad=vad, stt=stt, llm=llm, tts=tts, max_queue=config.server.max_queue, gate=gate)
+    turn = None
+    if turn_dirs:
+        from voice.backends.turn_smart import SmartTurn
+
+        name = config.turn.end_of_turn_model
+        turn = timed(f"end-of-turn model {name}", lambda: SmartTurn(turn_dirs[0]), turn_dirs[0])
+    return Engines(
+        vad=vad,
+        stt=stt,
+        llm=llm,
+        tts=tts,
+        max_queue=config.server.max_queue,
+        gate=gate,
+        turn_score=turn.score if turn is not None else None,
+    )

@@ -23,10 +23,14 @@ from voice.models import (
 
 
 def check_model_files(config: Config, models_root: Path, catalogue: Catalogue) -> list[Path]:
-    """Raise :class:`~voice.models.ModelError` naming the first bad path; return the model folders."""
+    """Raise :class:`~voice.models.ModelError` naming the first bad path; return the model folders (STT,
+    LLM, TTS, then the end-of-turn model's if one is configured)."""
     models_root = Path(models_root).absolute()
     folders: list[Path] = []
-    for kind, name in (("stt", config.stt.model), ("llm", config.llm.model), ("tts", config.tts.model)):
+    wanted = [("stt", config.stt.model), ("llm", config.llm.model), ("tts", config.tts.model)]
+    if config.turn.end_of_turn_model:
+        wanted.append(("turn", config.turn.end_of_turn_model))
+    for kind, name in wanted:
         entry = catalogue.get(name)
         if entry.kind != kind:
             raise ModelMissingError(

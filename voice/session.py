@@ -205,7 +205,7 @@ class Session:
         self.started: Start | None = None
         self.stopping = False
         self._endpointer = Endpointer(
-            config.vad, turn=config.turn, turn_score=getattr(engines, "turn_score", None)
+            config.vad, turn=config.turn, turn_score=engines.turn_score
         )
         self._vad: VadStream | None = None
         self._resampler: soxr.ResampleStream | None = None
@@ -294,6 +294,11 @@ class Session:
         loop = asyncio.get_running_loop()
         for ev in await loop.run_in_executor(self.engines.vad_executor, self._detect, frames):
             await self._on_endpoint_event(ev)
+        if self._endpointer.score_pending:
+            # The speculative reply (if any) has started: now ask the end-of-turn model, on the VAD thread,
+            # before any later frame of this session is endpointed.
+            for ev in await loop.run_in_executor(self.engines.vad_executor, self._score_pause):
+                await self._on_endpoint_event(ev)
         return None
 
     def _detect(self, frames: list[np.ndarray]) -> list[EndpointEvent]:
@@ -307,6 +312,13 @@ class Session:
             events.extend(self._endpointer.feed(frame, self._vad.probability(frame)))
             if was_in_speech and not self._endpointer.in_speech:  # ended, forced or too short
                 self._reset_vad()
+        return events
+
+    def _score_pause(self) -> list[EndpointEvent]:
+        """The end-of-turn model on the pending pause, in the VAD thread (see :meth:`Endpointer.score_pause`)."""
+        events = self._endpointer.score_pause()
+        if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
+            self._reset_vad()
         return events
 
     def _reset_vad(self) -> None:
@@ -412,6 +424,12 @@ class Session:
         self.turns = [t for t in self.turns if not t.done()]
         self.turns.append(spec.task)
 
+    @property
+    def speculation_held_frames(self) -> int:
+        """Frames (events and audio chunks) the speculative reply in flight holds back from the client."""
+        spec = self._speculation
+        return 0 if spec is None else spec.sink.held_frames
+
     def _discard_speculation(self) -> None:
         spec, self._speculation = self._speculation, None
         if spec is None:
@@ -426,17 +444,19 @@ class Session:
         """The turn really ended where the speculation started: let its reply out (one transition)."""
         spec.committed_ns = now_ns
         spec.turn_score = ev.turn_score
+        # As for any turn, the speech ended the counted silence before the endpoint (audio time, not the
+        # arrival times of frames, which come in bursts).
+        spec.timer.correct("speech_end", now_ns - round(ev.trailing_silence_ms * 1e6))
         spec.timer.mark("endpoint", at_ns=now_ns)
         spec.sink.commit()
         self.history = spec.history
         self._turn = spec.task
-        trailing_ms = (now_ns - spec.timer.marks_ns["speech_end"]) / 1e6
         await self.outbox.send_event(
             event(
                 "speech_ended",
                 turn_id=spec.timer.turn_id,
                 forced=ev.forced,
-                trailing_silence_ms=round(trailing_ms, 1),
+                trailing_silence_ms=round(ev.trailing_silence_ms, 1),
             )
         )
         spec.flush = asyncio.create_task(spec.sink.flush(), name=f"{self.id}-flush")

@@ -53,6 +53,10 @@ class HeldSink:
         self.held_frames_peak = 0
 
     @property
+    def held_frames(self) -> int:
+        return len(self._held)
+
+    @property
     def committed(self) -> bool:
         return self.state in (SpeculationState.FLUSHING, SpeculationState.LIVE)
 

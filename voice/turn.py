@@ -26,10 +26,11 @@ from typing import Any, Protocol
 import numpy as np
 import soxr
 
+from voice.audio import trim_lead_silence
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
 from voice.engine import Admission, BusyError, Engines
-from voice.history import ContextTooSmallError, History, fit_prompt
+from voice.history import ContextTooSmallError, History
 from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError, error_event, event
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.stages import ChatMessage, PromptInfo
@@ -148,6 +149,9 @@ async def run_turn(
             if not pieces:
                 continue
             pcm = np.concatenate(pieces)
+            if not announced and config.tts.trim_lead_ms >= 0:
+                # Piper starts every utterance with ~50 ms of silence: on the first clause it is pure latency.
+                pcm = trim_lead_silence(pcm, tts_rate, config.tts.trim_lead_ms)
             if out_rate != tts_rate:
                 pcm = soxr.resample(pcm, tts_rate, out_rate).astype(np.int16)
             if not announced:
@@ -165,15 +169,14 @@ async def run_turn(
 
     async def think(admission: Admission) -> None:
         system = ChatMessage("system", config.llm.system_prompt)
-        messages, dropped = fit_prompt(
-            system,
-            history,
-            engines.llm.count_tokens,
-            n_ctx=engines.llm.n_ctx,
-            reply_tokens=config.llm.max_reply_tokens,
-        )
+        messages, dropped = await engines.fit_prompt(system, history, reply_tokens=config.llm.max_reply_tokens)
         progress.trimmed_messages = dropped
-        splitter = SentenceSplitter(SplitterConfig(min_first_clause_words=config.tts.min_first_clause_words))
+        splitter = SentenceSplitter(
+            SplitterConfig(
+                min_first_clause_words=config.tts.min_first_clause_words,
+                max_first_chunk_words=config.tts.max_first_chunk_words,
+            )
+        )
         # Unbounded on purpose: at most one clause per token, and the LLM must never wait for the client.
         clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue()
         reply: list[str] = []

@@ -144,8 +144,38 @@ def add_bench_parser(sub: Any) -> None:
     _config(w)
     _speech(w)
     w.add_argument("--repeats", type=int, default=3)
+    w.add_argument(
+        "--espeak",
+        action="store_true",
+        help="also transcribe 16 questions spoken by espeak-ng (made at run time, in a temporary folder)",
+    )
     _outputs(w, "clip")
     w.set_defaults(func=_runner("stt_window"))
+
+    t = bs.add_parser(
+        "techniques",
+        help="mouth-to-ear as the latency techniques are switched on one after another, with quality",
+        description="One e2e run per technique, cumulative, in one sitting (see voice/bench/techniques.py).",
+    )
+    _config(t)
+    _speech(t)
+    t.add_argument("--repeats", type=int, default=2)
+    t.add_argument("--warmup", type=int, default=1)
+    _outputs(t, "step")
+    t.set_defaults(func=_runner("techniques"))
+
+    q = bs.add_parser(
+        "pauses",
+        help="false endpoints on spliced mid-sentence pauses, and end-of-turn delay, per endpointing strategy",
+        description="Offline VAD + endpointer over the clips (see voice/bench/pauses.py).",
+    )
+    _config(q)
+    _speech(q)
+    q.add_argument("--pauses", default="150,250,300,450,600", help="pause lengths to splice in (ms)")
+    q.add_argument("--silences", default="200,500", help="silence windows to compare besides the config's (ms)")
+    q.add_argument("--no-smart-turn", action="store_true", help="leave the end-of-turn model out")
+    _outputs(q, "strategy")
+    q.set_defaults(func=_runner("pauses"))
 
     p = bs.add_parser(
         "prefill",

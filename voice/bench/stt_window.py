@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_stt
 from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, ratio, ratio_of, text_table, write_outputs
-from voice.config import load_config
+from voice.bench.synth import espeak_clips
+from voice.config import SttConfig, load_config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,10 +46,15 @@ def _p(values: list[float], q: float) -> float:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     config = load_config(args.config)
     if config.stt.min_window_s <= 0:
-        config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, min_window_s=5.0))
+        config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, min_window_s=SttConfig().min_window_s))
     clips, warnings = load_clips(
         args.speech or default_speech_dir(), args.clips.split(",") if args.clips else None
     )
+    if getattr(args, "espeak", False):
+        with tempfile.TemporaryDirectory(prefix="voice-espeak-") as tmp:
+            spoken, more = load_clips(espeak_clips(Path(tmp)))
+        clips += spoken
+        warnings += more
     for w in warnings:
         print(f"warning: {w}")
     stt = load_stt(config, config.stt.model)
@@ -90,6 +97,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "machine": machine_info(),
         "config": {
             "model": config.stt.model,
+            "espeak": bool(getattr(args, "espeak", False)),
             "min_window_s": config.stt.min_window_s,
             "pad_s": config.stt.pad_s,
             "compute_type": config.stt.compute_type,

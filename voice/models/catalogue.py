@@ -20,7 +20,7 @@ from voice.tomlfile import check_keys, load_toml, required
 DEFAULT_MODELS_ROOT: Path = Path(__file__).resolve().parents[2] / "models"
 DEFAULT_CATALOGUE: Path = DEFAULT_MODELS_ROOT / "catalogue.toml"
 
-KINDS: tuple[str, ...] = ("stt", "llm", "tts")
+KINDS: tuple[str, ...] = ("stt", "llm", "tts", "turn")
 #: The verification stamp kept in every model folder (see :mod:`voice.models.store`); no model file may use it.
 STAMP_NAME = ".verified.json"
 

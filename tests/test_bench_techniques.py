@@ -1,0 +1,48 @@
+"""voice bench techniques: the steps add one technique each and end at the default configuration."""
+
+from __future__ import annotations
+
+import itertools
+
+from voice.bench.e2e import TurnResult
+from voice.bench.techniques import Step, _row, steps
+from voice.config import Config
+
+
+def test_steps_start_serial_and_end_at_the_defaults() -> None:
+    plan = steps(Config())
+    names = [s.name for s, _ in plan]
+    assert names == ["serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn"]
+    serial = plan[0][1]
+    assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
+    assert serial.turn.end_of_turn_model == ""
+    assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
+    assert plan[-1][1] == Config()  # the last step is what a user gets
+    # Every step changes something.
+    configs = [c for _, c in plan]
+    assert all(a != b for a, b in itertools.pairwise(configs))
+
+
+def turn(clip: str, m2e: float | None, reply: str, transcript: str = "turn on the lamp") -> TurnResult:
+    return TurnResult(
+        clip=clip,
+        repeat=1,
+        phase="measured",
+        first_after_load=False,
+        outcome="ok" if m2e is not None else "no_audio",
+        mouth_to_ear_ms=m2e,
+        stages_ms={"stt": 100.0},
+        reference="Turn on the lamp.",
+        transcript=transcript,
+        reply_text=reply,
+    )
+
+
+def test_row_counts_speed_beside_quality() -> None:
+    step = Step("x", "x", lambda c: c)
+    base = _row(step, [turn("a", 400.0, "Done."), turn("b", 600.0, "Okay.")], None)
+    assert base["p50_ms"] == 500.0 and base["within_target"] == 1 and base["failed"] == 0
+    assert base["wer_normalized"] == 0.0 and base["replies_same_as_serial"] is None
+    later = _row(step, [turn("a", 300.0, "Done."), turn("b", None, "Sure.", "turn of the lamp")], base["replies"])
+    assert later["failed"] == 1 and later["p50_ms"] == 300.0 and later["replies_same_as_serial"] == 1
+    assert later["wer_normalized"] == 0.125  # 1 substitution in 8 reference words

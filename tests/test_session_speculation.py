@@ -1,0 +1,189 @@
+"""A speculative reply, end to end through a Session without sockets (fake engines, fake clock).
+
+The session starts the reply at the first pause and holds it. If the user goes on speaking it is thrown
+away: nothing of it may reach the client or the conversation. If the endpoint confirms the turn, its frames
+go out after ``speech_ended``, in order, and the report says it was speculative.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import numpy as np
+
+from tests.conftest import EnginesFactory, make_config, silence, tone
+from voice.budget import FakeClock, TurnReport
+from voice.fakes import Delay, FakeLlm, FakeStt
+from voice.session import Session
+
+RATE_HZ = 16_000
+FRAME_S = 0.032
+SILENCE_MS = 480
+
+
+def pcm(samples: np.ndarray) -> list[bytes]:
+    """16-bit PCM in 32 ms frames."""
+    n = int(RATE_HZ * FRAME_S)
+    s16 = (np.clip(samples, -1, 1) * 32767).astype("<i2")
+    return [s16[i : i + n].tobytes() for i in range(0, len(s16), n)]
+
+
+class Client:
+    """The socket's side of the outbox: takes every frame as the writer task would, and decodes events."""
+
+    def __init__(self, session: Session) -> None:
+        self.events: list[dict[str, object]] = []
+        self._session = session
+        self._task = asyncio.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while (frame := await self._session.outbox.next_frame()) is not None:
+            data, on_sent = frame
+            if on_sent is not None:
+                on_sent()
+            self.events.append(json.loads(data) if isinstance(data, str) else {"type": "<audio>"})
+
+    def types(self) -> list[object]:
+        return [e["type"] for e in self.events]
+
+    async def close(self) -> None:
+        self._session.outbox.close()
+        await self._task
+
+
+async def until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Let the event loop run until ``predicate`` holds (the fakes take no real time: a few iterations)."""
+    async with asyncio.timeout(timeout_s):
+        while not predicate():
+            await asyncio.sleep(0.001)
+
+
+async def feed(session: Session, clock: FakeClock, samples: np.ndarray) -> None:
+    """Send the audio in real-time frames: the clock advances 32 ms per frame."""
+    for frame in pcm(samples):
+        clock.advance_ms(FRAME_S * 1000)
+        assert await session.on_audio(frame) is None
+
+
+async def reply_held(session: Session) -> None:
+    """Wait until the speculative reply holds frames and has stopped producing more (it now waits for the
+    endpoint with its whole reply held: the fakes take no real time)."""
+    await until(lambda: session.speculation_held_frames > 0)
+    seen = -1
+    while seen != session.speculation_held_frames:
+        seen = session.speculation_held_frames
+        await asyncio.sleep(0.05)
+
+
+def make_session(
+    fake_engines: EnginesFactory, clock: FakeClock, turn_score: Callable[[np.ndarray], float] | None = None
+) -> tuple[Session, list[TurnReport]]:
+    delay = Delay(clock)
+    engines = fake_engines(
+        clock=clock,
+        stt=FakeStt(texts=("first words", "second words"), latency_ms=50.0, delay=delay),
+        llm=FakeLlm(replies=("Reply one.", "Reply two."), delay=delay),
+        turn_score=turn_score,
+    )
+    config = make_config(
+        vad={"silence_ms": SILENCE_MS, "pre_roll_ms": 64, "min_speech_ms": 64},
+        turn={"speculate_after_ms": 96},
+        tts={"min_first_clause_words": 1},
+    )
+    reports: list[TurnReport] = []
+    return Session("s", engines, config, clock, on_report=reports.append), reports
+
+
+async def start(session: Session) -> None:
+    assert await session.on_text(json.dumps({"type": "start", "sample_rate": RATE_HZ})) is None
+
+
+async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
+    fake_engines: EnginesFactory,
+) -> None:
+    clock = FakeClock()
+    session, reports = make_session(fake_engines, clock)
+    client = Client(session)
+    await start(session)
+    # Speech, then a 200 ms pause: the speculation starts at 96 ms and prepares its whole reply, held.
+    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
+    await reply_held(session)
+    assert session.speculations_started == 1
+    assert client.types() == ["ready", "speech_started"]
+    # The user goes on: the held reply is thrown away; the second pause ends the turn.
+    await feed(session, clock, np.concatenate([tone(0.4), silence(SILENCE_MS / 1000 + 0.1)]))
+    assert await session.wait_turns(timeout_s=10)
+    await client.close()
+    assert session.speculations_started == 2 and session.speculations_discarded == 1
+    texts = [e.get("text") for e in client.events if e["type"] in ("transcript", "reply_text")]
+    assert texts == ["second words", "Reply two."]
+    assert client.types().count("speech_ended") == 1
+    assert [m.content for m in session.history.messages] == ["second words", "Reply two."]
+    (report,) = reports
+    assert report.outcome == "ok" and report.speculative and report.speculations_discarded == 1
+    assert report.transcript == "second words"
+
+
+async def test_a_committed_speculation_goes_out_after_speech_ended_in_order(
+    fake_engines: EnginesFactory,
+) -> None:
+    clock = FakeClock()
+    session, reports = make_session(fake_engines, clock)
+    client = Client(session)
+    await start(session)
+    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
+    await reply_held(session)
+    assert client.types() == ["ready", "speech_started"]  # the reply is ready, the client has none of it
+    await feed(session, clock, silence(SILENCE_MS / 1000))
+    assert await session.wait_turns(timeout_s=10)
+    await client.close()
+    types = client.types()[2:]
+    assert types[0] == "speech_ended" and types[-1] == "turn_report"
+    assert types.index("transcript") < types.index("reply_text") < types.index("<audio>")
+    (report,) = reports
+    assert report.speculative and report.speculations_discarded == 0 and report.outcome == "ok"
+    # Everything before the endpoint is time saved: the stages up to the first token are 0 ms.
+    assert report.stages_ms["stt"] == 0.0 and report.stages_ms["llm_ttft"] == 0.0
+    # Started after 96 ms of silence, committed at the endpoint (480 ms); the fakes' latencies advance
+    # the same clock meanwhile, so the lead is at least the gap between the two.
+    assert report.speculation_lead_ms >= SILENCE_MS - 96 - 32
+    assert [m.content for m in session.history.messages] == ["first words", "Reply one."]
+
+
+async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_engines: EnginesFactory) -> None:
+    clock = FakeClock()
+    engines = fake_engines(clock=clock)
+    config = make_config(vad={"silence_ms": SILENCE_MS, "min_speech_ms": 64}, turn={"speculate_after_ms": 0})
+    reports: list[TurnReport] = []
+    session = Session("s", engines, config, clock, on_report=reports.append)
+    client = Client(session)
+    await start(session)
+    await feed(session, clock, np.concatenate([tone(0.6), silence(SILENCE_MS / 1000 + 0.1)]))
+    assert await session.wait_turns(timeout_s=10)
+    await client.close()
+    (report,) = reports
+    assert session.speculations_started == 0 and not report.speculative
+    assert report.stages_ms["stt"] > 0.0 and "speech_ended" in client.types()
+
+
+async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_engines: EnginesFactory) -> None:
+    clock = FakeClock()
+    started_when_asked: list[int] = []
+    sessions: list[Session] = []
+
+    def score(audio: np.ndarray) -> float:
+        started_when_asked.append(sessions[0].speculations_started)
+        return 0.9  # complete: the turn ends after [turn] complete_silence_ms
+
+    session, reports = make_session(fake_engines, clock, turn_score=score)
+    sessions.append(session)
+    client = Client(session)
+    await start(session)
+    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.5)]))
+    assert await session.wait_turns(timeout_s=10)
+    await client.close()
+    assert started_when_asked == [1]  # the reply was already under way when the model was asked
+    (report,) = reports
+    assert report.turn_score == 0.9 and report.speculative

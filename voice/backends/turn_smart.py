@@ -1,0 +1,68 @@
+"""Smart Turn v3.2: the probability that the user's turn is complete, from how the speech sounds.
+
+The model (catalogue ``smart-turn-v3.2``, from pipecat-ai/smart-turn) is a Whisper-tiny encoder with a
+classifier head. Its input is the last 8 s of the utterance at 16 kHz, left-padded with zeros, normalized to
+zero mean and unit variance, as Whisper log-mel features (80 mels × 800 frames). faster-whisper's
+``FeatureExtractor`` computes exactly those features (checked against the reference extraction: identical to
+1e-4), so no feature code is copied here.
+
+It is asked once per pause, from the VAD thread (see :mod:`voice.endpoint`): about 45–60 ms of one core on the
+2-core reference machine. Blocking; one call at a time (a lock), so several sessions share one session.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.backends.onnx import session_options
+from voice.models import ModelMissingError
+
+SAMPLE_RATE_HZ = 16_000
+WINDOW_SAMPLES = 8 * SAMPLE_RATE_HZ
+FRAMES = 800
+MODEL_FILE = "smart-turn-v3.2-cpu.onnx"
+
+
+def whisper_features() -> Any:
+    """faster-whisper's log-mel extractor with Smart Turn's 8 s window."""
+    from faster_whisper.feature_extractor import FeatureExtractor
+
+    return FeatureExtractor(feature_size=80, sampling_rate=SAMPLE_RATE_HZ, chunk_length=8)
+
+
+def smart_turn_features(audio: np.ndarray, extractor: Any) -> np.ndarray:
+    """The model's input for ``audio`` (float32 mono 16 kHz): shape (1, 80, 800)."""
+    x = np.asarray(audio, np.float32)[-WINDOW_SAMPLES:]
+    x = np.pad(x, (WINDOW_SAMPLES - len(x), 0))
+    x = (x - x.mean()) / np.sqrt(x.var() + 1e-7)
+    features = extractor(x.astype(np.float32), padding=0)
+    return np.asarray(features[:, :FRAMES], np.float32)[None]
+
+
+class SmartTurn:
+    """``score(audio) -> probability that the turn is complete`` (a :data:`voice.endpoint.TurnScorer`)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        import onnxruntime
+
+        path = Path(model_dir) / MODEL_FILE
+        if not path.is_file():
+            raise ModelMissingError(f"end-of-turn model not found at {path}; run `voice models pull smart-turn-v3.2`")
+        self._session = onnxruntime.InferenceSession(
+            str(path), sess_options=session_options(1), providers=["CPUExecutionProvider"]
+        )
+        self._extractor = whisper_features()
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.score(np.zeros(SAMPLE_RATE_HZ, np.float32))  # warm up
+
+    def score(self, audio: np.ndarray) -> float:
+        features = smart_turn_features(audio, self._extractor)
+        with self._lock:
+            out = self._session.run(None, {"input_features": features})
+            self.calls += 1
+        return float(np.asarray(out[0]).reshape(-1)[0])

@@ -1,0 +1,246 @@
+"""``voice bench pauses``: how often a pause inside a sentence ends the turn, and how long a finished turn waits.
+
+The endpointing that decides a turn is over runs offline here, exactly as in the server (Silero VAD frame by
+frame, then :class:`~voice.endpoint.Endpointer` with the config's ``[vad]`` and ``[turn]`` settings), on two
+kinds of audio made from each clip:
+
+* **paused**: the clip with a pause spliced in mid-sentence — at the quietest 30 ms between 40 % and 70 % of
+  its voiced span (usually a gap between words), filled with the clip's own background (its quietest 10 ms,
+  repeated), for each pause length. An endpoint between the pause's start and the speech's return is a
+  **false endpoint**: the assistant would answer half a sentence.
+* **whole**: the clip as it is. **End-of-turn delay** = the endpoint's time − the clip's energy speech end:
+  the VAD's lag plus the silence waited (what a finished turn pays before any reply work can be let out).
+
+Strategies compared: the silence window alone (``[vad] silence_ms``, and the same at other values for
+context) and the end-of-turn model (Smart Turn v3.2: ``[turn] complete_silence_ms`` when it scores the turn
+complete, ``incomplete_silence_ms`` when not), with the configured complete window and with ``[vad]
+silence_ms`` as the complete window. The model is asked at the first pause, as in the server: after
+``[turn] speculate_after_ms`` of silence (or the complete window, if shorter). Offline and deterministic: no
+server, no timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from voice.bench import stats
+from voice.bench.clips import Clip, default_speech_dir, load_clips
+from voice.bench.e2e_cmd import output_paths
+from voice.bench.machine import finish, machine_info, machine_markdown
+from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.config import Config, load_config
+from voice.endpoint import Endpointer, SpeechEnded, TurnScorer
+
+RATE_HZ = 16_000
+FRAME = 512
+
+
+@dataclasses.dataclass(frozen=True)
+class Strategy:
+    name: str
+    config: Config
+    scorer: TurnScorer | None
+
+
+def splice_point(clip: Clip) -> int:
+    """The quietest 30 ms between 40 % and 70 % of the clip's voiced span (sample index of its middle)."""
+    a, b = clip.analysis.first_voiced_sample, clip.analysis.last_voiced_sample
+    lo, hi = a + int(0.4 * (b - a)), a + int(0.7 * (b - a))
+    win = int(0.03 * RATE_HZ)
+    if hi - lo < win:
+        return (a + b) // 2
+    energy = np.convolve(clip.audio[lo:hi].astype(np.float64) ** 2, np.ones(win), mode="valid")
+    return lo + int(np.argmin(energy)) + win // 2
+
+
+def background(audio: np.ndarray, n: int) -> np.ndarray:
+    """``n`` samples of the clip's quietest 10 ms, repeated (its own room tone, not digital silence)."""
+    win = int(0.01 * RATE_HZ)
+    frames = len(audio) // win
+    rms = np.sqrt(np.mean(audio[: frames * win].reshape(frames, win).astype(np.float64) ** 2, axis=1))
+    quiet = audio[int(np.argmin(rms)) * win :][:win]
+    return np.resize(quiet, n).astype(np.float32)
+
+
+def with_pause(clip: Clip, pause_ms: int) -> tuple[np.ndarray, int, int]:
+    """The clip with a pause spliced in; returns (audio, pause start, speech return) in samples."""
+    at = splice_point(clip)
+    n = int(RATE_HZ * pause_ms / 1000)
+    audio = np.concatenate([clip.audio[:at], background(clip.audio, n), clip.audio[at:]])
+    return audio, at, at + n
+
+
+def endpoints(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[int]:
+    """Sample positions (end of the frame) at which the endpointer ended a turn."""
+    stream = vad.stream()
+    ep = Endpointer(strategy.config.vad, turn=strategy.config.turn, turn_score=strategy.scorer)
+    out: list[int] = []
+    for i in range(0, len(audio) - FRAME + 1, FRAME):
+        frame = audio[i : i + FRAME]
+        events = ep.feed(frame, stream.probability(frame))
+        if ep.score_pending:  # as the session does, right after the pause
+            events += ep.score_pause()
+        for ev in events:
+            if isinstance(ev, SpeechEnded):
+                out.append(i + FRAME)
+                stream.reset()
+    return out
+
+
+def evaluate(
+    clips: list[Clip], strategies: list[Strategy], pauses_ms: list[int], vad: Any, say: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    rows = []
+    tail = np.zeros(int(1.5 * RATE_HZ), np.float32)  # the turn must be able to end after the clip
+    for s in strategies:
+        false: dict[str, list[bool]] = {str(p): [] for p in pauses_ms}
+        delays: list[float] = []
+        natural = 0
+        for clip in clips:
+            whole = endpoints(np.concatenate([clip.audio, tail]), s, vad)
+            end = clip.analysis.last_voiced_sample
+            after = [e for e in whole if e >= end]
+            if after:
+                delays.append((after[0] - end) * 1000 / RATE_HZ)
+            natural += sum(1 for e in whole if e < end)
+            for p in pauses_ms:
+                audio, start, back = with_pause(clip, p)
+                eps = endpoints(np.concatenate([audio, tail]), s, vad)
+                false[str(p)].append(any(start <= e < back + FRAME for e in eps))
+        d = stats.describe(delays)
+        counts = {p: sum(v) for p, v in false.items()}
+        row = {
+            "strategy": s.name,
+            "false_endpoints": counts,
+            "clips": len(clips),
+            "end_of_turn_delay_p50_ms": d["p50"],
+            "end_of_turn_delay_p95_ms": d["p95"],
+            "turns_ended_inside_whole_clips": natural,
+        }
+        say(
+            f"{s.name:28} false endpoints "
+            + " ".join(f"{p}ms:{n}/{len(clips)}" for p, n in counts.items())
+            + f"  end-of-turn delay p50 {stats.fmt_ms(d['p50'])} ms p95 {stats.fmt_ms(d['p95'])} ms"
+        )
+        rows.append(row)
+    return rows
+
+
+def strategies(base: Config, silences_ms: list[int], smart_complete_ms: list[int]) -> list[Strategy]:
+    out = []
+    for ms in silences_ms:
+        cfg = dataclasses.replace(
+            base,
+            vad=dataclasses.replace(base.vad, silence_ms=ms),
+            turn=dataclasses.replace(base.turn, end_of_turn_model=""),
+        )
+        label = f"silence {ms} ms" + (" (config)" if ms == base.vad.silence_ms else "")
+        out.append(Strategy(label, cfg, None))
+    if smart_complete_ms:
+        from voice.backends.turn_smart import SmartTurn
+        from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+
+        model = SmartTurn(locate(DEFAULT_MODELS_ROOT, Catalogue.load().get("smart-turn-v3.2")))
+        for complete_ms in smart_complete_ms:
+            t = dataclasses.replace(
+                base.turn,
+                end_of_turn_model="smart-turn-v3.2",
+                complete_silence_ms=complete_ms,
+                incomplete_silence_ms=max(complete_ms, base.turn.incomplete_silence_ms),
+            )
+            label = f"smart-turn ({t.complete_silence_ms}/{t.incomplete_silence_ms} ms)"
+            out.append(Strategy(label, dataclasses.replace(base, turn=t), model.score))
+    return out
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from voice.backends.vad_silero import SileroVad
+
+    base = load_config(args.config)
+    speech_dir = args.speech or default_speech_dir()
+    clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None, rate_hz=RATE_HZ)
+    for w in warnings:
+        print(f"warning: {w}")
+    pauses = [int(p) for p in args.pauses.split(",")]
+    silences = sorted({base.vad.silence_ms, *(int(s) for s in args.silences.split(",") if s)})
+    smart = [] if args.no_smart_turn else sorted({base.turn.complete_silence_ms, base.vad.silence_ms})
+    rows = evaluate(clips, strategies(base, silences, smart), pauses, SileroVad(), print)
+    return {
+        "tool": "voice bench pauses",
+        "machine": machine_info(),
+        "speech_dir": str(speech_dir),
+        "clips": [c.name for c in clips],
+        "pauses_ms": pauses,
+        "vad": dataclasses.asdict(base.vad),
+        "turn": dataclasses.asdict(base.turn),
+        "strategies": rows,
+    }
+
+
+def markdown(result: dict[str, Any], png: Any, md_path: Any) -> str:
+    pauses = [str(p) for p in result["pauses_ms"]]
+    rows = [
+        [
+            r["strategy"],
+            *[f"{r['false_endpoints'][p]}/{r['clips']}" for p in pauses],
+            r["end_of_turn_delay_p50_ms"],
+            r["end_of_turn_delay_p95_ms"],
+            r["turns_ended_inside_whole_clips"],
+        ]
+        for r in result["strategies"]
+    ]
+    return "\n".join(
+        [
+            f"# False endpoints on mid-sentence pauses, and end-of-turn delay ({result['machine']['date']})",
+            "",
+            f"Clips: `{result['speech_dir']}` ({len(result['clips'])}). A pause of each length is spliced in "
+            "mid-sentence (the quietest 30 ms between 40 % and 70 % of the speech, filled with the clip's own "
+            "background); a turn ending inside it is a false endpoint. End-of-turn delay: endpoint − the clip's "
+            "energy speech end, on the whole clip (VAD lag + silence waited). Offline Silero VAD + the server's "
+            "endpointer; deterministic.",
+            "",
+            md_table(
+                [
+                    "strategy",
+                    *[f"false endpoints, {p} ms pause" for p in pauses],
+                    "end-of-turn delay p50 ms",
+                    "p95 ms",
+                    "turns ended inside the whole clips",
+                ],
+                rows,
+            ),
+            "",
+            "The last column counts endpoints on the clips' own pauses (e.g. `jfk.wav` has long ones).",
+            "",
+            machine_markdown(result["machine"]),
+        ]
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    json_path, md_path, _png = output_paths(args)
+    result = measure(args)
+    finish(result["machine"])
+    print(
+        text_table(
+            ["strategy", *[f"{p} ms" for p in result["pauses_ms"]], "delay p50", "delay p95"],
+            [
+                [
+                    r["strategy"],
+                    *[r["false_endpoints"][str(p)] for p in result["pauses_ms"]],
+                    r["end_of_turn_delay_p50_ms"],
+                    r["end_of_turn_delay_p95_ms"],
+                ]
+                for r in result["strategies"]
+            ],
+        )
+    )
+    write_outputs(
+        result, png_path=None, md_path=md_path, json_path=json_path, plot=lambda r, p: None, markdown=markdown
+    )
+    return 0

@@ -1,0 +1,261 @@
+"""``voice bench techniques``: what each latency technique buys, switched on one after another, in one sitting.
+
+The same clips are spoken to the in-process server once per step; each step adds one technique to the one
+before, so the difference between two rows is what that technique buys on this machine, measured minutes
+apart (the machine's load is recorded per step). Speed is reported beside quality: the STT word error rate
+(Whisper's English normalizer) and how many replies are word-for-word the serial baseline's — a technique
+that changes what is heard or said shows here, not only in its speed.
+
+Steps (each is the previous one plus):
+
+0. ``serial`` — the turn as a sum: the silence window, then Whisper on its 30 s window, then the LLM, then
+   TTS of a whole first sentence, with Piper's silent lead;
+1. ``speculate`` — the reply starts at the first pause (``[turn] speculate_after_ms``) and is held until the
+   endpoint confirms the turn;
+2. ``short_stt`` — Whisper on the real audio length (``[stt] min_window_s``);
+3. ``first_chunk`` — a first sentence without a comma is spoken after 4 words (``[tts] max_first_chunk_words``);
+4. ``trim_lead`` — the first audio starts 10 ms before its first sound (``[tts] trim_lead_ms``);
+5. ``smart_turn`` — the end-of-turn model chooses the silence window (``[turn] end_of_turn_model``).
+
+Steps 1–5 together are the default configuration, so step 5 is what a user gets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from voice.bench import stats
+from voice.bench.clips import Clip, default_speech_dir, load_clips
+from voice.bench.e2e import E2eOptions, TurnResult, make_plan, run_plan_in_process
+from voice.bench.e2e_cmd import output_paths
+from voice.bench.machine import finish, load_average, machine_info, machine_markdown, wait_for_quiet
+from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.config import Config, load_config
+
+TARGET_MS = 500.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    name: str
+    description: str
+    apply: Callable[[Config], Config]
+
+
+def _set(config: Config, section: str, **values: Any) -> Config:
+    return dataclasses.replace(config, **{section: dataclasses.replace(getattr(config, section), **values)})
+
+
+def steps(base: Config) -> list[tuple[Step, Config]]:
+    """The cumulative steps and their configs, from ``base`` (the user's config: models, VAD, …)."""
+    serial = _set(
+        _set(_set(base, "turn", speculate_after_ms=0, end_of_turn_model=""), "stt", min_window_s=0.0),
+        "tts",
+        max_first_chunk_words=12,
+        trim_lead_ms=-1.0,
+    )
+    defaults = Config()
+    plan = [
+        Step("serial", "silence window → STT (30 s window) → LLM → TTS of the first sentence", lambda c: c),
+        Step(
+            "speculate",
+            f"+ reply started after {defaults.turn.speculate_after_ms} ms of silence, held until the endpoint",
+            lambda c: _set(c, "turn", speculate_after_ms=defaults.turn.speculate_after_ms),
+        ),
+        Step(
+            "short_stt",
+            f"+ Whisper on the real length (at least {defaults.stt.min_window_s:g} s, guarded)",
+            lambda c: _set(c, "stt", min_window_s=defaults.stt.min_window_s),
+        ),
+        Step(
+            "first_chunk",
+            f"+ first chunk cut after {defaults.tts.max_first_chunk_words} words",
+            lambda c: _set(c, "tts", max_first_chunk_words=defaults.tts.max_first_chunk_words),
+        ),
+        Step(
+            "trim_lead",
+            f"+ first audio starts {defaults.tts.trim_lead_ms:g} ms before its first sound",
+            lambda c: _set(c, "tts", trim_lead_ms=defaults.tts.trim_lead_ms),
+        ),
+        Step(
+            "smart_turn",
+            f"+ {defaults.turn.end_of_turn_model} sets the silence window ({defaults.turn.complete_silence_ms} ms "
+            f"complete / {defaults.turn.incomplete_silence_ms} ms not) (= the defaults)",
+            lambda c: _set(c, "turn", end_of_turn_model=defaults.turn.end_of_turn_model),
+        ),
+    ]
+    out: list[tuple[Step, Config]] = []
+    config = serial
+    for step in plan:
+        config = step.apply(config)
+        out.append((step, config))
+    return out
+
+
+def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -> dict[str, Any]:
+    measured = [t for t in turns if t.phase == "measured"]
+    ok = [t for t in measured if t.outcome == "ok" and t.mouth_to_ear_ms is not None]
+    # A turn the e2e bench marks uncertain (its reply seems to come before the speech end) is not timed.
+    timed = [t for t in ok if not getattr(t, "uncertain", False)]
+    m2e = [float(t.mouth_to_ear_ms) for t in timed if t.mouth_to_ear_ms is not None]
+    d = stats.describe(m2e)
+    stage_p50: dict[str, float | None] = {}
+    for name in sorted({k for t in timed for k in t.stages_ms}):
+        stage_p50[name] = stats.describe([t.stages_ms[name] for t in timed if name in t.stages_ms])["p50"]
+    pairs = [(t.reference, t.transcript) for t in measured if t.reference]
+    replies = {f"{t.clip}#{t.repeat}": t.reply_text for t in measured}
+    same = None
+    if baseline is not None:
+        same = sum(1 for k, v in replies.items() if baseline.get(k) == v)
+    return {
+        "step": step.name,
+        "description": step.description,
+        "turns": len(measured),
+        "failed": len(measured) - len(ok),
+        "uncertain": len(ok) - len(timed),
+        "p50_ms": d["p50"],
+        "p95_ms": d["p95"],
+        "within_target": sum(1 for v in m2e if v <= TARGET_MS),
+        "stages_p50_ms": stage_p50,
+        "wer_normalized": stats.corpus_wer_normalized(pairs),
+        "replies_same_as_serial": same,
+        "replies": replies,
+    }
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from voice.loader import load_engines
+
+    base = load_config(args.config)
+    speech_dir: Path = args.speech or default_speech_dir()
+    clips: list[Clip]
+    clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None)
+    for w in warnings:
+        print(f"warning: {w}")
+    opts = E2eOptions(repeats=args.repeats, warmup=args.warmup)
+    plan = make_plan(clips, opts.repeats, opts.warmup)
+    rows: list[dict[str, Any]] = []
+    baseline: dict[str, str] | None = None
+    for step, config in steps(base):
+        t0 = time.perf_counter()
+        engines = load_engines(config)
+        try:
+            load_before = load_average()
+            turns = asyncio.run(run_plan_in_process(config, engines, plan, opts))
+        finally:
+            engines.close()
+        row = _row(step, turns, baseline)
+        row["load_average_before"] = load_before
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        if baseline is None:
+            baseline = row["replies"]
+        rows.append(row)
+        print(
+            f"{step.name:12} p50 {stats.fmt_ms(row['p50_ms'])} ms  p95 {stats.fmt_ms(row['p95_ms'])} ms  "
+            f"within {TARGET_MS:.0f} ms: {row['within_target']}/{row['turns']}  WER {row['wer_normalized']}",
+            flush=True,
+        )
+    return {
+        "tool": "voice bench techniques",
+        "machine": machine_info(),
+        "speech_dir": str(speech_dir),
+        "clips": [c.name for c in clips],
+        "repeats": opts.repeats,
+        "warmup": opts.warmup,
+        "models": {"stt": base.stt.model, "llm": base.llm.model, "tts": base.tts.model},
+        "steps": rows,
+    }
+
+
+def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
+    rows = result["steps"]
+    stage_names = ["endpoint_silence", "stt", "llm_ttft", "first_clause", "tts_first_audio"]
+    first = rows[0]["p50_ms"] if rows else None
+    table = [
+        [
+            r["step"],
+            r["description"],
+            r["p50_ms"],
+            r["p95_ms"],
+            None if first is None or not r["p50_ms"] else f"{first / r['p50_ms']:.2f}x",
+            f"{r['within_target']}/{r['turns']}",
+            *[r["stages_p50_ms"].get(s) for s in stage_names],
+            None if r["wer_normalized"] is None else f"{r['wer_normalized']:.3f}",
+            "—" if r["replies_same_as_serial"] is None else f"{r['replies_same_as_serial']}/{r['turns']}",
+            r["failed"] + r["uncertain"],
+        ]
+        for r in rows
+    ]
+    models = result["models"]
+    lines = [
+        f"# Latency techniques, one at a time ({result['machine']['date']})",
+        "",
+        f"Models: STT `{models['stt']}`, LLM `{models['llm']}`, TTS `{models['tts']}`. Clips: "
+        f"`{result['speech_dir']}` ({len(result['clips'])}), {result['repeats']} repeat(s) after "
+        f"{result['warmup']} warm-up turn(s), per step. Each step adds one technique to the row above; the "
+        "models are loaded afresh per step (the STT window is a load-time setting). Mouth-to-ear is measured "
+        "by the client, from the clip's speech end to the first audible reply sample (see benchmarks/README.md).",
+        "",
+        md_table(
+            [
+                "step",
+                "what",
+                "p50 ms",
+                "p95 ms",
+                "speed-up p50 vs serial",
+                f"≤ {TARGET_MS:.0f} ms",
+                *[f"{s} p50" for s in stage_names],
+                "STT WER (norm.)",
+                "replies = serial",
+                "failed/uncertain",
+            ],
+            table,
+        ),
+        "",
+        "Stage p50s are the server's; with speculation, work done before the endpoint counts 0 ms (time "
+        "saved). Replies are greedy: a reply differs from the serial one only where the transcript (or the "
+        "audio cut at a pause) differs.",
+        "",
+        "## Replies per step",
+        "",
+        md_table(
+            ["turn", *[r["step"] for r in rows]],
+            [[k, *[r["replies"].get(k, "") for r in rows]] for k in (rows[0]["replies"] if rows else {})],
+        ),
+        "",
+        machine_markdown(result["machine"]),
+    ]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    json_path, md_path, _png = output_paths(args)
+    wait_for_quiet(args.max_load, timeout_s=args.wait_max)
+    result = measure(args)
+    finish(result["machine"])
+    print(
+        text_table(
+            ["step", "p50 ms", "p95 ms", "within", "WER", "replies = serial"],
+            [
+                [
+                    r["step"],
+                    r["p50_ms"],
+                    r["p95_ms"],
+                    f"{r['within_target']}/{r['turns']}",
+                    r["wer_normalized"],
+                    r["replies_same_as_serial"],
+                ]
+                for r in result["steps"]
+            ],
+        )
+    )
+    write_outputs(
+        result, png_path=None, md_path=md_path, json_path=json_path, plot=lambda r, p: None, markdown=markdown
+    )
+    return 0
