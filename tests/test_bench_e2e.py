@@ -184,7 +184,7 @@ async def test_speculation_overlaps_the_work_with_the_silence_window(
     config, engines, expected, lead_ms = pipeline(fake_engines, speculate_after_ms=32, trim_lead_ms=10)
     assert expected == 32 + 140 + 10
     write_clip(tmp_path, "one.wav", silence(LEAD_S), tone(TONE_S), silence(0.3))
-    clips, _ = load_clips(tmp_path)
+    clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     turns = await run_plan_in_process(config, engines, make_plan(clips, 2, 1), E2eOptions(repeats=2, warmup=1))
     for turn in turns[1:]:
         assert turn.outcome == "ok" and turn.mouth_to_ear_ms is not None
