@@ -2,26 +2,25 @@
 recordings carry around it (an onset chime, a click or a breath after the speech, room noise, a music bed, a
 quiet speaker), and a statement of when that is ambiguous.
 
-Two kinds of evidence, combined:
+Two kinds of evidence, combined (``benchmarks/README.md`` states the same with the accuracy measured):
 
-1. **Where speech is** — an offline pass of a speech detector (Silero VAD, the model the server uses, but
-   over the whole clip with a fresh state, independent of the server's endpointing) gives a speech
-   probability per 32 ms frame. Its last speech stretch (frames ≥ 0.5, joined across gaps up to 320 ms,
-   stretches under 96 ms ignored) says *which* sound is the end of the speech: chimes, clicks, breaths and
-   noise are not speech to it. Its edge is coarse (32 ms frames, and the probability lags the sound).
-2. **Where the sound of that speech stops** — the energy envelope, 20 ms windows every 5 ms, with the
-   background's power subtracted: the background is the median power of the windows the detector calls
-   non-speech (probability < 0.15). Starting inside the last speech stretch, the end is followed forward
-   while the background-subtracted power stays above max(background − 3 dB, speech peak − 40 dB),
-   across gaps up to 60 ms (a stop's closure before its release), at most 250 ms past the detector's
-   edge. The reference is the end of the last such window, moved back by half a window (the
-   window's centre: a 20 ms window is above threshold as soon as its end reaches the sound).
+1. **Which sound is the last speech** — an offline pass of a speech detector (Silero VAD, the model the
+   server uses, but over the whole clip with a fresh state, independent of the server's endpointing) gives a
+   speech probability per 32 ms frame. Frames ≥ 0.5 form stretches (joined across gaps up to 160 ms,
+   stretches under 96 ms dropped); a stretch counts only if it holds ≥ 50 ms of voiced (periodic) sound, so
+   chimes, clicks, breaths and noise bursts are not the end of speech. Its edge is coarse (32 ms frames, and
+   the probability lags the sound).
+2. **Where the sound of that speech stops** — 10 ms Hann windows every 5 ms, power spectra over
+   100–7000 Hz whitened by the background's spectrum (the per-bin median over the windows the detector calls
+   non-speech, floored 25 dB under the speech's mean level); a window holds sound when its whitened power is
+   6 standard deviations above the background's. From the last such window inside the last speech stretch,
+   the end is followed forward across gaps up to 60 ms (a stop's closure before its release), at most 250 ms
+   past the detector's edge; the reference is that window's centre + half a hop.
 
-The reference is **ambiguous** (a turn measured against it is reported ``uncertain``) when:
-the detector finds no speech although the energy analysis does (then the energy end is used, as for
-synthetic test tones, and flagged); the speech peak is less than 6 dB above the background; the sound
-stays above the threshold all the way to the 250 ms limit (a noise or music bed at speech level); or
-the refined end and the detector's edge disagree by more than 150 ms.
+The reference is **ambiguous** (a turn measured against it is reported ``uncertain``) when the detector
+finds no voiced speech (then the whole-clip energy end is used, and flagged); the speech peak is less than
+6 dB above the background; the sound stays above the background all the way to the 250 ms limit (a noise
+or music bed at speech level); or the refined end and the detector's edge disagree by more than 150 ms.
 """
 
 from __future__ import annotations
@@ -41,8 +40,7 @@ MIN_VOICED_MS = 50.0
 MIN_STRETCH_MS = 96.0
 WINDOW_MS = 10.0
 HOP_MS = 5.0
-ABOVE_BACKGROUND_DB = -3.0
-BELOW_PEAK_DB = 25.0
+FLOOR_BELOW_SPEECH_DB = 25.0
 BRIDGE_MS = 60.0
 BAND_HZ = (100.0, 7000.0)
 DETECT_Z = 6.0
@@ -53,14 +51,14 @@ AGREEMENT_MS = 150.0
 
 METHOD = (
     "reference speech end = Silero VAD offline over the whole clip (32 ms frames, p >= 0.5, stretches joined "
-    f"across {JOIN_GAP_MS:g} ms, under {MIN_STRETCH_MS:g} ms ignored) locates the last speech; the energy "
-    f"envelope ({WINDOW_MS:g} ms windows every {HOP_MS:g} ms, the background's median power — windows with "
-    f"p < {NON_SPEECH_PROB} — subtracted) is followed from inside that speech while above max(background "
-    f"{ABOVE_BACKGROUND_DB:+g} dB, peak − {BELOW_PEAK_DB:g} dB), across gaps up to {BRIDGE_MS:g} ms, at most "
-    f"{HORIZON_MS:g} ms past the VAD's edge; the end is the last such window's centre. Ambiguous (turn "
-    f"`uncertain`) when the VAD finds no speech, the peak is under {MIN_SNR_DB:g} dB above the background, "
-    f"the sound stays above threshold to the {HORIZON_MS:g} ms limit, or the end and the VAD's edge differ by "
-    f"more than {AGREEMENT_MS:g} ms"
+    f"across {JOIN_GAP_MS:g} ms, under {MIN_STRETCH_MS:g} ms or with under {MIN_VOICED_MS:g} ms of voiced sound "
+    f"dropped) locates the last speech; {WINDOW_MS:g} ms windows every {HOP_MS:g} ms, spectra whitened by the "
+    f"background's (median over windows with p < {NON_SPEECH_PROB}, floored {FLOOR_BELOW_SPEECH_DB:g} dB under "
+    f"the speech), hold sound when {DETECT_Z:g} standard deviations above it; followed from inside that "
+    f"speech across gaps up to {BRIDGE_MS:g} ms, at most {HORIZON_MS:g} ms past the VAD's edge; the end is the "
+    f"last window with sound. Ambiguous (turns `uncertain`) when the VAD finds no voiced speech, the peak is "
+    f"under {MIN_SNR_DB:g} dB above the background, the sound lasts to the {HORIZON_MS:g} ms limit, or the end "
+    f"and the VAD's edge differ by more than {AGREEMENT_MS:g} ms; a third column of transcripts.tsv overrides it"
 )
 
 
@@ -72,7 +70,7 @@ class SpeechEnd:
     vad_end_s: float | None
     """End of the last speech stretch by the offline speech detector (32 ms resolution); None: no speech."""
     background_db: float
-    """Median power of the non-speech windows, dBFS."""
+    """Mean power of the non-speech windows, dBFS."""
     peak_db: float
     """95th percentile of window power inside speech, dBFS."""
     ambiguous: str | None = None
@@ -163,7 +161,7 @@ def find_speech_end(
             vad_end_s=None,
             background_db=energy.noise_floor_db,
             peak_db=energy.peak_db,
-            ambiguous="the speech detector finds no speech in the clip (energy end used)",
+            ambiguous="the speech detector finds no voiced speech in the clip (energy end used)",
         )
     start, vad_end = stretch
     centres = np.arange(len(power)) * hop + win // 2
@@ -171,7 +169,7 @@ def find_speech_end(
     quiet = probs[frame_of] < NON_SPEECH_PROB
     in_speech = (centres >= start) & (centres < vad_end)
     speech_bins = spec[in_speech].mean(axis=0) if in_speech.any() else spec.mean(axis=0)
-    floor = speech_bins.mean() * 10 ** (-BELOW_PEAK_DB / 10)
+    floor = speech_bins.mean() * 10 ** (-FLOOR_BELOW_SPEECH_DB / 10)
     # The background spectrum: per bin, the median over non-speech windows (/ ln 2: the mean of an
     # exponential), so chimes and clicks outside the speech barely move it.
     noise_bins = np.median(spec[quiet], axis=0) / np.log(2) if quiet.sum() >= 10 else spec.min(axis=0)
