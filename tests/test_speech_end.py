@@ -174,3 +174,36 @@ def test_normalized_wer_counts_numbers_as_words() -> None:
     raw, normalized = corpus_wer(pairs), corpus_wer_normalized(pairs)
     assert raw is not None and raw > 0.3
     assert normalized == 0.0
+
+
+def test_bench_mix_writes_hard_clips_and_measures_the_reference_on_them(
+    tmp_path: Path, sources: dict[str, tuple[np.ndarray, int, int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from voice.audio import write_wav
+    from voice.bench import mix_cmd
+
+    speech = tmp_path / "speech"
+    clean, _, _ = sources["hello there"]
+    write_wav(speech / "hello.wav", float_to_pcm16(clean), RATE)
+    (speech / "transcripts.tsv").write_text("hello.wav\tHello there.\n", encoding="utf-8")
+    out = tmp_path / "hard"
+    args = argparse.Namespace(speech=speech, out=out, mixes="click,noise15", clips=None)
+    assert mix_cmd.run(args) == 0
+    assert sorted(p.name for p in out.glob("*.wav")) == ["hello-click.wav", "hello-noise15.wav", "hello.wav"]
+    # The transcripts carry no speech end: e2e on the folder measures against the automatic reference.
+    assert (out / "transcripts.tsv").read_text(encoding="utf-8").splitlines() == [
+        "hello.wav\tHello there.", "hello-click.wav\tHello there.", "hello-noise15.wav\tHello there."
+    ]
+    rows = [line.split("\t") for line in (out / "known_ends.tsv").read_text().splitlines()[1:]]
+    assert [r[0] for r in rows] == ["hello-click.wav", "hello-noise15.wav"]
+    assert all(abs(float(r[3])) <= 20 for r in rows)
+    assert "2 of 2 mixed clips within 20 ms" in capsys.readouterr().out
+    with pytest.raises(BenchError, match=r"unknown mix.*thunder"):
+        mix_cmd.run(argparse.Namespace(speech=speech, out=out, mixes="thunder", clips=None))
+
+
+def test_mix_names_a_speech_span_outside_the_clip() -> None:
+    with pytest.raises(ValueError, match=r"speech \[100, 900\) is not inside a clip of 800 samples"):
+        apply_mix(np.zeros(800, np.float32), 100, 900, HARD_MIXES[0])
