@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from tests.conftest import silence, tone
+from tests.conftest import silence, tone, tones_are_speech
 from voice.bench import contention, matrix, prefill, speculative
 from voice.bench.clips import BenchError, load_clips, read_transcripts
 from voice.bench.e2e import TurnResult, summarize
@@ -107,7 +107,7 @@ def test_any_folder_of_recordings(tmp_path: Path) -> None:
     (tmp_path / "transcripts.tsv").write_text(
         "# comment\nstereo.flac\tHello there.\nnarrow\tBy stem.\nmissing.wav\tNowhere.\n", encoding="utf-8"
     )
-    clips, warnings = load_clips(tmp_path)
+    clips, warnings = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     assert [c.name for c in clips] == ["narrow.wav", "stereo.flac"]
     narrow, stereo_clip = clips
     assert (
@@ -117,7 +117,7 @@ def test_any_folder_of_recordings(tmp_path: Path) -> None:
     assert narrow.speech_end_s == pytest.approx(0.7, abs=0.011)
     assert stereo_clip.reference == "Hello there." and narrow.reference == "By stem."
     assert any("quiet.wav" in w for w in warnings) and any("missing.wav" in w for w in warnings)
-    only, _ = load_clips(tmp_path, ["narrow"])
+    only, _ = load_clips(tmp_path, ["narrow"], speech_probabilities=tones_are_speech)
     assert [c.name for c in only] == ["narrow.wav"]
     with pytest.raises(BenchError, match="no such clip"):
         load_clips(tmp_path, ["nope.wav"])

@@ -68,3 +68,16 @@ class SileroVad:
 
     def stream(self) -> SileroVadStream:
         return SileroVadStream(self._session, self._lock)
+
+
+def clip_probabilities(audio: np.ndarray, vad: SileroVad | None = None) -> np.ndarray:
+    """Blocking: Silero's speech probability for every 512-sample frame of a whole 16 kHz clip (one fresh
+    stream, offline; the last frame is zero-padded). Frame ``i`` covers samples ``[512 i, 512 (i + 1))``."""
+    stream = (vad or SileroVad()).stream()
+    n_frames = -(-len(audio) // FRAME_SAMPLES)
+    padded = np.zeros(n_frames * FRAME_SAMPLES, np.float32)
+    padded[: len(audio)] = audio
+    return np.array(
+        [stream.probability(padded[i * FRAME_SAMPLES : (i + 1) * FRAME_SAMPLES]) for i in range(n_frames)],
+        np.float32,
+    )

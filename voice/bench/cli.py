@@ -113,6 +113,19 @@ def add_bench_parser(sub: Any) -> None:
     _outputs(e, "turn")
     e.set_defaults(func=_runner("e2e_cmd"))
 
+    x = bs.add_parser(
+        "mix",
+        help="write hard clips (chime, click, breath, noise, music, quiet) made from a folder of recordings",
+        description="Mix every clip of --speech with an onset chime, a click or breath after the speech, "
+        "noise at 10-15 dB SNR, a music bed, a quiet level; write them (and the clean clips) to --out and "
+        "report how far the reference speech end lands from the clean clip's. Then: voice bench e2e "
+        "--speech OUT.",
+    )
+    _speech(x)
+    x.add_argument("--out", type=Path, default=None, metavar="DIR", help="folder to write to (required)")
+    x.add_argument("--mixes", default=None, help="comma-separated recipe names (default: all)")
+    x.set_defaults(func=_runner("mix_cmd"))
+
     m = bs.add_parser(
         "matrix",
         help="e2e for every combination of models: which meets turn-taking timing",

@@ -3,8 +3,9 @@ optional ``transcripts.tsv`` (``filename<TAB>text``, no header) for word error r
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from voice.audio import AUDIO_SUFFIXES, AudioFileError, EnergyAnalysis, analyse_speech, load_audio
 from voice.bench.machine import REPO_ROOT
+from voice.bench.speech_end import SpeechEnd, find_speech_end
 from voice.client import Utterance
 
 CLIENT_RATE_HZ = 16_000
@@ -19,9 +21,8 @@ TRANSCRIPTS_NAME = "transcripts.tsv"
 MIN_SEGMENT_MS = 100.0
 """Voiced stretches shorter than this are clicks or taps, not the end of speech."""
 BRIDGE_MS = 150.0
-SPEECH_END_METHOD = EnergyAnalysis.METHOD + EnergyAnalysis.BURST_METHOD.format(
-    bridge=BRIDGE_MS, min_segment=MIN_SEGMENT_MS
-)
+SpeechProbabilities = Callable[[np.ndarray], np.ndarray]
+"""A speech detector over a whole 16 kHz clip: one probability per 512-sample frame."""
 
 
 class BenchError(Exception):
@@ -43,6 +44,9 @@ class Clip:
     """float32 mono at ``rate_hz`` (resampled from the file)."""
     rate_hz: int
     analysis: EnergyAnalysis
+    """The whole-clip energy analysis (speech start; the speech end when the detector finds none)."""
+    speech_end: SpeechEnd
+    """The reference speech end (:mod:`voice.bench.speech_end`), or the annotated one."""
     reference: str | None
     """The transcript from ``transcripts.tsv``, if any."""
     file_rate_hz: int
@@ -54,10 +58,10 @@ class Clip:
 
     @property
     def speech_end_s(self) -> float:
-        return self.analysis.last_voiced_sample / self.rate_hz
+        return self.speech_end.end_s
 
     def utterance(self) -> Utterance:
-        return Utterance(self.audio, self.rate_hz, self.analysis.last_voiced_sample)
+        return Utterance(self.audio, self.rate_hz, round(self.speech_end.end_s * self.rate_hz))
 
     def describe(self) -> dict[str, object]:
         return {
@@ -65,6 +69,11 @@ class Clip:
             "duration_s": round(self.duration_s, 3),
             "speech_start_s": round(self.analysis.first_voiced_sample / self.rate_hz, 3),
             "speech_end_s": round(self.speech_end_s, 3),
+            "speech_end_vad_s": self.speech_end.vad_end_s,
+            "speech_end_energy_s": round(self.analysis.last_voiced_sample / self.rate_hz, 3),
+            "speech_end_annotated": self.speech_end.overridden,
+            "speech_end_ambiguous": self.speech_end.ambiguous,
+            "background_db": self.speech_end.background_db,
             "file_rate_hz": self.file_rate_hz,
             "file_channels": self.file_channels,
             "noise_floor_db": self.analysis.noise_floor_db,
@@ -75,27 +84,74 @@ class Clip:
 
 
 def read_transcripts(path: Path) -> dict[str, str]:
-    """``filename<TAB>text`` per line; blank lines and ``#`` comments are skipped."""
-    out: dict[str, str] = {}
+    """``filename<TAB>text[<TAB>speech_end_s]`` per line; blank lines and ``#`` comments are skipped."""
+    return {name: text for name, (text, _end) in read_annotations(path).items()}
+
+
+def read_annotations(path: Path) -> dict[str, tuple[str, float | None]]:
+    """``filename<TAB>text[<TAB>speech_end_s]`` per line: the transcript and, optionally, the speech end in
+    seconds from the clip's start, which overrides the automatic reference."""
+    out: dict[str, tuple[str, float | None]] = {}
     for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if "\t" not in line:
-            raise BenchError(f"{path}:{n}: expected 'filename<TAB>text', got {line[:60]!r}")
-        name, text = line.split("\t", 1)
-        out[name.strip()] = text.strip()
+            raise BenchError(f"{path}:{n}: expected 'filename<TAB>text[<TAB>speech_end_s]', got {line[:60]!r}")
+        name, text, *rest = line.split("\t")
+        end: float | None = None
+        if rest and rest[0].strip():
+            try:
+                end = float(rest[0])
+            except ValueError:
+                raise BenchError(
+                    f"{path}:{n}: the third column must be the speech end in seconds, got {rest[0]!r}"
+                ) from None
+            if end <= 0:
+                raise BenchError(f"{path}:{n}: speech end must be > 0 s, got {end}")
+        out[name.strip()] = (text.strip(), end)
     return out
 
 
-def _reference(transcripts: dict[str, str], path: Path) -> str | None:
-    return transcripts.get(path.name, transcripts.get(path.stem))
+def silero_probabilities() -> SpeechProbabilities:
+    """Silero VAD over a whole clip (loaded once, on first use)."""
+    from voice.backends.vad_silero import SileroVad, clip_probabilities
+
+    vad = SileroVad()
+    return lambda audio: clip_probabilities(audio, vad)
+
+
+def _annotation(
+    annotations: dict[str, tuple[str, float | None]], path: Path
+) -> tuple[str | None, float | None]:
+    return annotations.get(path.name, annotations.get(path.stem, (None, None)))
+
+
+def reference_speech_end(
+    audio: np.ndarray,
+    rate_hz: int,
+    analysis: EnergyAnalysis,
+    probabilities: SpeechProbabilities,
+    annotated_s: float | None = None,
+) -> SpeechEnd:
+    """The annotated speech end if given (it must lie inside the clip), else the automatic reference."""
+    auto = find_speech_end(audio, rate_hz, probabilities(audio), analysis)
+    if annotated_s is None:
+        return auto
+    if annotated_s > len(audio) / rate_hz:
+        raise AudioFileError(f"annotated speech end {annotated_s} s is after the clip's end")
+    return dataclasses.replace(auto, end_s=annotated_s, ambiguous=None, overridden=True)
 
 
 def load_clips(
-    folder: Path, names: Sequence[str] | None = None, *, rate_hz: int = CLIENT_RATE_HZ
+    folder: Path,
+    names: Sequence[str] | None = None,
+    *,
+    rate_hz: int = CLIENT_RATE_HZ,
+    speech_probabilities: SpeechProbabilities | None = None,
 ) -> tuple[list[Clip], list[str]]:
     """The readable clips of ``folder`` (sorted by name) and warnings about what was skipped.
 
+    ``speech_probabilities``: the speech detector for the reference speech end (default: Silero VAD).
     Raises :class:`BenchError` if the folder does not exist or holds no usable recording."""
     import soundfile
 
@@ -116,7 +172,8 @@ def load_clips(
             f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {folder}; record some (see benchmarks/README.md)"
         )
     tsv = folder / TRANSCRIPTS_NAME
-    transcripts = read_transcripts(tsv) if tsv.is_file() else {}
+    annotations = read_annotations(tsv) if tsv.is_file() else {}
+    probabilities = speech_probabilities or silero_probabilities()
     warnings: list[str] = []
     clips: list[Clip] = []
     for path in files:
@@ -124,6 +181,8 @@ def load_clips(
             info = soundfile.info(str(path))
             audio = load_audio(path, rate_hz)
             analysis = analyse_speech(audio, rate_hz, min_segment_ms=MIN_SEGMENT_MS, bridge_ms=BRIDGE_MS)
+            text, annotated_s = _annotation(annotations, path)
+            speech_end = reference_speech_end(audio, rate_hz, analysis, probabilities, annotated_s)
         except AudioFileError as e:
             warnings.append(f"skipped {path.name}: {e}")
             continue
@@ -134,13 +193,14 @@ def load_clips(
                 audio=audio,
                 rate_hz=rate_hz,
                 analysis=analysis,
-                reference=_reference(transcripts, path),
+                speech_end=speech_end,
+                reference=text,
                 file_rate_hz=int(info.samplerate),
                 file_channels=int(info.channels),
             )
         )
     known = {p.name for p in files} | {p.stem for p in files}
-    stray = sorted(k for k in transcripts if k not in known)
+    stray = sorted(k for k in annotations if k not in known)
     if stray and not names:
         warnings.append(f"{TRANSCRIPTS_NAME} names files that are not in the folder: {', '.join(stray)}")
     if not clips:

@@ -4,9 +4,9 @@ Every clip is spoken into the server over a websocket as a microphone would: in 
 frames, then silence until the reply has come (:func:`voice.client.converse`). On the client's monotonic
 clock:
 
-* **speech end** = when the clip's last voiced sample was "spoken", found from the clip itself by an energy
-  analysis that ignores isolated clicks (:data:`voice.bench.clips.SPEECH_END_METHOD`), independent of the
-  server's VAD;
+* **speech end** = the clip's reference speech end (:mod:`voice.bench.speech_end`: an offline speech
+  detector locates the last speech, the background-subtracted energy envelope places its end), independent
+  of the server's endpointing, or the end annotated in ``transcripts.tsv``;
 * **first audio** = when the first non-silent reply sample would sound: arrival of its chunk plus its offset
   inside the chunk (a player starts a chunk on arrival or when the previous one ends, whichever is later);
 * **mouth-to-ear** = first audio − speech end.
@@ -31,8 +31,9 @@ from typing import Any
 
 from voice.audio import write_wav
 from voice.bench import stats
-from voice.bench.clips import SPEECH_END_METHOD, BenchError, Clip
+from voice.bench.clips import BenchError, Clip
 from voice.bench.machine import Guard
+from voice.bench.speech_end import METHOD as SPEECH_END_METHOD
 from voice.budget import STAGES
 from voice.client import ClientTurn, Conversation, converse
 from voice.config import Config
@@ -55,6 +56,15 @@ RECONCILIATION_METHOD = (
     "speech-end offset (server VAD speech end − clip speech end, estimated as arrival of `speech_ended` − "
     "the VAD's trailing silence), reply lead silence (first audible sample − first reply chunk arrival) "
     "and a residual (transport and everything else)"
+)
+UNCERTAIN_SLACK_MS = 20.0
+"""A reply may come this much sooner after the reference speech end than the server's post-endpoint stages
+take (the reference's own tolerance) before the turn is ``uncertain``."""
+UNCERTAIN_METHOD = (
+    "a turn is `uncertain` — shown, counted, and left out of every percentile and verdict, never counted "
+    "within target — when its clip's reference speech end is ambiguous, when its first reply audio comes "
+    "before the reference speech end, or when it comes sooner after it than the server's post-endpoint "
+    f"stages (sum of stages − endpoint silence) take, by more than {UNCERTAIN_SLACK_MS:g} ms"
 )
 
 
@@ -110,6 +120,10 @@ class TurnResult:
     reply_lead_silence_ms: float | None = None
     residual_ms: float | None = None
     wer: float | None = None
+    wer_normalized: float | None = None
+    """WER after Whisper's English normalizer (numbers, spelling, contractions)."""
+    uncertain: str | None = None
+    """Why this turn's mouth-to-ear cannot be trusted (then it is left out of statistics), or None."""
     reference: str | None = None
     transcript: str = ""
     reply_text: str = ""
@@ -182,6 +196,7 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
     res.reply_text = str(report.get("reply_text") or " ".join(last.reply_text))
     if item.clip.reference is not None:
         res.wer = stats.wer(item.clip.reference, res.transcript)
+        res.wer_normalized = stats.corpus_wer_normalized([(item.clip.reference, res.transcript)])
     res.stages_ms = {k: float(v) for k, v in (report.get("stages_ms") or {}).items()}
     llm = report.get("llm")
     res.llm = dict(llm) if isinstance(llm, dict) else None
@@ -211,7 +226,24 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
             res.speech_end_offset_ms = _r((server_speech_end - last.speech_end_ns) / 1e6)
         if res.reply_lead_silence_ms is not None and res.speech_end_offset_ms is not None:
             res.residual_ms = _r(recon - res.reply_lead_silence_ms - res.speech_end_offset_ms)
+    res.uncertain = uncertainty(item.clip.speech_end.ambiguous, m2e, res.stages_ms)
     return res
+
+
+def uncertainty(ambiguous: str | None, mouth_to_ear_ms: float | None, stages_ms: dict[str, float]) -> str | None:
+    """Why a turn's mouth-to-ear cannot be trusted (:data:`UNCERTAIN_METHOD`), or None."""
+    reasons = [f"speech end ambiguous: {ambiguous}"] if ambiguous else []
+    if mouth_to_ear_ms is not None:
+        if mouth_to_ear_ms <= 0:
+            reasons.append(f"reply audio {-mouth_to_ear_ms:.0f} ms before the reference speech end")
+        elif stages_ms:
+            after_endpoint = sum(stages_ms.values()) - stages_ms.get("endpoint_silence", 0.0)
+            if mouth_to_ear_ms < after_endpoint - UNCERTAIN_SLACK_MS:
+                reasons.append(
+                    f"mouth-to-ear {mouth_to_ear_ms:.0f} ms is shorter than the server's post-endpoint "
+                    f"stages ({after_endpoint:.0f} ms)"
+                )
+    return "; ".join(reasons) or None
 
 
 def stage_names(turns: Sequence[TurnResult]) -> list[str]:
@@ -226,8 +258,10 @@ def stage_names(turns: Sequence[TurnResult]) -> list[str]:
 
 
 def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
-    """Statistics of the turns given (pass the measured ones)."""
-    ok = [t for t in turns if t.mouth_to_ear_ms is not None]
+    """Statistics of the turns given (pass the measured ones); ``uncertain`` turns are counted, not used."""
+    measured = [t for t in turns if t.mouth_to_ear_ms is not None]
+    uncertain = [t for t in measured if t.uncertain]
+    ok = [t for t in measured if not t.uncertain]
     m2e = [t.mouth_to_ear_ms for t in ok if t.mouth_to_ear_ms is not None]
     d = stats.describe(m2e)
     recon = [t.reconciliation_error_ms for t in ok if t.reconciliation_error_ms is not None]
@@ -245,11 +279,16 @@ def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
     return {
         "n_turns": len(turns),
         "n_measured": len(ok),
-        "n_failed": len(turns) - len(ok),
+        "n_failed": len(turns) - len(measured),
         "failed": [
             {"clip": t.clip, "repeat": t.repeat, "outcome": t.outcome, "error": t.error}
             for t in turns
-            if t not in ok
+            if t not in measured
+        ],
+        "n_uncertain": len(uncertain),
+        "uncertain": [
+            {"clip": t.clip, "repeat": t.repeat, "mouth_to_ear_ms": t.mouth_to_ear_ms, "why": t.uncertain}
+            for t in uncertain
         ],
         "p50_ms": p50,
         "p95_ms": p95,
@@ -267,6 +306,7 @@ def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
         "reply_lead_silence": stats.describe(col("reply_lead_silence_ms")),
         "residual": stats.describe(col("residual_ms")),
         "wer": stats.corpus_wer(pairs),
+        "wer_normalized": stats.corpus_wer_normalized(pairs),
         "wer_mean": round(sum(wers) / len(wers), 4) if wers else None,
         "reply_tokens": stats.describe(col("reply_tokens")),
         "reply_audio_s": stats.describe(col("reply_audio_s")),
@@ -289,12 +329,17 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
     if p50 is None:
         return ["no turn produced a measurable reply: no verdict"]
     words = {"yes": "MEETS", "p50 only": "MEETS AT THE MEDIAN ONLY", "no": "MISSES", "n/a": "n/a"}
+    n_uncertain = summary.get("n_uncertain", 0)
+    tail = [
+        f"{n_uncertain} uncertain turn(s) left out of the verdict and percentiles (not counted within target)"
+    ] if n_uncertain else []
     return [
         f"{words[summary['meets_target']]} the {stats.TARGET_MS} ms target: p50 {p50:.0f} ms, p95 {p95:.0f} ms "
         f"({p50 / stats.TARGET_MS:.1f}x the target at p50); {summary['within_target']} of {n} turns within it",
         f"{words[summary['meets_human_gap']]} the ~{stats.HUMAN_GAP_MS} ms human gap between turns "
         f"(Stivers et al. 2009, PNAS): p50 is {p50 / stats.HUMAN_GAP_MS:.1f}x it; "
         f"{summary['within_human_gap']} of {n} turns within it",
+        *tail,
     ]
 
 
@@ -457,11 +502,13 @@ class E2eResult:
 def method_meta(opts: E2eOptions) -> dict[str, Any]:
     return {
         "speech_end": SPEECH_END_METHOD,
+        "uncertain": UNCERTAIN_METHOD,
         "first_audio": FIRST_AUDIO_METHOD,
         "reconciliation": RECONCILIATION_METHOD,
         "sessions": SESSION_NOTE,
         "pacing": f"real time, {opts.frame_ms} ms frames, then silence until the turn report",
         "wer": stats.WER_NORMALIZATION,
+        "wer_normalized": stats.WER_WHISPER_NORMALIZATION,
         "clock": "client time.perf_counter_ns (monotonic)",
         "repeats": opts.repeats,
         "warmup": opts.warmup,

@@ -12,7 +12,7 @@ from voice.bench.markdown import md_table, relative_link, text_table
 from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS, fmt_ms
 
 ROW_HEADER = (
-    f"{'turn':<34} {'m2e ms':>7} {'server':>7} {'recon':>6} {'turns':>5} {'WER':>5} {'tok':>4} "
+    f"{'turn':<34} {'m2e ms':>7} {'server':>7} {'recon':>6} {'turns':>5} {'WERn':>5} {'tok':>4} "
     f"{'reply s':>7}  transcript → reply"
 )
 
@@ -27,14 +27,15 @@ def console_row(t: TurnResult) -> str:
     label = t.label + (" [first after load]" if t.first_after_load else "")
     if t.mouth_to_ear_ms is None:
         return f"{_short(label, 34):<34} {t.outcome}: {t.error or 'no reply audio'}"
-    wer = "—" if t.wer is None else f"{t.wer:.2f}"
+    wer = "—" if t.wer_normalized is None else f"{t.wer_normalized:.2f}"
     tok = "—" if t.reply_tokens is None else str(t.reply_tokens)
     audio = "—" if t.reply_audio_s is None else f"{t.reply_audio_s:.1f}"
     text = f"{_short(t.transcript, 28)!r} → {_short(t.reply_text, 40)!r}"
-    return (
+    row = (
         f"{_short(label, 34):<34} {fmt_ms(t.mouth_to_ear_ms, 7)} {fmt_ms(t.server_total_ms, 7)} "
         f"{fmt_ms(t.reconciliation_error_ms, 6)} {t.turns_heard:>5} {wer:>5} {tok:>4} {audio:>7}  {text}"
     )
+    return row + (f"  UNCERTAIN: {t.uncertain}" if t.uncertain else "")
 
 
 def _first_name(result: E2eResult) -> str:
@@ -65,11 +66,18 @@ def _stat_rows(summary: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def _wer_pair(s: dict[str, Any]) -> str:
+    raw = "—" if s["wer"] is None else f"{s['wer']:.3f}"
+    norm = "—" if s.get("wer_normalized") is None else f"{s['wer_normalized']:.3f}"
+    return f"{norm} normalized (raw {raw})"
+
+
 def console_summary(result: E2eResult) -> str:
     s = result.summary()
     lines = [
         "",
-        f"mouth-to-ear over {s['n_measured']} measured turns ({s['n_failed']} failed), milliseconds:",
+        f"mouth-to-ear over {s['n_measured']} measured turns ({s['n_failed']} failed, {s['n_uncertain']} "
+        "uncertain and left out), milliseconds:",
         text_table(["", "p50", "p95", "max"], _stat_rows(s)),
         "",
     ]
@@ -80,7 +88,7 @@ def console_summary(result: E2eResult) -> str:
             f"{_first_name(result)} ({first.clip}, {tag} the statistics): mouth-to-ear "
             f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms"
         )
-    wer = "—" if s["wer"] is None else f"{s['wer']:.3f}"
+    wer = _wer_pair(s)
     tok = s["reply_tokens"]["p50"]
     audio = s["reply_audio_s"]["p50"]
     tps = s["llm_tps"]["p50"]
@@ -108,7 +116,7 @@ def _turn_rows(turns: list[TurnResult], stages: list[str]) -> list[list[Any]]:
                 t.reply_lead_silence_ms,
                 t.residual_ms,
                 t.turns_heard,
-                t.outcome,
+                t.outcome + (" (uncertain)" if t.uncertain else ""),
             ]
         )
     return rows
@@ -149,11 +157,15 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
         md_table(["", "p50", "p95", "max"], _stat_rows(s), align="lrrr"),
         "",
     ]
-    wer = "—" if s["wer"] is None else f"{s['wer']:.3f}"
+    wer = _wer_pair(s)
     wer_mean = "—" if s["wer_mean"] is None else f"{s['wer_mean']:.3f}"
     out += [
-        f"- STT word error rate (all clips pooled): **{wer}** (mean per clip {wer_mean}); "
-        f"{meta['method']['wer']}.",
+        f"- STT word error rate (all clips pooled): **{wer}** (raw mean per clip {wer_mean}); normalized: "
+        f"{meta['method'].get('wer_normalized', '—')}; raw: {meta['method']['wer']}.",
+        f"- Uncertain turns (left out of every statistic above, never counted within target): "
+        f"{s['n_uncertain']}"
+        + ("".join(f"; {u['clip']} #{u['repeat']}: {u['why']}" for u in s["uncertain"]) + "." if s["uncertain"]
+           else "."),
         f"- Reply length p50: {fmt_ms(s['reply_tokens']['p50'])} tokens, "
         f"{s['reply_audio_s']['p50']} s of audio; LLM p50 {fmt_ms(s['llm_tps']['p50'])} tokens/s.",
         f"- Turns within {TARGET_MS} ms: {s['within_target']} of {s['n_measured']}; within {HUMAN_GAP_MS} ms: "
@@ -206,20 +218,21 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
         "## What was heard and said",
         "",
         md_table(
-            ["turn", "reference", "transcript", "WER", "reply", "tokens", "reply s"],
+            ["turn", "reference", "transcript", "WER raw", "WER norm.", "reply", "tokens", "reply s"],
             [
                 [
                     t.label,
                     t.reference,
                     t.transcript,
                     None if t.wer is None else f"{t.wer:.2f}",
+                    None if t.wer_normalized is None else f"{t.wer_normalized:.2f}",
                     t.reply_text,
                     t.reply_tokens,
                     t.reply_audio_s,
                 ]
                 for t in result.measured
             ],
-            align="lllllrr",
+            align="llllllrr",
         ),
         "",
         "## Method",

@@ -20,6 +20,10 @@ WER_NORMALIZATION = (
     "case-folded, punctuation removed (apostrophes dropped: what's = whats), whitespace collapsed; "
     "numbers are NOT normalized (10 ≠ ten)"
 )
+WER_WHISPER_NORMALIZATION = (
+    "OpenAI Whisper's English normalizer (whisper-normalizer package): numbers (ten = 10, seven thirty = "
+    "7 30), British/American spelling, contractions, case, punctuation"
+)
 
 
 def normalize_text(text: str) -> str:
