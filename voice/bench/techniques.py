@@ -101,8 +101,8 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
 def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -> dict[str, Any]:
     measured = [t for t in turns if t.phase == "measured"]
     ok = [t for t in measured if t.outcome == "ok" and t.mouth_to_ear_ms is not None]
-    # A turn the e2e bench marks uncertain (its reply seems to come before the speech end) is not timed.
-    timed = [t for t in ok if not getattr(t, "uncertain", False)]
+    # A turn the e2e bench marks uncertain (ambiguous speech end, or a reply before it) is not timed.
+    timed = [t for t in ok if not t.uncertain]
     m2e = [float(t.mouth_to_ear_ms) for t in timed if t.mouth_to_ear_ms is not None]
     d = stats.describe(m2e)
     stage_p50: dict[str, float | None] = {}
