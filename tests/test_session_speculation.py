@@ -187,3 +187,16 @@ async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_eng
     assert started_when_asked == [1]  # the reply was already under way when the model was asked
     (report,) = reports
     assert report.turn_score == 0.9 and report.speculative
+
+
+def test_the_users_wait_starts_at_the_last_sound_not_where_the_vad_noticed() -> None:
+    from voice.endpoint import SpeechEnded
+    from voice.session import silence_after_speech_ms
+
+    # 450 ms of silence after the sound, of which the VAD counted 320 (it noticed the end 130 ms late).
+    audio = np.concatenate([silence(0.3), tone(0.5), silence(0.45)])
+    ev = SpeechEnded(audio, trailing_silence_ms=320.0, forced=False, voiced_ms=500.0)
+    assert abs(silence_after_speech_ms(ev) - 450.0) <= 10.0
+    # Never less than what the VAD counted; audio with no sound in it keeps the VAD's count.
+    assert silence_after_speech_ms(SpeechEnded(audio, 600.0, False, 500.0)) == 600.0
+    assert silence_after_speech_ms(SpeechEnded(silence(1.0), 320.0, False, 500.0)) == 320.0

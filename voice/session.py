@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import soxr
 
+from voice.audio import AudioFileError, analyse_speech
 from voice.budget import Clock, TurnReport, TurnTimer
 from voice.config import Config
 from voice.endpoint import (
@@ -71,6 +72,19 @@ class _Speculation:
     turn_score: float | None = None
     task: asyncio.Task[TurnReport] = field(init=False)
     flush: asyncio.Task[None] | None = None
+
+
+def silence_after_speech_ms(ev: SpeechEnded) -> float:
+    """How long before the endpoint the user stopped speaking: the silence after the utterance's last voiced
+    10 ms by energy, or the silence the VAD counted if that is longer. Silero's probability stays up for
+    ~50-150 ms after the last word, so the VAD's count alone leaves its lag out of the user's wait; with this,
+    the ``endpoint_silence`` stage includes it, as mouth-to-ear does."""
+    try:
+        energy = analyse_speech(ev.audio, STT_SAMPLE_RATE_HZ, min_segment_ms=60.0)
+    except AudioFileError:
+        return ev.trailing_silence_ms
+    after_ms = (len(ev.audio) - energy.last_voiced_sample) * 1000.0 / STT_SAMPLE_RATE_HZ
+    return max(ev.trailing_silence_ms, after_ms)
 
 
 class Session:
@@ -258,7 +272,7 @@ class Session:
             self._speculation = spec
             self._discard_speculation()
         timer = TurnTimer(self.clock, self.id, self._turn_id)
-        timer.mark("speech_end", at_ns=now_ns - round(ev.trailing_silence_ms * 1e6))
+        timer.mark("speech_end", at_ns=now_ns - round(silence_after_speech_ms(ev) * 1e6))
         timer.mark("endpoint", at_ns=now_ns)
         await self.outbox.send_event(
             event(
@@ -342,9 +356,9 @@ class Session:
         """The turn really ended where the speculation started: let its reply out (one transition)."""
         spec.committed_ns = now_ns
         spec.turn_score = ev.turn_score
-        # As for any turn, the speech ended the counted silence before the endpoint (audio time, not the
-        # arrival times of frames, which come in bursts).
-        spec.timer.correct("speech_end", now_ns - round(ev.trailing_silence_ms * 1e6))
+        # As for any turn, the speech ended before the endpoint by the silence after its last sound (audio
+        # time, not the arrival times of frames, which come in bursts).
+        spec.timer.correct("speech_end", now_ns - round(silence_after_speech_ms(ev) * 1e6))
         spec.timer.mark("endpoint", at_ns=now_ns)
         spec.sink.commit()
         self.history = spec.history
