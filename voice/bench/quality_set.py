@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from voice.loops import repeats
 
 CATEGORIES = ("knowledge", "clock", "arithmetic", "followup", "cannot", "ramble")
 CLOCKS = ("time", "date", "weekday", "year", "month")
@@ -151,12 +152,6 @@ def clock_ok(kind: str, reply: str, now: datetime) -> bool:
     if kind == "month":
         return MONTHS[now.month - 1] in low
     raise ValueError(f"unknown clock check {kind!r}")
-
-
-def repeats(reply: str, n: int = 3, times: int = 3) -> bool:
-    words = re.findall(r"[\w']+", reply.lower())
-    grams = Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
-    return any(c >= times for c in grams.values())
 
 
 def judge(item: Item, reply: str, now: datetime) -> Verdict:
