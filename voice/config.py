@@ -105,6 +105,7 @@ class LlmConfig:
     max_reply_sentences: int = 3
     grounding: bool = True
     location: str = ""
+    skills: bool = True
 
 
 @dataclass(frozen=True)

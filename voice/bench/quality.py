@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from voice.backends.llm_skills import SkillsLlm
 from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, names
@@ -147,11 +148,14 @@ def run(args: argparse.Namespace) -> int:
         "question_set": str(set_path),
         "system_prompt": config.llm.system_prompt,
         "max_reply_tokens": config.llm.max_reply_tokens,
+        "skills": config.llm.skills,
         "models": [],
     }
     for name in llm_names:
         print(f"loading {name} …", flush=True)
-        llm = load_llm(config, name)
+        llm: Any = load_llm(config, name)
+        if config.llm.skills:
+            llm = SkillsLlm(llm)
         rows = []
         for item in items:
             row = run_item(llm, config, item)
