@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import EnginesFactory, make_config
 from voice.budget import STAGES, FakeClock, TurnReport, TurnTimer
+from voice.config import LlmConfig
 from voice.fakes import Delay, FakeLlm, FakeTts, render_words
 from voice.history import History
 from voice.stages import ChatMessage
@@ -50,7 +51,7 @@ def start_timer(clock: FakeClock, turn_id: int, silence_ms: float = 320.0) -> Tu
 
 
 UTT = Utterance(np.zeros(16000, np.float32), 320.0, False)
-SYSTEM = "You are a helpful voice assistant. Answer in one or two short, plain sentences."
+SYSTEM = LlmConfig().system_prompt
 
 
 async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: EnginesFactory) -> None:

@@ -94,7 +94,18 @@ class LlmConfig:
     n_batch: int = 256
     max_reply_tokens: int = 96
     temperature: float = 0.0
-    system_prompt: str = "You are a helpful voice assistant. Answer in one or two short, plain sentences."
+    system_prompt: str = (
+        "You are a voice assistant running on the user's computer. Answer in one or two short, plain "
+        "sentences. You cannot control devices, lights, doors or apps, play music, make calls, send "
+        "messages, or see the weather, news, prices or sensors: when asked, say you can't do that. "
+        "Each user message starts with the current date, time and location in brackets; use them for "
+        "questions about the time or date. If you don't know, say so."
+    )
+    repeat_penalty: float = 1.1
+    max_reply_sentences: int = 3
+    grounding: bool = True
+    location: str = ""
+    skills: bool = True
 
 
 @dataclass(frozen=True)
@@ -220,6 +231,12 @@ def _validate(config: Config) -> None:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
     if config.tts.max_first_chunk_words < 0 or config.tts.min_first_clause_words < 1:
         raise ConfigError("[tts] need min_first_clause_words >= 1 and max_first_chunk_words >= 0 (0 = never cut)")
+    if not 1.0 <= config.llm.repeat_penalty <= 2.0:
+        raise ConfigError(
+            f"[llm] repeat_penalty must be between 1.0 (off) and 2.0, got {config.llm.repeat_penalty}"
+        )
+    if config.llm.max_reply_sentences < 0:
+        raise ConfigError("[llm] max_reply_sentences must be 0 (no cap) or positive")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
     if config.vad.max_utterance_s <= 0:

@@ -24,6 +24,7 @@ def load_engines(
 ) -> Engines:
     """Load VAD, STT, LLM and TTS, each warmed up. Raises ModelError naming any missing file."""
     from voice.backends.llm_llama import LlamaLlm
+    from voice.backends.llm_skills import SkillsLlm
     from voice.backends.stt_whisper import WhisperStt
     from voice.backends.tts_piper import PiperTts
     from voice.backends.vad_silero import SileroVad
@@ -50,6 +51,8 @@ def load_engines(
     vad = timed("VAD (silero v6)", SileroVad)
     stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt), stt_dir)
     llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
+    if config.llm.skills:
+        llm = SkillsLlm(llm)
     tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts), tts_dir)
     turn = None
     if turn_dirs:

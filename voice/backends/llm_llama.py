@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from voice.config import LlmConfig
+from voice.grounding import Grounding
+from voice.loops import ReplyGuard
 from voice.models import ModelMissingError, find_gguf
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
@@ -92,6 +94,7 @@ class LlamaLlm:
             add_generation_prompt=True,
         )
         self._lock = threading.Lock()
+        self.grounding = Grounding(config.location) if config.grounding else None
         self.warm(ChatMessage("system", config.system_prompt))
 
     @property
@@ -149,6 +152,8 @@ class LlamaLlm:
         if not self._lock.acquire(blocking=False):
             raise RuntimeError("the LLM instance is already generating (one inference at a time)")
         try:
+            if self.grounding is not None:
+                messages = self.grounding.apply(messages)
             tokens, stops = self.tokens(messages)
             if len(tokens) + max_tokens > self.n_ctx:
                 raise ValueError(f"prompt of {len(tokens)} tokens + {max_tokens} reply tokens exceeds n_ctx")
@@ -166,13 +171,22 @@ class LlamaLlm:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text = ""
         temp = self.config.temperature
-        steps = self._llm.generate(tokens, temp=temp, top_k=1 if temp == 0 else 40, reset=True)
+        steps = self._llm.generate(
+            tokens,
+            temp=temp,
+            top_k=1 if temp == 0 else 40,
+            repeat_penalty=self.config.repeat_penalty,
+            reset=True,
+        )
+        guard = ReplyGuard(max_sentences=self.config.max_reply_sentences)
         for n, tok in enumerate(steps, start=1):
             if cancel.is_set() or llama_cpp.llama_vocab_is_eog(vocab, tok):
                 return
             piece = decoder.decode(self._llm.detokenize([tok]))
             text += piece
             if any(s and s in text for s in stops):
+                return
+            if guard.stop_before(piece):
                 return
             yield TextDelta(piece)
             if n >= max_tokens:

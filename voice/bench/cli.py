@@ -252,6 +252,19 @@ def add_bench_parser(sub: Any) -> None:
     _outputs(c, "measurement")
     c.set_defaults(func=_runner("contention"))
 
+    q = bs.add_parser(
+        "quality",
+        help="is the reply right: a question set with checks, per LLM, beside TTFT and reply time",
+        description="Text mode: every question straight to the LLM (greedy) with the configured system "
+        "prompt; replies judged by the checks in the question set (see benchmarks/quality_questions.toml).",
+    )
+    _config(q)
+    q.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
+    q.add_argument("--questions", type=Path, default=None, help="question set TOML")
+    q.add_argument("--items", default=None, help="comma-separated item ids or categories to run")
+    _outputs(q, "reply")
+    q.set_defaults(func=_runner("quality"))
+
     def usage(args: argparse.Namespace) -> int:
         b.print_help()
         return 2

@@ -1,0 +1,62 @@
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from voice.bench.quality_set import Item, QuestionSetError, clock_ok, judge, load_items
+from voice.loops import repeats
+
+NOW = datetime(2026, 12, 3, 16, 35)  # a Thursday
+
+
+def test_committed_set_loads_with_every_category() -> None:
+    items = load_items(Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml")
+    assert len(items) >= 80
+    assert {i.category for i in items} == {"knowledge", "clock", "arithmetic", "followup", "cannot", "ramble"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "reply", "ok"),
+    [
+        ("time", "It's 16:35.", True),
+        ("time", "It is 4:36 pm", True),
+        ("time", "It's currently 22:15", False),
+        ("time", "It is 16:355", False),
+        ("date", "Today is December 3rd, 2026.", True),
+        ("date", "The date is 2023.", False),
+        ("date", "December 13", False),
+        ("weekday", "It's Thursday.", True),
+        ("weekday", "Monday or Thursday", False),
+        ("year", "It is 2026.", True),
+        ("month", "It's November.", False),
+    ],
+)
+def test_clock_checks(kind: str, reply: str, ok: bool) -> None:
+    assert clock_ok(kind, reply, NOW) is ok
+
+
+def test_refusal_and_keywords() -> None:
+    lamp = Item(id="x", category="cannot", question="Turn on the lamp.", refusal=True)
+    assert judge(lamp, "Sorry, I can't control devices.", NOW).right
+    bad = judge(lamp, "The lamp is on.", NOW)
+    assert not bad.right and bad.failed == ("does not say it cannot",)
+    cap = Item(id="c", category="knowledge", question="?", any_of=("Madrid",), none_of=("pain",))
+    assert judge(cap, "Madrid.", NOW).right
+    assert not judge(cap, "Madrid is a pain.", NOW).right
+
+
+def test_repeats_detects_loops_only() -> None:
+    assert repeats("I'm glad you're here. " * 4)
+    assert not repeats("Madrid is the capital of Spain, and Madrid is big.")
+    item = Item(id="r", category="ramble", question="?", regex=r"\w")
+    assert judge(item, "I'm glad you're here. " * 4, NOW).repeats
+
+
+def test_bad_file_names_the_item(tmp_path: Path) -> None:
+    f = tmp_path / "q.toml"
+    f.write_text('[[item]]\nid = "a"\ncategory = "knowledge"\nquestion = "?"\nregex = "("\n')
+    with pytest.raises(QuestionSetError, match=r"item 1 \(a\).*bad regex"):
+        load_items(f)
+    f.write_text('[[item]]\nid = "a"\ncategory = "knowledge"\nquestion = "?"\n')
+    with pytest.raises(QuestionSetError, match="states no check"):
+        load_items(f)

@@ -1,0 +1,54 @@
+import threading
+from datetime import datetime
+
+import pytest
+
+from voice.backends.llm_skills import SkillsLlm
+from voice.fakes import FakeLlm
+from voice.skills import answer, parse_number
+from voice.stages import ChatMessage, PromptInfo, TextDelta
+
+NOW = datetime(2026, 12, 3, 16, 5)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("42", 42), ("4,200", 4200), ("2.5", 2.5), ("seven", 7), ("twenty-five", 25),
+     ("two hundred and five", 205), ("a thousand", 1000), ("three thousand four hundred", 3400),
+     ("banana", None), ("and", None)],
+)  # fmt: skip
+def test_parse_number(text: str, value: float | None) -> None:
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("transcript", "reply"),
+    [
+        ("What time is it?", "It's 16:05."),
+        ("What's the date today?", "Today is Thursday, 3 December 2026."),
+        ("Which day is it today?", "Today is Thursday."),
+        ("What is seven times thirty?", "7 times 30 is 210."),
+        ("7 times after 30", "7 times 30 is 210."),  # a misrecognition: filler words are skipped
+        ("What is 100 minus 37?", "100 minus 37 is 63."),
+        ("what is sixty plus 1", "60 plus 1 is 61."),  # the x in "sixty" is not an operator
+        ("What is 10 divided by 4?", "10 divided by 4 is 2.5."),
+        ("What is 10 percent of 250?", "10 percent of 250 is 25."),
+        ("What is the capital of France?", None),
+        ("Turn on the lamp.", None),
+        ("What is a plus b?", None),
+    ],
+)
+def test_answers(transcript: str, reply: str | None) -> None:
+    assert answer(transcript, NOW) == reply
+
+
+def test_wrapper_answers_matches_and_delegates_the_rest() -> None:
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW)
+    sys = ChatMessage("system", "S")
+    events = list(llm.generate([sys, ChatMessage("user", "what is 6 times 7")], max_tokens=9,
+                               cancel=threading.Event()))  # fmt: skip
+    assert events == [PromptInfo(0, 0, 0), TextDelta("6 times 7 is 42.")]
+    events = list(llm.generate([sys, ChatMessage("user", "Tell me a story.")], max_tokens=9,
+                               cancel=threading.Event()))  # fmt: skip
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert "From the model." in text and llm.answered == 1

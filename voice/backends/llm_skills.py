@@ -1,0 +1,45 @@
+"""An LLM that answers what :mod:`voice.skills` recognises itself, and passes everything else on.
+
+Same interface as the LLM it wraps, so the engine, the turn and the session do not change. A matched
+turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;
+its latency shows in the same report stages (``llm_ttft`` is then the matching time).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+
+from voice import skills
+from voice.grounding import Clock, local_now
+from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
+
+
+class SkillsLlm:
+    def __init__(self, inner: Llm, *, clock: Clock = local_now) -> None:
+        self.inner = inner
+        self._clock = clock
+        self.answered = 0
+        """Turns a skill answered (for benches and logs)."""
+
+    @property
+    def n_ctx(self) -> int:
+        return self.inner.n_ctx
+
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        return self.inner.count_tokens(messages)
+
+    def interrupt(self) -> None:
+        fn = getattr(self.inner, "interrupt", None)
+        if callable(fn):
+            fn()
+
+    def generate(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[LlmEvent]:
+        last = messages[-1] if messages else None
+        reply = skills.answer(last.content, self._clock()) if last and last.role == "user" else None
+        if reply is None:
+            return self.inner.generate(messages, max_tokens=max_tokens, cancel=cancel)
+        self.answered += 1
+        return iter([PromptInfo(prompt_tokens=0, reused_tokens=0, evaluated_tokens=0), TextDelta(reply)])

@@ -1,0 +1,121 @@
+"""Local skills: exact answers matched on the transcript, without the LLM (current time, date, arithmetic).
+
+:func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
+digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
+Timers are not here: a ringing timer needs a reply the server starts by itself (a session change).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime
+
+_UNIT_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen"
+)
+_TEN_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split(" "))}
+_TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split(" "), start=2)}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_OPS: dict[str, Callable[[float, float], float]] = {
+    "plus": lambda a, b: a + b,
+    "+": lambda a, b: a + b,
+    "minus": lambda a, b: a - b,
+    "-": lambda a, b: a - b,
+    "times": lambda a, b: a * b,
+    "x": lambda a, b: a * b,
+    "*": lambda a, b: a * b,
+    "multiplied by": lambda a, b: a * b,
+    "divided by": lambda a, b: a / b,
+    "over": lambda a, b: a / b,
+    "/": lambda a, b: a / b,
+}
+_OP_RE = "|".join(re.escape(k) for k in sorted(_OPS, key=len, reverse=True))
+_FILLER = {"and", "a", "after", "by", "the"}
+
+
+def parse_number(text: str) -> float | None:
+    """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``; else None."""
+    t = text.strip().lower().replace(",", "")
+    if re.fullmatch(r"-?\d+(\.\d+)?", t):
+        return float(t)
+    words = [w for w in re.split(r"[\s-]+", t) if w]
+    if not words or all(w in _FILLER for w in words):
+        return None
+    total, current, seen = 0, 0, False
+    for w in words:
+        if w in _UNITS:
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w in _SCALES:
+            current = max(current, 1) * _SCALES[w]
+            if _SCALES[w] >= 1000:
+                total, current = total + current, 0
+        elif re.fullmatch(r"\d+", w):
+            current += int(w)
+        elif w in _FILLER:
+            continue
+        else:
+            return None
+        seen = True
+    return float(total + current) if seen else None
+
+
+def say_number(x: float) -> str:
+    if math.isclose(x, round(x), abs_tol=1e-9):
+        return str(round(x))
+    return f"{x:.4f}".rstrip("0").rstrip(".")
+
+
+def _clean(transcript: str) -> str:
+    t = transcript.lower().strip()
+    t = re.sub(r"[?!.]+$", "", t).strip()
+    t = re.sub(r"^(hey|ok|okay|so|um|uh|please|can you tell me|could you tell me|tell me)[, ]+", "", t)
+    return re.sub(r"\s+", " ", t)
+
+
+def _arithmetic(t: str) -> str | None:
+    t = re.sub(r"^(what'?s|what is|how much is|calculate|compute)\s+", "", t)
+    t = re.sub(r"\s*(equals?|is)$", "", t)
+    t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)  # twenty-five
+    t = re.sub(r"(?<=\d)\s*([+*/x-])\s*(?=\d)", r" \1 ", t)  # 6x7, 6 - 7
+    m = re.fullmatch(r"(?:the )?square root of (.+)", t)
+    if m and (n := parse_number(m.group(1))) is not None and n >= 0:
+        return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
+    m = re.fullmatch(r"(.+?) percent of (.+)", t)
+    if m and (a := parse_number(m.group(1))) is not None and (b := parse_number(m.group(2))) is not None:
+        return f"{say_number(a)} percent of {say_number(b)} is {say_number(a * b / 100)}."
+    m = re.fullmatch(rf"(.+?)\s+({_OP_RE})\s+(.+)", t)
+    if not m:
+        return None
+    a, b = parse_number(m.group(1)), parse_number(m.group(3))
+    if a is None or b is None:
+        return None
+    op = m.group(2)
+    if b == 0 and op in ("divided by", "over", "/"):
+        return "Dividing by zero has no answer."
+    word = {"+": "plus", "-": "minus", "x": "times", "*": "times", "/": "divided by", "over": "divided by"}
+    return f"{say_number(a)} {word.get(op, op)} {say_number(b)} is {say_number(_OPS[op](a, b))}."
+
+
+def answer(transcript: str, now: datetime) -> str | None:
+    """The exact reply to ``transcript`` if a skill recognises it, else None."""
+    t = _clean(transcript)
+    if re.search(r"\bwhat time is it\b|\bwhat'?s the time\b|\bwhat is the time\b|^the time( now)?$|\bcurrent time\b"
+                 r"|\btime is it\b", t):  # fmt: skip
+        return f"It's {now.strftime('%H:%M')}."
+    if re.search(r"\bwhat day (of the week )?is (it|today)\b|\bwhich day is (it|today)\b", t):
+        return f"Today is {now.strftime('%A')}."
+    if re.search(
+        r"\b(what'?s|what is) (the date|today'?s date)\b|\bwhat date is (it|today)\b|\bthe date today\b", t
+    ):
+        return f"Today is {now.strftime('%A')}, {now.day} {now.strftime('%B %Y')}."
+    if re.fullmatch(r"what year is (it|this)( now)?", t):
+        return f"It's {now.year}."
+    if re.fullmatch(r"what month is (it|this)( now)?", t):
+        return f"It's {now.strftime('%B')}."
+    return _arithmetic(t)
