@@ -47,3 +47,15 @@ def test_grounding_keeps_earlier_turns_as_they_were_sent() -> None:
     assert "16:02" in second[3].content
     # the same question as the newest message again gets the time of this turn
     assert "16:03" in g.apply([sys, ChatMessage("user", "What time is it?")])[1].content
+
+
+def test_preview_renders_like_apply_and_remembers_nothing() -> None:
+    now = datetime(2026, 12, 3, 16, 1, tzinfo=UTC)
+    g = Grounding(clock=lambda: now)
+    turn = [ChatMessage("system", "S"), ChatMessage("user", "Hi")]
+    preview = g.preview(turn)
+    assert preview == g.apply(turn)  # the tokens counted before the turn are the tokens evaluated
+    fresh = Grounding(clock=lambda: now)
+    fresh.preview(turn)
+    later = [*turn, ChatMessage("assistant", "Hello."), ChatMessage("user", "Bye")]
+    assert fresh.apply(later)[1].content == "Hi"  # preview left no note behind for the earlier message

@@ -98,12 +98,11 @@ class LlmConfig:
         "You are a voice assistant running on the user's computer. Answer in one or two short, plain "
         "sentences. You cannot control devices, lights, doors or apps, play music, make calls, send "
         "messages, or see the weather, news, prices or sensors: when asked, say you can't do that. "
-        "Each user message starts with the current date, time and location in brackets; use them for "
-        "questions about the time or date. If you don't know, say so."
+        "If you don't know, say so."
     )
     repeat_penalty: float = 1.1
     max_reply_sentences: int = 3
-    grounding: bool = True
+    grounding: bool = False
     location: str = ""
     skills: bool = True
 

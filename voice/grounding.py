@@ -44,17 +44,28 @@ class Grounding:
         self._sent: OrderedDict[tuple[int, str], str] = OrderedDict()
 
     def apply(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """The messages as the model will see them; remembers the newest user message's note."""
+        return self._render(messages, remember=True)
+
+    def preview(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """What :meth:`apply` would give, remembering nothing (for counting tokens before the turn)."""
+        return self._render(messages, remember=False)
+
+    def _render(self, messages: Sequence[ChatMessage], *, remember: bool) -> list[ChatMessage]:
         out = list(messages)
         last_user = max((i for i, m in enumerate(out) if m.role == "user"), default=None)
         for i, m in enumerate(out):
             if m.role != "user":
                 continue
             key = (i, m.content)
+            text = self._sent.get(key)
             if i == last_user:  # always the time of this turn, even for a question asked before
-                self._sent[key] = note(self._clock(), self.location)
-                self._sent.move_to_end(key)
-                while len(self._sent) > self._remember:
-                    self._sent.popitem(last=False)
-            if key in self._sent:
-                out[i] = replace(m, content=f"{self._sent[key]}\n{m.content}")
+                text = note(self._clock(), self.location)
+                if remember:
+                    self._sent[key] = text
+                    self._sent.move_to_end(key)
+                    while len(self._sent) > self._remember:
+                        self._sent.popitem(last=False)
+            if text is not None:
+                out[i] = replace(m, content=f"{text}\n{m.content}")
         return out

@@ -112,6 +112,9 @@ class LlamaLlm:
         return ids, stop
 
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        """Tokens of the prompt as :meth:`generate` will render it (with the grounding notes, if on)."""
+        if self.grounding is not None:
+            messages = self.grounding.preview(messages)
         return len(self.tokens(messages)[0])
 
     def warm(self, system: ChatMessage) -> None:
