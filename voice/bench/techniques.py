@@ -132,6 +132,7 @@ def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     from voice.loader import load_engines
 
+    info = machine_info()  # the start: date and load before the first step
     base = load_config(args.config)
     speech_dir: Path = args.speech or default_speech_dir()
     clips: list[Clip]
@@ -163,7 +164,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         )
     return {
         "tool": "voice bench techniques",
-        "machine": machine_info(),
+        "machine": info,
         "speech_dir": str(speech_dir),
         "clips": [c.name for c in clips],
         "repeats": opts.repeats,
