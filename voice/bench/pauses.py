@@ -161,6 +161,7 @@ def strategies(base: Config, silences_ms: list[int], smart_complete_ms: list[int
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     from voice.backends.vad_silero import SileroVad
 
+    info = machine_info()  # the start: date and load before measuring
     base = load_config(args.config)
     speech_dir = args.speech or default_speech_dir()
     clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None, rate_hz=RATE_HZ)
@@ -172,7 +173,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     rows = evaluate(clips, strategies(base, silences, smart), pauses, SileroVad(), print)
     return {
         "tool": "voice bench pauses",
-        "machine": machine_info(),
+        "machine": info,
         "speech_dir": str(speech_dir),
         "clips": [c.name for c in clips],
         "pauses_ms": pauses,

@@ -44,6 +44,7 @@ def _p(values: list[float], q: float) -> float:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
+    info = machine_info()  # the start: date and load before measuring
     config = load_config(args.config)
     if config.stt.min_window_s <= 0:
         config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, min_window_s=SttConfig().min_window_s))
@@ -94,7 +95,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     full_all = [r.full_ms for r in results]
     short_all = [r.short_ms for r in results]
     return {
-        "machine": machine_info(),
+        "machine": info,
         "config": {
             "model": config.stt.model,
             "espeak": bool(getattr(args, "espeak", False)),
