@@ -346,3 +346,32 @@ async def test_a_hostile_server_cannot_run_script_in_the_page_nor_send_it_elsewh
         assert outcome != "open"
         assert elsewhere == []
         assert any("Content Security Policy" in e for e in page.errors), page.errors
+
+
+async def test_mute_silences_the_microphone_and_the_meters_and_device_list_follow(
+    tmp_path: Path, fake_engines: EnginesFactory
+) -> None:
+    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=0.5))
+    await server.start()
+    try:
+        async with chromium(_tone_wav(tmp_path / "tone.wav")) as page:
+            await page.goto(f"http://127.0.0.1:{server.port}/")
+            await page.evaluate("document.getElementById('mute').click()")  # muted before the first frame
+            await _start(page)
+            await page.wait_for("document.getElementById('status').textContent === 'listening'")
+            (conn,) = server.sessions.values()
+            # Muted: the page sends silence (the stream and the server's clock go on), the meter stays at 0.
+            assert await server.wait_sessions(lambda _: conn.session._audio_in_s > 1.0, 10.0)
+            assert await page.evaluate("document.getElementById('mic-level').style.width") == "0%"
+            assert await page.evaluate("document.getElementById('status').textContent") == "listening"
+            assert not server.reports and not conn.session._endpointer.in_speech
+            # Unmuted: the meter shows the tone and the server hears speech.
+            await page.evaluate("document.getElementById('mute').click()")
+            await page.wait_for("parseInt(document.getElementById('mic-level').style.width) > 20")
+            await page.wait_for("document.getElementById('status').textContent === 'hearing you'")
+            # The microphone list holds the default and Chromium's fake device.
+            options = await page.evaluate("document.getElementById('device').options.length")
+            assert options >= 2
+            assert page.errors == []
+    finally:
+        await server.shutdown()
