@@ -32,13 +32,11 @@ from typing import Any
 
 from voice.bench import stats
 from voice.bench.clips import Clip, default_speech_dir, load_clips
-from voice.bench.e2e import E2eOptions, TurnResult, make_plan, run_plan_in_process
+from voice.bench.e2e import E2eOptions, TurnResult, make_plan, run_plan_in_process, summarize
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.machine import finish, load_average, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, text_table, write_outputs
 from voice.config import Config, load_config
-
-TARGET_MS = 500.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,31 +97,23 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
 
 
 def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -> dict[str, Any]:
+    """One step's row: the e2e bench's own statistics of its measured turns (uncertain ones counted, not
+    timed), and how many replies are word for word the serial step's."""
     measured = [t for t in turns if t.phase == "measured"]
-    ok = [t for t in measured if t.outcome == "ok" and t.mouth_to_ear_ms is not None]
-    # A turn the e2e bench marks uncertain (ambiguous speech end, or a reply before it) is not timed.
-    timed = [t for t in ok if not t.uncertain]
-    m2e = [float(t.mouth_to_ear_ms) for t in timed if t.mouth_to_ear_ms is not None]
-    d = stats.describe(m2e)
-    stage_p50: dict[str, float | None] = {}
-    for name in sorted({k for t in timed for k in t.stages_ms}):
-        stage_p50[name] = stats.describe([t.stages_ms[name] for t in timed if name in t.stages_ms])["p50"]
-    pairs = [(t.reference, t.transcript) for t in measured if t.reference]
+    s = summarize(measured)
     replies = {f"{t.clip}#{t.repeat}": t.reply_text for t in measured}
-    same = None
-    if baseline is not None:
-        same = sum(1 for k, v in replies.items() if baseline.get(k) == v)
+    same = None if baseline is None else sum(1 for k, v in replies.items() if baseline.get(k) == v)
     return {
         "step": step.name,
         "description": step.description,
-        "turns": len(measured),
-        "failed": len(measured) - len(ok),
-        "uncertain": len(ok) - len(timed),
-        "p50_ms": d["p50"],
-        "p95_ms": d["p95"],
-        "within_target": sum(1 for v in m2e if v <= TARGET_MS),
-        "stages_p50_ms": stage_p50,
-        "wer_normalized": stats.corpus_wer_normalized(pairs),
+        "turns": s["n_turns"],
+        "failed": s["n_failed"],
+        "uncertain": s["n_uncertain"],
+        "p50_ms": s["p50_ms"],
+        "p95_ms": s["p95_ms"],
+        "within_target": s["within_target"],
+        "stages_p50_ms": {name: d["p50"] for name, d in s["stages"].items()},
+        "wer_normalized": s["wer_normalized"],
         "replies_same_as_serial": same,
         "replies": replies,
     }
@@ -159,7 +149,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         rows.append(row)
         print(
             f"{step.name:12} p50 {stats.fmt_ms(row['p50_ms'])} ms  p95 {stats.fmt_ms(row['p95_ms'])} ms  "
-            f"within {TARGET_MS:.0f} ms: {row['within_target']}/{row['turns']}  WER {row['wer_normalized']}",
+            f"within {stats.TARGET_MS:.0f} ms: {row['within_target']}/{row['turns']}  WER {row['wer_normalized']}",
             flush=True,
         )
     return {
@@ -210,7 +200,7 @@ def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
                 "p50 ms",
                 "p95 ms",
                 "speed-up p50 vs serial",
-                f"≤ {TARGET_MS:.0f} ms",
+                f"≤ {stats.TARGET_MS:.0f} ms",
                 *[f"{s} p50" for s in stage_names],
                 "STT WER (norm.)",
                 "replies = serial",
