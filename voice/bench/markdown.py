@@ -81,11 +81,12 @@ def write_outputs(
     png_path: Path | None,
     md_path: Path | None,
     json_path: Path | None,
-    plot: Callable[[dict[str, Any], Path], object],
+    plot: Callable[[dict[str, Any], Path], object] | None,
     markdown: Callable[[dict[str, Any], Path | None, Path], str],
 ) -> None:
-    """Write a bench result as PNG, Markdown and JSON (each only when its path is given), saying where."""
-    if png_path is not None:
+    """Write a bench result as PNG, Markdown and JSON (each only when its path is given), saying where.
+    ``plot=None``: the bench draws no chart (a PNG path is ignored)."""
+    if png_path is not None and plot is not None:
         plot(result, png_path)
         print(f"wrote {png_path}")
     if md_path is not None:

@@ -242,6 +242,6 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     write_outputs(
-        result, png_path=None, md_path=md_path, json_path=json_path, plot=lambda r, p: None, markdown=markdown
+        result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown
     )
     return 0

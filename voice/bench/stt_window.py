@@ -51,7 +51,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     clips, warnings = load_clips(
         args.speech or default_speech_dir(), args.clips.split(",") if args.clips else None
     )
-    if getattr(args, "espeak", False):
+    if args.espeak:
         with tempfile.TemporaryDirectory(prefix="voice-espeak-") as tmp:
             spoken, more = load_clips(espeak_clips(Path(tmp)))
         clips += spoken
@@ -98,7 +98,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "machine": info,
         "config": {
             "model": config.stt.model,
-            "espeak": bool(getattr(args, "espeak", False)),
+            "espeak": args.espeak,
             "min_window_s": config.stt.min_window_s,
             "pad_s": config.stt.pad_s,
             "compute_type": config.stt.compute_type,
@@ -193,6 +193,6 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     write_outputs(
-        result, png_path=None, md_path=md_path, json_path=json_path, plot=lambda r, p: None, markdown=markdown
+        result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown
     )
     return 0
