@@ -100,18 +100,26 @@ async def start(session: Session) -> None:
     assert await session.on_text(json.dumps({"type": "start", "sample_rate": RATE_HZ})) is None
 
 
-async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
+async def held_at_a_pause(
     fake_engines: EnginesFactory,
-) -> None:
+) -> tuple[FakeClock, Session, list[TurnReport], Client]:
+    """A session that heard speech and then a 200 ms pause: its speculative reply (started after 96 ms) is
+    ready and held; the client has heard nothing of it."""
     clock = FakeClock()
     session, reports = make_session(fake_engines, clock)
     client = Client(session)
     await start(session)
-    # Speech, then a 200 ms pause: the speculation starts at 96 ms and prepares its whole reply, held.
     await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
     await reply_held(session)
     assert session.speculations_started == 1
     assert client.types() == ["ready", "speech_started"]
+    return clock, session, reports, client
+
+
+async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
+    fake_engines: EnginesFactory,
+) -> None:
+    clock, session, reports, client = await held_at_a_pause(fake_engines)
     # The user goes on: the held reply is thrown away; the second pause ends the turn.
     await feed(session, clock, np.concatenate([tone(0.4), silence(SILENCE_MS / 1000 + 0.1)]))
     assert await session.wait_turns(timeout_s=10)
@@ -129,13 +137,7 @@ async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
 async def test_a_committed_speculation_goes_out_after_speech_ended_in_order(
     fake_engines: EnginesFactory,
 ) -> None:
-    clock = FakeClock()
-    session, reports = make_session(fake_engines, clock)
-    client = Client(session)
-    await start(session)
-    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
-    await reply_held(session)
-    assert client.types() == ["ready", "speech_started"]  # the reply is ready, the client has none of it
+    clock, session, reports, client = await held_at_a_pause(fake_engines)
     await feed(session, clock, silence(SILENCE_MS / 1000))
     assert await session.wait_turns(timeout_s=10)
     await client.close()
