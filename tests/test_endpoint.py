@@ -96,7 +96,7 @@ def test_pause_comes_before_the_end_with_the_audio_so_far() -> None:
     (_, _), (i_pause, pause), (i_end, end) = events
     assert isinstance(pause, SpeechPaused) and isinstance(end, SpeechEnded)
     assert i_pause == 7 and pause.trailing_silence_ms == 96.0  # the third silent frame of 32 ms
-    assert pause.end_after_ms == 320.0 and pause.turn_score is None and pause.voiced_ms == 5 * 32
+    assert pause.end_after_ms == 320.0 and pause.voiced_ms == 5 * 32
     assert i_end == 14
     # The paused audio is the utterance up to the pause, a prefix of what the endpoint delivers.
     assert np.array_equal(pause.audio, end.audio[: len(pause.audio)]) and len(pause.audio) == 8 * FRAME
@@ -127,7 +127,7 @@ def test_end_of_turn_score_chooses_the_silence_window() -> None:
     assert names(complete) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
     pause, end = complete[1][1], complete[2][1]
     # The pause is reported before the model runs: until its score, the turn may not end (incomplete window).
-    assert isinstance(pause, SpeechPaused) and pause.turn_score is None and pause.end_after_ms == 640.0
+    assert isinstance(pause, SpeechPaused) and pause.end_after_ms == 640.0
     assert isinstance(end, SpeechEnded) and end.trailing_silence_ms == 160.0 and end.turn_score == 0.9
     incomplete = run_turn([0.9] * 5 + [0.1] * 30, cfg, turn, scores=[0.2])
     end = incomplete[-1][1]

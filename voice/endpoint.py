@@ -66,12 +66,10 @@ class SpeechPaused:
     trailing_silence_ms: float
     """Silence after the last voiced frame, included at the end of ``audio``."""
     voiced_ms: float
-    turn_score: float | None
-    """Always None: the model is run after the event (:meth:`Endpointer.score_pause`); the score is in the
-    :class:`SpeechEnded` that ends the turn."""
     end_after_ms: float
     """Silence (from the last voiced frame) after which this turn will end unless speech resumes (with an
-    end-of-turn model: the incomplete window, until the score sets it)."""
+    end-of-turn model: the incomplete window, until the score sets it; the score is in the
+    :class:`SpeechEnded` that ends the turn)."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +202,6 @@ class Endpointer:
             audio,
             self._ms(self._silence_samples),
             self._ms(self._voiced_samples),
-            None,
             self._ms(self._end_samples),
         )
 
