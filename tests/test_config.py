@@ -51,3 +51,14 @@ def test_cli_overrides() -> None:
     c = Config().with_server(host="0.0.0.0", port=9000)
     assert (c.server.host, c.server.port) == ("0.0.0.0", 9000)
     assert c.llm == Config().llm
+
+
+def test_stt_context_is_checked() -> None:
+    config = parse_config({"stt": {"initial_prompt": "Siobhan, Kubernetes.", "hotwords": ["Reykjavik", "Oslo"]}})
+    assert config.stt.hotwords == ("Reykjavik", "Oslo")
+    with pytest.raises(ConfigError, match=r"\[stt\] hotwords must not contain empty strings"):
+        parse_config({"stt": {"hotwords": ["Oslo", " "]}})
+    with pytest.raises(ConfigError, match=r"\[stt\] initial_prompt and hotwords are 1210 characters"):
+        parse_config({"stt": {"initial_prompt": "x" * 1200, "hotwords": ["Oslo", "Rome"]}})
+    with pytest.raises(ConfigError, match=r"\[stt\] hotwords"):
+        parse_config({"stt": {"hotwords": "Oslo"}})

@@ -93,6 +93,37 @@ def test_whisper_on_real_recordings(real: Engines) -> None:
     assert float(np.median(errors)) <= 0.2, errors
 
 
+NAMED = {
+    "Remind me to call Siobhan tomorrow.": "siobhan",
+    "Tell me about Kubernetes pods.": "kubernetes",
+    "Play the album by Sufjan Stevens.": "sufjan",
+    "How far is Reykjavik from Oslo?": "reykjavik",
+    "Is Zanzibar in Tanzania?": "zanzibar",
+}
+
+
+def test_stt_initial_prompt_makes_whisper_hear_names(tmp_path: Path) -> None:
+    """``[stt] initial_prompt`` on both paths (short window and Whisper's full window): names tiny.en mishears
+    without it ("Qber League's", "then the Marvin") are heard with it, and plain speech stays right."""
+    from voice.backends.stt_whisper import WhisperStt
+    from voice.config import SttConfig
+
+    clips = {phrase: espeak(phrase, tmp_path) for phrase in NAMED}
+    control = espeak("What is the capital of France?", tmp_path)
+    prompt = "Siobhan, Kubernetes, Sufjan Stevens, Reykjavik, Zanzibar."
+    model_dir = DEFAULT_MODELS_ROOT / "stt" / "tiny.en"
+    plain, primed = WhisperStt(model_dir, SttConfig()), WhisperStt(model_dir, SttConfig(initial_prompt=prompt))
+    for transcribe in ("transcribe", "transcribe_full"):
+        heard = {
+            name: [NAMED[p] in words(getattr(stt, transcribe)(audio)) for p, audio in clips.items()]
+            for name, stt in (("plain", plain), ("primed", primed))
+        }
+        assert sum(heard["primed"]) >= 3 and sum(heard["primed"]) >= sum(heard["plain"]) + 2, (transcribe, heard)
+        assert words(getattr(primed, transcribe)(control)) == "what is the capital of france", transcribe
+    with pytest.raises(ValueError, match="initial_prompt and hotwords"):
+        WhisperStt(model_dir, SttConfig(initial_prompt="word " * 400))
+
+
 def test_smart_turn_hears_whether_a_sentence_is_finished(tmp_path: Path) -> None:
     from voice.backends.turn_smart import SmartTurn
 

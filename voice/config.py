@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 from voice.tomlfile import check_keys, load_toml
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config.toml"
+#: Whisper conditions on at most 223 tokens of earlier text; ~600 characters of English stays under that.
+MAX_STT_CONTEXT_CHARS = 600
 
 
 class ConfigError(ValueError):
@@ -84,6 +86,10 @@ class SttConfig:
     """Encode at least this many seconds (the real length + ``pad_s``); 0 = always Whisper's full 30 s."""
     pad_s: float = 2.56
     """Padding after the utterance in the short window."""
+    initial_prompt: str = ""
+    """Text Whisper sees as if it came just before the utterance (spelling, style, domain words)."""
+    hotwords: tuple[str, ...] = ()
+    """Names and domain words Whisper should prefer (faster-whisper's ``hotwords`` prompt)."""
 
 
 @dataclass(frozen=True)
@@ -226,6 +232,14 @@ def _validate(config: Config) -> None:
         raise ConfigError("[turn] need 0 < complete_silence_ms <= incomplete_silence_ms")
     if not 0.0 <= config.stt.min_window_s <= 30.0 or not 0.0 <= config.stt.pad_s <= 30.0:
         raise ConfigError("[stt] min_window_s and pad_s must be between 0 and 30 seconds")
+    stt_context = len(config.stt.initial_prompt) + sum(len(w) + 1 for w in config.stt.hotwords)
+    if stt_context > MAX_STT_CONTEXT_CHARS:
+        raise ConfigError(
+            f"[stt] initial_prompt and hotwords are {stt_context} characters together; Whisper reads at most "
+            f"~223 tokens of context, keep them under {MAX_STT_CONTEXT_CHARS} characters"
+        )
+    if any(not w.strip() for w in config.stt.hotwords):
+        raise ConfigError("[stt] hotwords must not contain empty strings")
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
     if config.tts.max_first_chunk_words < 0 or config.tts.min_first_clause_words < 1:
