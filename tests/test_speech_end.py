@@ -207,3 +207,47 @@ def test_bench_mix_writes_hard_clips_and_measures_the_reference_on_them(
 def test_mix_names_a_speech_span_outside_the_clip() -> None:
     with pytest.raises(ValueError, match=r"speech \[100, 900\) is not inside a clip of 800 samples"):
         apply_mix(np.zeros(800, np.float32), 100, 900, HARD_MIXES[0])
+
+
+def test_annotate_tsv_keeps_what_a_person_wrote() -> None:
+    from voice.bench.annotate import annotate_tsv
+
+    text = "# my clips\nhello.wav\tHello there.\nbye\tGoodbye.\t1.250\n\nother.wav\tNot measured.\n"
+    out = annotate_tsv(text, {"hello.wav": 1.1234, "bye.wav": 2.0, "new.wav": 0.5})
+    assert out.text.splitlines() == [
+        "# my clips",
+        "hello.wav\tHello there.\t1.123",
+        "bye\tGoodbye.\t1.250",  # annotated by hand: kept (matched by stem)
+        "",
+        "other.wav\tNot measured.",
+        "new.wav\t\t0.500",  # a clip without a row gets one
+    ]
+    assert out.written == ("hello.wav", "new.wav") and out.kept == ("bye.wav",)
+    replaced = annotate_tsv(text, {"bye.wav": 2.0}, overwrite=True)
+    assert "bye\tGoodbye.\t2.000" in replaced.text.splitlines() and replaced.kept == ()
+
+
+def test_bench_annotate_writes_the_reference_and_a_png_per_clip(
+    tmp_path: Path, sources: dict[str, tuple[np.ndarray, int, int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from voice.audio import write_wav
+    from voice.bench import annotate
+
+    speech = tmp_path / "speech"
+    clean, _, known_end = sources["call my mother"]
+    write_wav(speech / "mother.wav", float_to_pcm16(clean), RATE)
+    write_wav(speech / "hello.wav", float_to_pcm16(sources["hello there"][0]), RATE)
+    (speech / "transcripts.tsv").write_text("mother.wav\tCall my mother.\nhello.wav\tHello.\t0.9\n", encoding="utf-8")
+    pngs = tmp_path / "png"
+    args = argparse.Namespace(dir=speech, write=True, overwrite=False, png_dir=pngs)
+    assert annotate.run(args) == 0
+    rows = read_annotations(speech / "transcripts.tsv")
+    assert rows["hello.wav"] == ("Hello.", 0.9)  # kept
+    text, end_s = rows["mother.wav"]
+    assert text == "Call my mother." and end_s is not None and abs(end_s - known_end / RATE) <= 0.020
+    assert (speech / "transcripts.tsv.bak").read_text(encoding="utf-8").startswith("mother.wav\tCall my mother.\n")
+    assert sorted(p.name for p in pngs.iterdir()) == ["hello.png", "mother.png"]
+    assert (pngs / "mother.png").read_bytes()[:4] == b"\x89PNG"
+    assert "kept the existing annotation of 1 clip" in capsys.readouterr().err

@@ -126,6 +126,22 @@ def add_bench_parser(sub: Any) -> None:
     x.add_argument("--mixes", default=None, help="comma-separated recipe names (default: all)")
     x.set_defaults(func=_runner("mix_cmd"))
 
+    a = bs.add_parser(
+        "annotate",
+        help="write each clip's speech end into transcripts.tsv and draw a PNG per clip to check it",
+        description="Compute the reference speech end of every recording in DIR, write it into the third "
+        "column of DIR/transcripts.tsv (printed, or in place with --write) and draw one PNG per clip "
+        "(waveform, speech probability, energy, the ends) so a person can check and correct it. "
+        "voice bench e2e then uses the annotated ends.",
+    )
+    a.add_argument("dir", type=Path, help="folder of recordings (with or without transcripts.tsv)")
+    a.add_argument("--write", action="store_true", help="write DIR/transcripts.tsv in place (keeps a .bak)")
+    a.add_argument("--overwrite", action="store_true", help="replace speech ends that are already annotated")
+    a.add_argument(
+        "--png-dir", type=Path, default=None, help="where the PNGs go (default: out/annotate/<folder name>/)"
+    )
+    a.set_defaults(func=_runner("annotate"))
+
     m = bs.add_parser(
         "matrix",
         help="e2e for every combination of models: which meets turn-taking timing",
