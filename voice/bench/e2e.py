@@ -112,6 +112,11 @@ class TurnResult:
     session_id: str = ""
     turn_id: int | None = None
     turns_heard: int = 0
+    first_answer_ms: float | None = None
+    """Clip heard as several turns: from the pause the server first took for an end to the first reply audio
+    of any of its turns (what the user heard first), or None."""
+    first_answer_interrupted: bool = False
+    """That first reply audio came before the clip's speech end: it talked over the user."""
     mouth_to_ear_ms: float | None = None
     stages_ms: dict[str, float] = field(default_factory=dict)
     server_total_ms: float | None = None
@@ -185,6 +190,8 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         return res
     turns = [conv.turns[i] for i in ids]
     last: ClientTurn = turns[-1]
+    if len(turns) > 1:
+        res.first_answer_ms, res.first_answer_interrupted = first_answer(turns)
     report = last.report or {}
     res.turn_id = last.turn_id
     if last.speech_ended_ns is not None:
@@ -228,6 +235,21 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
             res.residual_ms = _r(recon - res.reply_lead_silence_ms - res.speech_end_offset_ms)
     res.uncertain = uncertainty(item.clip.speech_end.ambiguous, m2e, res.stages_ms)
     return res
+
+
+def first_answer(turns: Sequence[ClientTurn]) -> tuple[float | None, bool]:
+    """For an utterance heard as several turns (in order; the last holds the utterance's speech end): the ms
+    from the pause the server took for the end of the first turn that answered to that answer's first audio,
+    and whether that audio came before the utterance's real speech end (it interrupted the user)."""
+    speech_end_ns = turns[-1].speech_end_ns
+    for t in turns:
+        audio_ns = t.first_audio_ns()
+        if audio_ns is None or t.speech_ended_ns is None or t.trailing_silence_ms is None:
+            continue
+        pause_ns = t.speech_ended_ns - t.trailing_silence_ms * 1e6
+        interrupted = speech_end_ns is not None and audio_ns < speech_end_ns
+        return _r((audio_ns - pause_ns) / 1e6), interrupted
+    return None, False
 
 
 def uncertainty(ambiguous: str | None, mouth_to_ear_ms: float | None, stages_ms: dict[str, float]) -> str | None:
@@ -318,6 +340,11 @@ def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
         "meets_target": stats.verdict(p50, p95, stats.TARGET_MS),
         "meets_human_gap": stats.verdict(p50, p95, stats.HUMAN_GAP_MS),
         "split_clips": sorted({t.clip for t in turns if t.turns_heard > 1}),
+        "false_endpoints": sum(max(0, t.turns_heard - 1) for t in turns),
+        "split_turns_interrupting": sum(1 for t in turns if t.first_answer_interrupted),
+        "split_first_answer_p50_ms": stats.describe(
+            [t.first_answer_ms for t in turns if t.first_answer_ms is not None]
+        )["p50"],
         "other_cpu_percent_max": max((t.other_cpu_percent or 0.0 for t in turns), default=0.0),
         "send_lag_max_ms": max((t.send_lag_max_ms for t in turns), default=0.0),
         "send_lag_before_endpoint_max_ms": max((t.send_lag_before_endpoint_ms for t in turns), default=0.0),

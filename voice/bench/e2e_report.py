@@ -17,6 +17,15 @@ ROW_HEADER = (
 )
 
 
+def split_line(s: dict[str, Any]) -> str:
+    """False endpoints, and what the user heard first on the clips heard as several turns."""
+    first = s.get("split_first_answer_p50_ms")
+    return (
+        f"{s['false_endpoints']} false endpoint(s); the first answer came p50 {fmt_ms(first)} ms after the pause "
+        f"the server took for an end, and talked over the user in {s['split_turns_interrupting']} turn(s)"
+    )
+
+
 def _short(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -98,6 +107,7 @@ def console_summary(result: E2eResult) -> str:
     )
     if s["split_clips"]:
         lines.append(f"heard as more than one turn (last turn measured): {', '.join(s['split_clips'])}")
+        lines.append(split_line(s))
     lines += verdict_lines(s)
     return "\n".join(lines)
 
@@ -186,6 +196,7 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
             f"- Heard by the server as more than one turn (the last turn is measured, its speech end is the "
             f"clip's): {', '.join(s['split_clips'])}."
         )
+        out.append(f"- {split_line(s)}")
     first = result.first_turn
     if first is not None:
         tag = "included in" if first.phase == "measured" else "not in"
