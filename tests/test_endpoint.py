@@ -221,3 +221,22 @@ def test_energy_pause_asks_the_end_of_turn_model_at_the_vads_own_pause() -> None
 def test_noise_never_falls_far_enough_so_the_vad_decides() -> None:
     noisy = run_levels([LOUD] * 5 + [LOUD / 10] * 20, [0.9] * 9 + [0.1] * 16, ENERGY)  # noise 20 dB down
     assert [i for i, e in noisy if isinstance(e, SpeechPaused)] == [11]
+
+
+def test_an_early_speculation_still_asks_the_model_after_score_after_ms() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    turn = TurnConfig(speculate_after_ms=32, score_after_ms=96, complete_silence_ms=160)
+    asked: list[int] = []
+
+    def score(audio: np.ndarray) -> float:
+        asked.append(len(audio) // FRAME)
+        return 0.9
+
+    ep = Endpointer(cfg, turn=turn, turn_score=score)
+    events: list[tuple[int, object]] = []
+    for i, p in enumerate([0.9] * 5 + [0.1] * 10):
+        events.extend((i, ev) for ev in ep.feed(np.full(FRAME, 0.3, np.float32), p))
+        if ep.score_pending:
+            events.extend((i, ev) for ev in ep.score_pause())
+    assert [(i, type(e).__name__) for i, e in events] == [(0, "SpeechStarted"), (5, "SpeechPaused"), (9, "SpeechEnded")]
+    assert asked == [8]  # on the audio up to the third silent frame (96 ms), not the pause's first

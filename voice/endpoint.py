@@ -27,8 +27,8 @@ is that many dB under the loudest frame of the utterance also counts towards the
 of the turn, which stays the VAD's). On a clean recording the energy drops at once; on a noisy one it never
 falls that far and the VAD decides as before. After a pause found on energy, the VAD's lagging probability is
 not taken for resumed speech: speech resumes on a frame the VAD hears that is loud again, or when the VAD
-keeps hearing speech for ``RESUME_AFTER_VAD_MS``. The end-of-turn model is still asked when the VAD's own
-silence reaches the pause (the audio it was measured on).
+keeps hearing speech for ``RESUME_AFTER_VAD_MS``. The end-of-turn model is asked when the VAD's own silence
+reaches ``[turn] score_after_ms``, however early the reply started: its score depends on the audio it hears.
 """
 
 from __future__ import annotations
@@ -120,6 +120,9 @@ class Endpointer:
         if turn_score is not None:
             pause_ms = min(pause_ms or self.turn.complete_silence_ms, self.turn.complete_silence_ms)
         self._pause_samples = self._samples(pause_ms) if pause_ms > 0 else 0
+        # The end-of-turn model is asked once the VAD's silence reaches this (and the pause was reported),
+        # however early the speculative reply started: its score depends on the audio it hears.
+        self._score_samples = self._samples(min(self.turn.score_after_ms, self.turn.complete_silence_ms))
         self._energy_drop_db = self.turn.pause_energy_drop_db
         self._peak_db = -math.inf  # the loudest voiced frame of the utterance
         self._quiet_samples = 0  # quiet frames in a row (energy), since the last loud one
@@ -223,7 +226,7 @@ class Endpointer:
             and self._voiced_samples >= self._samples(self.config.min_speech_ms)
         ):
             events.append(self._pause())
-        if self._paused and not self._scored and self._silence_samples >= self._pause_samples:
+        if self._paused and not self._scored and self._silence_samples >= self._score_samples:
             self._scored = True  # the VAD's own pause: ask the end-of-turn model (on the audio so far)
             if self.turn_score is not None:
                 self._pending = np.concatenate(self._utterance).astype(np.float32, copy=False)
