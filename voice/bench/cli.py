@@ -190,6 +190,9 @@ def add_bench_parser(sub: Any) -> None:
     _speech(t)
     t.add_argument("--repeats", type=int, default=2)
     t.add_argument("--warmup", type=int, default=1)
+    t.add_argument(
+        "--steps", default=None, help="comma-separated steps to run (default: all; each on top of those before it)"
+    )
     _outputs(t, "step")
     t.set_defaults(func=_runner("techniques"))
 
