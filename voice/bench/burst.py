@@ -16,6 +16,7 @@ nothing either way, and neither does a reply of fewer than two chunks. Pure: no 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,7 +72,7 @@ def judge(
     they carry, and the server's send spread from the turn report."""
     if not 0 < ratio < 1:
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
-    if any(b < a for a, b in zip(arrivals_ns, arrivals_ns[1:], strict=False)):
+    if any(b < a for a, b in itertools.pairwise(arrivals_ns)):
         raise ValueError("arrival times must be in arrival order (non-decreasing)")
     n = len(arrivals_ns)
     spread_ms = round((arrivals_ns[-1] - arrivals_ns[0]) / 1e6, 1) if n else 0.0
