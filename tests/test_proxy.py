@@ -21,9 +21,16 @@ from typing import Any
 import pytest
 from websockets.exceptions import InvalidStatus
 
+from tests.conftest import silence, tone, tones_are_speech
 from tests.netkit import http_get_full, running
+from tests.test_bench_e2e import write_clip
 from tests.units import FAKE_MS, MS
-from voice.bench.burst import BurstVerdict, judge
+from voice.bench.burst import MIN_SENT_SPREAD_MS, BurstVerdict, judge
+from voice.bench.clips import load_clips
+from voice.bench.e2e import E2eOptions, E2eResult, make_plan, method_meta
+from voice.bench.e2e_compare import direct_options, run_compared
+from voice.bench.e2e_report import console_summary, markdown
+from voice.bench.machine import machine_info
 from voice.bench.nginx_proxy import (
     PLACEHOLDERS,
     TEMPLATE,
@@ -232,3 +239,40 @@ async def test_reply_audio_arrives_progressively_through_nginx_and_the_check_fai
     assert progressive(verdict) is expected, verdict
     if route == "buffering":
         assert verdict.burst is True and relay.flushes > 0
+
+
+# ---------------------------------------------------------------------------------------------- the bench
+@needs_nginx
+async def test_bench_e2e_over_wss_flags_the_buffered_route_and_reports_what_it_adds(tmp_path: Path) -> None:
+    """``voice bench e2e --url wss://… --ca-file … --compare-direct ws://…`` on a buffering path: the proxied
+    turns are flagged as bursts, the direct ones are not, and the added latency is reported per pair."""
+    write_clip(tmp_path, "one.wav", silence(0.32), tone(0.48), silence(0.2))
+    clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
+    # "hello there" → "Okay, this is the reply to there.": two clauses, the second synthesized ~300 ms later.
+    engines = tagged_engines(FAKE_MS, tts_rtf=1.0, audio_ms_per_char=40.0)
+    async with running(engines) as srv:
+        relay = BufferingRelay(srv.port, quiet_s=600 * MS)
+        async with relay.running() as relay_port, running_nginx(f"127.0.0.1:{relay_port}", tmp_path / "nginx") as px:
+            opts = E2eOptions(repeats=1, warmup=0, ca_file=px.ca_file)
+            proxied, direct = await run_compared(
+                px.wss_url, srv.url, make_plan(clips, 1, 0), opts, direct_options(opts)
+            )
+    (p,), (d,) = proxied, direct
+    assert p.outcome == d.outcome == "ok" and d.route == "direct" and p.route == ""
+    assert p.burst is True and "buffered" in p.burst_why, p
+    assert d.burst is False, d
+    assert p.audio_sent_spread_ms is not None and p.audio_sent_spread_ms >= MIN_SENT_SPREAD_MS
+    result = E2eResult(
+        meta={"machine": machine_info(["voice", "bench", "e2e"]), "speech_dir": str(tmp_path),
+              "method": method_meta(opts), "server": "test", "models": None},
+        clips=[c.describe() for c in clips], turns=proxied, direct=direct,
+    )  # fmt: skip
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["summary"]["n_burst"] == 1 and data["direct_summary"]["n_burst"] == 0
+    added = data["added_latency"]
+    assert added["n_pairs"] == 1
+    assert p.mouth_to_ear_ms is not None and d.mouth_to_ear_ms is not None
+    assert added["added_ms"]["p50"] == pytest.approx(p.mouth_to_ear_ms - d.mouth_to_ear_ms, abs=0.05)
+    text = console_summary(result)
+    assert "BUFFERED: 1 of 1" in text and "the proxy adds p50" in text
+    assert "## Through the proxy vs direct (1 pairs, ms)" in markdown(result)

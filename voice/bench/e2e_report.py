@@ -35,7 +35,8 @@ def console_row(t: TurnResult) -> str:
         f"{_short(label, 34):<34} {fmt_ms(t.mouth_to_ear_ms, 7)} {fmt_ms(t.server_total_ms, 7)} "
         f"{fmt_ms(t.reconciliation_error_ms, 6)} {t.turns_heard:>5} {wer:>5} {tok:>4} {audio:>7}  {text}"
     )
-    return row + (f"  UNCERTAIN: {t.uncertain}" if t.uncertain else "")
+    row += f"  UNCERTAIN: {t.uncertain}" if t.uncertain else ""
+    return row + (f"  BURST: {t.burst_why}" if t.burst else "")
 
 
 def _first_name(result: E2eResult) -> str:
@@ -72,6 +73,27 @@ def _wer_pair(s: dict[str, Any]) -> str:
     return f"{norm} normalized (raw {raw})"
 
 
+def burst_lines(result: E2eResult) -> list[str]:
+    """The buffering check: how many turns' reply audio arrived in a burst (and the compared routes)."""
+    s = result.summary()
+    lines = []
+    if s["n_burst"]:
+        lines.append(
+            f"BUFFERED: {s['n_burst']} of {s['n_burst_judged']} judged turns received their reply audio in a burst "
+            "though the server sent it over time: something on the path holds the stream back "
+            "(see docs/deploy/README.md)"
+        )
+    elif s["n_burst_judged"]:
+        lines.append(f"reply audio arrived as it was sent in all {s['n_burst_judged']} judged turns (no burst)")
+    if result.direct:
+        from voice.bench.e2e_compare import added_latency, compare_lines
+
+        direct = [t for t in result.direct if t.phase == "measured"]
+        n_direct = sum(1 for t in direct if t.burst)
+        lines += compare_lines(added_latency(result.measured, direct), s["n_burst"], n_direct)
+    return lines
+
+
 def console_summary(result: E2eResult) -> str:
     s = result.summary()
     lines = [
@@ -98,6 +120,7 @@ def console_summary(result: E2eResult) -> str:
     )
     if s["split_clips"]:
         lines.append(f"heard as more than one turn (last turn measured): {', '.join(s['split_clips'])}")
+    lines += burst_lines(result)
     lines += verdict_lines(s)
     return "\n".join(lines)
 
@@ -193,6 +216,9 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
             f"- {_first_name(result).capitalize()} ({first.clip}, {tag} the statistics): mouth-to-ear "
             f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms."
         )
+    out += [f"- {line[0].upper()}{line[1:]}." for line in burst_lines(result)]
+    if result.direct:
+        out += _compare_table(result)
     stages = stage_names(result.turns)
     out += [
         "",
@@ -243,6 +269,26 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
     if result.warnings:
         out += ["", "## Warnings", "", *[f"- {w}" for w in result.warnings]]
     return "\n".join(out)
+
+
+def _compare_table(result: E2eResult) -> list[str]:
+    from voice.bench.e2e_compare import added_latency
+
+    direct = {(t.clip, t.repeat): t for t in result.direct if t.phase == "measured"}
+    cmp = added_latency(result.measured, list(direct.values()))
+    rows = [
+        [f"{p['clip']}#{p['repeat']}", p["proxied_ms"], p["direct_ms"], p["proxied_ms"] - p["direct_ms"]]
+        for p in cmp["pairs"]
+    ]
+    d = cmp["added_ms"]
+    return [
+        "",
+        f"## Through the proxy vs direct ({cmp['n_pairs']} pairs, ms)",
+        "",
+        f"Added by the proxy: p50 **{fmt_ms(d['p50'])} ms**, p95 {fmt_ms(d['p95'])} ms, mean {fmt_ms(d['mean'])} ms.",
+        "",
+        md_table(["turn", "proxied", "direct", "added"], rows, align="lrrr"),
+    ]
 
 
 def plot(result: E2eResult, path: Path) -> None:
