@@ -2,10 +2,15 @@
 
 Every plan item is spoken twice, once through each address, one right after the other, alternating which
 goes first (so that a drift of the machine over the sitting — warming up, another process — weighs on both
-routes alike). The added latency is taken per pair (same clip, same repeat: proxied − direct mouth-to-ear),
-then summarised; pairs where either turn failed or is uncertain are left out. Both routes reach the same
-server, so the models, the history (none: one session per clip) and the clip are the same; the difference
-is the path: TLS, the proxy's hops, and any buffering on it (which the burst flag shows separately).
+routes alike). Both routes reach the same server, so the models, the history (none: one session per clip)
+and the clip are the same; the difference is the path: TLS, the proxy's hops, and any buffering on it
+(which the burst flag shows separately).
+
+The added latency is taken per pair (same clip, same repeat: proxied − direct mouth-to-ear), then
+summarised; pairs where either turn failed or is uncertain are left out. Mouth-to-ear also carries the
+server's own variation from turn to turn (a busy machine makes it large), so the same difference of the
+reconciliation error (client mouth-to-ear − the server's stages) is reported beside it: what the path adds
+outside the server, both ways (the audio going in, the reply coming out), without the server's variation.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ ROUTE_DIRECT = "direct"
 METHOD = (
     "every clip is spoken through the proxy and directly, one right after the other, alternating which "
     "goes first; added latency = proxied − direct mouth-to-ear of the same clip and repeat, over the pairs "
-    "where both turns were measured and neither is uncertain"
+    "where both turns were measured and neither is uncertain; added outside the server = the same difference of "
+    "the reconciliation error (mouth-to-ear − sum of the server's stages), which removes the server's own variation"
 )
 
 
@@ -63,9 +69,13 @@ def added_latency(proxied: Sequence[TurnResult], direct: Sequence[TurnResult]) -
     a, b = usable(proxied), usable(direct)
     pairs = sorted(set(a) & set(b))
     diffs = [a[k] - b[k] for k in pairs]
+    recon_a = {(t.clip, t.repeat): t.reconciliation_error_ms for t in proxied}
+    recon_b = {(t.clip, t.repeat): t.reconciliation_error_ms for t in direct}
+    outside = [x - y for k in pairs if (x := recon_a.get(k)) is not None and (y := recon_b.get(k)) is not None]
     return {
         "n_pairs": len(pairs),
         "added_ms": stats.describe(diffs),
+        "added_outside_server_ms": stats.describe(outside),
         "proxied": stats.describe([a[k] for k in pairs]),
         "direct": stats.describe([b[k] for k in pairs]),
         "pairs": [
@@ -79,12 +89,14 @@ def compare_lines(cmp: dict[str, Any], proxied_bursts: int, direct_bursts: int) 
     """Sentences for the console and the Markdown report."""
     if not cmp["n_pairs"]:
         return ["through the proxy vs direct: no pair of measured turns to compare"]
-    d, p, q = cmp["added_ms"], cmp["proxied"], cmp["direct"]
+    d, o, p, q = cmp["added_ms"], cmp["added_outside_server_ms"], cmp["proxied"], cmp["direct"]
     return [
         f"through the proxy vs direct, {cmp['n_pairs']} pairs of turns (same clip, one after the other): the "
         f"proxy adds p50 {stats.fmt_ms(d['p50'])} ms, p95 {stats.fmt_ms(d['p95'])} ms (min "
-        f"{stats.fmt_ms(d['min'])}, max {stats.fmt_ms(d['max'])}) to mouth-to-ear; p50 "
-        f"{stats.fmt_ms(p['p50'])} ms proxied, {stats.fmt_ms(q['p50'])} ms direct",
+        f"{stats.fmt_ms(d['min'])}, max {stats.fmt_ms(d['max'])}) to mouth-to-ear (p50 "
+        f"{stats.fmt_ms(p['p50'])} ms proxied, {stats.fmt_ms(q['p50'])} ms direct); outside the server's stages "
+        f"it adds p50 {stats.fmt_ms(o['p50'])} ms, p95 {stats.fmt_ms(o['p95'])} ms (the server's own variation "
+        "removed)",
         f"reply audio in a burst (buffered on the way): {proxied_bursts} proxied turn(s), {direct_bursts} direct",
     ]
 
