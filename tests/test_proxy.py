@@ -14,6 +14,7 @@ import contextlib
 import json
 import shutil
 import ssl
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -276,3 +277,21 @@ async def test_bench_e2e_over_wss_flags_the_buffered_route_and_reports_what_it_a
     text = console_summary(result)
     assert "BUFFERED: 1 of 1" in text and "the proxy adds p50" in text
     assert "## Through the proxy vs direct (1 pairs, ms)" in markdown(result)
+
+
+@needs_nginx
+async def test_the_bench_helper_runs_a_command_once_health_answers_through_nginx(tmp_path: Path) -> None:
+    """``python -m voice.bench.nginx_proxy … -- CMD``: nginx up, /health 200 through it, then CMD runs with the
+    proxy's URL and CA file in its environment; its exit code is the helper's."""
+    from voice.bench.nginx_proxy import main
+
+    child = (
+        "import os, ssl, sys, urllib.request\n"
+        "url = os.environ['VOICE_PROXY_URL'].replace('wss://', 'https://') + 'health'\n"
+        "ctx = ssl.create_default_context(cafile=os.environ['VOICE_PROXY_CA'])\n"
+        "sys.exit(7 if urllib.request.urlopen(url, context=ctx).status == 200 else 1)\n"
+    )
+    async with running(tagged_engines(0.1 * FAKE_MS)) as srv:
+        args = ["--upstream", f"127.0.0.1:{srv.port}", "--port", str(free_port()), "--dir", str(tmp_path),
+                "--wait-health", "10", "--", sys.executable, "-c", child]  # fmt: skip
+        assert await asyncio.to_thread(main, args) == 7
