@@ -19,13 +19,14 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from websockets.exceptions import InvalidStatus
 
 from tests.conftest import silence, tone, tones_are_speech
 from tests.netkit import http_get_full, running
-from tests.test_bench_e2e import write_clip
 from tests.units import FAKE_MS, MS
+from voice.audio import float_to_pcm16, write_wav
 from voice.bench.burst import MIN_SENT_SPREAD_MS, BurstVerdict, judge
 from voice.bench.clips import load_clips
 from voice.bench.e2e import E2eOptions, E2eResult, make_plan, method_meta
@@ -247,7 +248,7 @@ async def test_reply_audio_arrives_progressively_through_nginx_and_the_check_fai
 async def test_bench_e2e_over_wss_flags_the_buffered_route_and_reports_what_it_adds(tmp_path: Path) -> None:
     """``voice bench e2e --url wss://… --ca-file … --compare-direct ws://…`` on a buffering path: the proxied
     turns are flagged as bursts, the direct ones are not, and the added latency is reported per pair."""
-    write_clip(tmp_path, "one.wav", silence(0.32), tone(0.48), silence(0.2))
+    write_wav(tmp_path / "one.wav", float_to_pcm16(np.concatenate([silence(0.32), tone(0.48), silence(0.2)])), 16000)
     clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     # "hello there" → "Okay, this is the reply to there.": two clauses, the second synthesized ~300 ms later.
     engines = tagged_engines(FAKE_MS, tts_rtf=1.0, audio_ms_per_char=40.0)
