@@ -92,6 +92,20 @@ def add_bench_parser(sub: Any) -> None:
     _speech(e)
     e.add_argument("--url", default=None, help="measure a running server instead (ws://host:port/)")
     e.add_argument("--token", default=None, help="token for --url, if the server needs one")
+    e.add_argument(
+        "--ca-file",
+        type=Path,
+        default=None,
+        metavar="PEM",
+        help="trust this CA for a wss:// --url (e.g. a proxy's self-signed certificate)",
+    )
+    e.add_argument(
+        "--compare-direct",
+        default=None,
+        metavar="URL",
+        help="also speak every clip to the same server at URL (ws://host:port/, not through the proxy), "
+        "alternating, and report what --url adds to mouth-to-ear",
+    )
     e.add_argument("--repeats", type=int, default=2, help="times every clip is spoken (default 2)")
     e.add_argument(
         "--warmup",
