@@ -127,6 +127,27 @@ class TtsConfig:
 
 
 @dataclass(frozen=True)
+class WyomingConfig:
+    """``voice wyoming``: the Wyoming server for Home Assistant (no authentication: see docs/home-assistant.md)."""
+
+    host: str = "127.0.0.1"
+    port: int = 10700
+    allowed_clients: tuple[str, ...] = ()
+    """Client addresses or networks ("192.168.1.20", "192.168.1.0/24") allowed to connect; required when
+    ``host`` is not loopback (empty on loopback: every local process may connect)."""
+    max_conversations: int = 64
+    """Conversations whose history ``handle`` remembers; the least recently used is forgotten."""
+    max_audio_s: float = 30.0
+    """Longest audio accepted for one transcription."""
+    max_text_chars: int = 4000
+    """Longest text accepted for one synthesis (a stream in all) or one ``handle`` request."""
+    max_event_bytes: int = 1048576
+    """Largest event (header line, data and payload) accepted; a larger one closes the connection."""
+    idle_timeout_s: float = 60.0
+    """A connection that sends nothing for this long is closed."""
+
+
+@dataclass(frozen=True)
 class BudgetConfig:
     """Per-stage allocations in milliseconds; they must add up to ``target_ms``."""
 
@@ -159,6 +180,7 @@ class Config:
     llm: LlmConfig = LlmConfig()
     tts: TtsConfig = TtsConfig()
     budget: BudgetConfig = BudgetConfig()
+    wyoming: WyomingConfig = WyomingConfig()
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -166,6 +188,10 @@ class Config:
     def with_server(self, **changes: Any) -> Config:
         """A copy with some server settings replaced (used by CLI flags)."""
         return dataclasses.replace(self, server=dataclasses.replace(self.server, **changes))
+
+    def with_wyoming(self, **changes: Any) -> Config:
+        """A copy with some ``[wyoming]`` settings replaced (used by ``voice wyoming``'s flags)."""
+        return dataclasses.replace(self, wyoming=dataclasses.replace(self.wyoming, **changes))
 
 
 _T = TypeVar("_T")
@@ -255,6 +281,27 @@ def _validate(config: Config) -> None:
     if config.vad.max_utterance_s <= 0:
         raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
     _check_server_limits(config.server)
+    _check_wyoming(config.wyoming)
+
+
+def _check_wyoming(w: WyomingConfig) -> None:
+    import ipaddress
+
+    if not 0 <= w.port <= 65535:
+        raise ConfigError(f"[wyoming] port {w.port} is not a TCP port (0-65535; 0 picks a free one)")
+    for key in ("max_conversations", "max_audio_s", "max_text_chars", "idle_timeout_s"):
+        if getattr(w, key) <= 0:
+            raise ConfigError(f"[wyoming] {key} must be positive, got {getattr(w, key)}")
+    if w.max_event_bytes < 65536:
+        raise ConfigError(f"[wyoming] max_event_bytes must be at least 65536, got {w.max_event_bytes}")
+    for entry in w.allowed_clients:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"[wyoming] allowed_clients: {entry!r} is not an IP address or network "
+                '(e.g. "192.168.1.20" or "192.168.1.0/24"; host names are not accepted)'
+            ) from None
 
 
 def _check_server_limits(s: ServerConfig) -> None:
@@ -292,6 +339,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "llm": LlmConfig,
     "tts": TtsConfig,
     "budget": BudgetConfig,
+    "wyoming": WyomingConfig,
 }
 
 
@@ -324,6 +372,7 @@ __all__ = [
     "TtsConfig",
     "TurnConfig",
     "VadConfig",
+    "WyomingConfig",
     "load_config",
     "parse_config",
 ]
