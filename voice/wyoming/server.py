@@ -67,6 +67,16 @@ ACTIONS_QUEUED = 64
 READ_BYTES = 65536
 
 
+async def _close_gently(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Close after our last event has reached the client: end our side, then discard what the client still
+    sends (up to a second): closing with unread bytes would reset the connection and could lose that event."""
+    with contextlib.suppress(Exception):
+        writer.write_eof()
+        async with asyncio.timeout(1.0):
+            while await reader.read(READ_BYTES):
+                pass
+
+
 class _Failed(Exception):
     """A request that failed in a way the client is told about (an ``error`` event with this code)."""
 
@@ -150,6 +160,7 @@ class WyomingServer:
                         ),
                         writer,
                     )
+            await _close_gently(reader, writer)
             return
         log.debug("[%s] Wyoming client %s connected", cid, address)
         w = self.config.wyoming
@@ -186,7 +197,10 @@ class WyomingServer:
                             )
                         await self._put(actions, action, worker)
                 if closing:
-                    break
+                    await self._put(actions, None, worker)
+                    await asyncio.wait([worker])
+                    await _close_gently(reader, writer)
+                    return
             await self._put(actions, None, worker)
             await asyncio.wait([worker])
         finally:
