@@ -48,7 +48,7 @@ def wire(*events: Event) -> bytes:
     """The bytes the wyoming package itself writes for these events."""
     buf = io.BytesIO()
     for e in events:
-        write_event(e, buf)  # type: ignore[arg-type]
+        write_event(e, buf)
     return buf.getvalue()
 
 

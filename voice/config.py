@@ -90,6 +90,12 @@ class SttConfig:
     """Text Whisper sees as if it came just before the utterance (spelling, style, domain words)."""
     hotwords: tuple[str, ...] = ()
     """Names and domain words Whisper should prefer (faster-whisper's ``hotwords`` prompt)."""
+    backend: str = "local"
+    """"local": faster-whisper in this process; "wyoming": a Wyoming ASR server at ``uri``."""
+    uri: str = ""
+    """With ``backend = "wyoming"``: the server, ``tcp://HOST:PORT``."""
+    timeout_s: float = 30.0
+    """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,14 @@ class TtsConfig:
     """A first sentence this long without a comma is cut at a word break (0 = never): sooner first audio."""
     trim_lead_ms: float = 10.0
     """The reply's first audio starts this long before its first sound (-1 = keep Piper's silent lead)."""
+    backend: str = "local"
+    """"local": Piper in this process; "wyoming": a Wyoming TTS server at ``uri``."""
+    uri: str = ""
+    """With ``backend = "wyoming"``: the server, ``tcp://HOST:PORT``."""
+    voice: str = ""
+    """With ``backend = "wyoming"``: the server's voice to ask for ("" = its default voice)."""
+    timeout_s: float = 30.0
+    """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +296,24 @@ def _validate(config: Config) -> None:
         raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
     _check_server_limits(config.server)
     _check_wyoming(config.wyoming)
+    for name, section in (("stt", config.stt), ("tts", config.tts)):
+        _check_backend(name, section.backend, section.uri, section.timeout_s)
+
+
+BACKENDS = ("local", "wyoming")
+
+
+def _check_backend(section: str, backend: str, uri: str, timeout_s: float) -> None:
+    if backend not in BACKENDS:
+        raise ConfigError(f"[{section}] backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if timeout_s <= 0:
+        raise ConfigError(f"[{section}] timeout_s must be positive, got {timeout_s}")
+    if backend == "wyoming":
+        from voice.wyoming.uri import parse_tcp_uri
+
+        problem = parse_tcp_uri(uri)
+        if isinstance(problem, str):
+            raise ConfigError(f"[{section}] uri: {problem}")
 
 
 def _check_wyoming(w: WyomingConfig) -> None:

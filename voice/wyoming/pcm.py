@@ -56,6 +56,14 @@ def parse_format(data: dict[str, object], what: str) -> PcmFormat | str:
 def to_stt_audio(pcm: bytes, fmt: PcmFormat) -> np.ndarray:
     """float32 mono 16 kHz from interleaved PCM (``len(pcm)`` a multiple of the frame size). 16-bit mono
     at 16 kHz is converted exactly (``/ 32768``): no resampling, no mixing."""
+    samples = to_float_mono(pcm, fmt)
+    if fmt.rate_hz != STT_RATE_HZ and len(samples):
+        samples = np.asarray(soxr.resample(samples, fmt.rate_hz, STT_RATE_HZ), dtype=np.float32)
+    return samples
+
+
+def to_float_mono(pcm: bytes, fmt: PcmFormat) -> np.ndarray:
+    """float32 mono at ``fmt.rate_hz`` from interleaved PCM (channels averaged)."""
     if fmt.width_bytes == 1:
         samples = (np.frombuffer(pcm, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
     elif fmt.width_bytes == 2:
@@ -64,8 +72,6 @@ def to_stt_audio(pcm: bytes, fmt: PcmFormat) -> np.ndarray:
         samples = (np.frombuffer(pcm, dtype="<i4").astype(np.float64) / 2**31).astype(np.float32)
     if fmt.channels > 1:
         samples = samples.reshape(-1, fmt.channels).mean(axis=1, dtype=np.float32)
-    if fmt.rate_hz != STT_RATE_HZ and len(samples):
-        samples = np.asarray(soxr.resample(samples, fmt.rate_hz, STT_RATE_HZ), dtype=np.float32)
     return samples
 
 
