@@ -22,7 +22,7 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from tests.conftest import make_config
-from tests.units import FAKE_MS
+from tests.units import FAKE_MS, MS
 from voice.cli import main
 from voice.config import Config
 from voice.engine import Engines
@@ -303,6 +303,19 @@ async def test_a_client_that_leaves_mid_answer_frees_the_models() -> None:
         assert await handle(srv.port, "again y", "z") == reply_for("y")  # still serving
     finally:
         await srv.shutdown()  # closes the engines
+
+
+async def test_an_idle_client_is_closed_but_not_one_waiting_for_its_answer() -> None:
+    engines = tagged_engines(FAKE_MS)  # the long reply takes about a second, idle_timeout_s is 0.3 s
+    srv = await started(make_config(wyoming={"idle_timeout_s": 300 * MS}), engines)
+    try:
+        async with Client("127.0.0.1", srv.port) as c:
+            await c.write_event(Transcript("tell me longy", context={"conversation_id": "w"}).event())
+            assert Handled.from_event(await c.read()).text == reply_for("longy")
+            err = Error.from_event(await c.read())  # then, idle: closed
+            assert err.code == "timeout" and await c.read_event() is None
+    finally:
+        await srv.shutdown()
 
 
 def test_the_command_refuses_to_listen_beyond_loopback_without_an_allowlist(

@@ -196,7 +196,8 @@ async def test_a_session_gets_an_error_event_when_the_stt_server_fails_and_keeps
         stt = await asyncio.to_thread(WyomingStt, backends_config(server.uri).stt)
         engines = Engines(vad=local.vad, stt=stt, llm=local.llm, tts=local.tts)
         local.close()
-        async with running(engines) as srv:
+        # No speculative turn at the first pause: the failing transcription is the committed turn's own.
+        async with running(engines, turn={"speculate_after_ms": 0}) as srv:
             p = await Probe.connect(srv.url)
             first = await p.turn(tagged_speech("t1"))
             [err] = p.errors()

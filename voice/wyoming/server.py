@@ -10,9 +10,10 @@ down by TCP backpressure.
 ``describe`` is answered at once, also while the models load (Home Assistant waits 1 s for ``info``);
 model requests get an ``error`` (``loading``) until they are ready.
 
-Cancellation: a client that closes its connection (or idles past ``[wyoming] idle_timeout_s``, or does not
-read what it is sent for as long) has its work in progress cancelled; the engine waits for the worker
-threads to let go of the models. :meth:`WyomingServer.shutdown` does that for every connection.
+Cancellation: a client that closes its connection (or sends nothing for ``[wyoming] idle_timeout_s`` while
+none of its requests is pending, or does not read what it is sent for as long) has its work in progress
+cancelled; the engine waits for the worker threads to let go of the models. :meth:`WyomingServer.shutdown`
+does that for every connection.
 No audio is written anywhere: it lives in memory for the length of one request.
 """
 
@@ -98,6 +99,7 @@ class WyomingServer:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
+        self._busy: dict[str, bool] = {}  # connection id → a model request of it is running
         self.port = config.wyoming.port
         self.refused = 0
         """Connections refused because the client's address is not in the allowlist."""
@@ -174,9 +176,11 @@ class WyomingServer:
                     async with asyncio.timeout(w.idle_timeout_s):
                         data = await reader.read(READ_BYTES)
                 except TimeoutError:
+                    if actions.qsize() or self._busy.get(cid):
+                        continue  # the client waits for an answer still in the works: not idle
                     log.info("[%s] idle for %.0f s; closing", cid, w.idle_timeout_s)
-                    await actions.put(
-                        Send(error_event(TIMEOUT, f"no event for {w.idle_timeout_s:g} s; closing"))
+                    await self._put(
+                        actions, Send(error_event(TIMEOUT, f"no event for {w.idle_timeout_s:g} s; closing")), worker
                     )
                     break
                 if not data:
@@ -237,14 +241,19 @@ class WyomingServer:
                     continue
                 if isinstance(action, Close):
                     continue
+                self._busy[cid] = True
                 try:
                     await self._run(cid, next(requests), action, send)
                 except _Failed as e:
                     log.warning("[%s] %s: %s", cid, e.code, e)
                     await send(error_event(e.code, str(e)))
+                finally:
+                    self._busy[cid] = False
         except (ConnectionError, TimeoutError) as e:
             log.info("[%s] connection lost: %s", cid, type(e).__name__ if not str(e) else e)
             writer.close()  # the reader sees the end of the stream and stops too
+        finally:
+            self._busy.pop(cid, None)
 
     async def _run(self, cid: str, n: int, action: Action, send: _Sender) -> None:
         engines = self.engines
