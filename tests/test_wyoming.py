@@ -22,6 +22,7 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from tests.conftest import make_config
+from tests.netkit import until
 from tests.units import FAKE_MS, MS
 from voice.cli import main
 from voice.config import Config
@@ -303,6 +304,26 @@ async def test_a_client_that_leaves_mid_answer_frees_the_models() -> None:
         assert await handle(srv.port, "again y", "z") == reply_for("y")  # still serving
     finally:
         await srv.shutdown()  # closes the engines
+
+
+async def test_connections_over_the_limit_are_refused_as_busy(engines: Engines) -> None:
+    srv = await started(make_config(wyoming={"max_connections": 1}), engines)
+    try:
+        async with Client("127.0.0.1", srv.port) as first:
+            await first.write_event(Describe().event())
+            assert Info.is_type((await first.read()).type)
+            async with Client("127.0.0.1", srv.port) as second:
+                await second.write_event(Describe().event())
+                err = Error.from_event(await second.read())
+                assert err.code == "busy" and "max_connections" in err.text
+                assert await second.read_event() is None
+        await until(lambda: srv.connections == 0)
+        async with Client("127.0.0.1", srv.port) as again:  # the first one left: room again
+            await again.write_event(Describe().event())
+            assert Info.is_type((await again.read()).type)
+    finally:
+        srv.engines = None
+        await srv.shutdown()
 
 
 async def test_an_idle_client_is_closed_but_not_one_waiting_for_its_answer() -> None:

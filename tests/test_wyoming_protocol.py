@@ -170,7 +170,7 @@ def test_home_assistants_stt_sequence_gives_the_audio_unchanged_at_16_khz() -> N
 
 
 @pytest.mark.parametrize(
-    ("rate", "width", "channels"), [(48000, 2, 2), (22050, 4, 1), (8000, 1, 1), (44100, 2, 6)]
+    ("rate", "width", "channels"), [(48000, 2, 2), (22050, 4, 1), (8000, 1, 1), (44100, 4, 2)]
 )
 def test_any_announced_format_becomes_float_mono_16_khz(rate: int, width: int, channels: int) -> None:
     seconds = 0.4
@@ -198,6 +198,8 @@ def test_any_announced_format_becomes_float_mono_16_khz(rate: int, width: int, c
         ([AudioStop().event()], NOT_STARTED, "before audio-start"),
         ([AudioStart(16000, 3, 1).event()], BAD_EVENT, "width 3"),
         ([AudioStart(1000, 2, 1).event()], BAD_EVENT, "rate 1000"),
+        ([AudioStart(96000, 2, 1).event()], BAD_EVENT, "rate 96000 Hz is outside 8000..48000"),
+        ([AudioStart(16000, 2, 6).event()], BAD_EVENT, "channels 6 is outside 1..2"),
         (
             [Event("audio-start", {"rate": "16000", "width": 2, "channels": 1})],
             BAD_EVENT,

@@ -158,7 +158,9 @@ class WyomingConfig:
     max_event_bytes: int = 1048576
     """Largest event (header line, data and payload) accepted; a larger one closes the connection."""
     idle_timeout_s: float = 60.0
-    """A connection that sends nothing for this long is closed."""
+    """A connection that sends nothing for this long (with no request pending) is closed."""
+    max_connections: int = 16
+    """Connections at once; the next one gets an ``error`` (``busy``) and is closed."""
 
 
 @dataclass(frozen=True)
@@ -321,7 +323,7 @@ def _check_wyoming(w: WyomingConfig) -> None:
 
     if not 0 <= w.port <= 65535:
         raise ConfigError(f"[wyoming] port {w.port} is not a TCP port (0-65535; 0 picks a free one)")
-    for key in ("max_conversations", "max_audio_s", "max_text_chars", "idle_timeout_s"):
+    for key in ("max_conversations", "max_audio_s", "max_text_chars", "idle_timeout_s", "max_connections"):
         if getattr(w, key) <= 0:
             raise ConfigError(f"[wyoming] {key} must be positive, got {getattr(w, key)}")
     if w.max_event_bytes < 65536:

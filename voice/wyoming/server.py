@@ -112,6 +112,11 @@ class WyomingServer:
         self.port = int(self._server.sockets[0].getsockname()[1])
 
     @property
+    def connections(self) -> int:
+        """Connections open now (refused ones included until they are closed)."""
+        return len(self._tasks)
+
+    @property
     def uri(self) -> str:
         host = self.config.wyoming.host
         return f"tcp://{f'[{host}]' if ':' in host else host}:{self.port}"
@@ -164,8 +169,18 @@ class WyomingServer:
                     )
             await _close_gently(reader, writer)
             return
-        log.debug("[%s] Wyoming client %s connected", cid, address)
         w = self.config.wyoming
+        if len(self._tasks) > w.max_connections:
+            log.warning(
+                "[%s] refused a Wyoming client at %s: %d connections already", cid, address, w.max_connections
+            )
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1.0):
+                    text = f"{w.max_connections} connections are open ([wyoming] max_connections); try again shortly"
+                    await async_write_event(error_event(BUSY, text), writer)
+            await _close_gently(reader, writer)
+            return
+        log.debug("[%s] Wyoming client %s connected", cid, address)
         conn = WyomingConnection(self.config, self._info)
         decoder = FrameDecoder(w.max_event_bytes)
         actions: asyncio.Queue[Action | None] = asyncio.Queue(ACTIONS_QUEUED)
@@ -180,7 +195,9 @@ class WyomingServer:
                         continue  # the client waits for an answer still in the works: not idle
                     log.info("[%s] idle for %.0f s; closing", cid, w.idle_timeout_s)
                     await self._put(
-                        actions, Send(error_event(TIMEOUT, f"no event for {w.idle_timeout_s:g} s; closing")), worker
+                        actions,
+                        Send(error_event(TIMEOUT, f"no event for {w.idle_timeout_s:g} s; closing")),
+                        worker,
                     )
                     break
                 if not data:
