@@ -1,4 +1,4 @@
-"""Command line: ``voice serve | talk | demo | models | bench``."""
+"""Command line: ``voice serve | wyoming | talk | demo | models | bench``."""
 
 from __future__ import annotations
 
@@ -72,6 +72,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = VoiceServer(config, None)
         await server.start()  # listening: /health says "loading" until the models are warm
         log.info("listening on %s (health: http://%s:%d/health)", server.url, config.server.host, server.port)
+        await serve_until_signal(server, load)
+        log.info("stopped")
+
+    asyncio.run(main())
+    return 0
+
+
+def cmd_wyoming(args: argparse.Namespace) -> int:
+    from voice.engine import Engines
+    from voice.loader import load_engines
+    from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
+    from voice.preflight import check_model_files
+    from voice.server import serve_until_signal
+    from voice.wyoming.access import check_bind
+    from voice.wyoming.server import WyomingServer
+
+    config = load_config(args.config)
+    changes = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    if args.allow:
+        changes["allowed_clients"] = tuple(args.allow)
+    config = config.with_wyoming(**changes) if changes else config  # validated (addresses too)
+    check_bind(config.wyoming)  # beyond loopback without an allowlist: refused before anything else happens
+    root = _models_root(args)
+    check_model_files(config, root, Catalogue.load(DEFAULT_CATALOGUE))  # fails fast, naming the file
+
+    def load() -> Engines:
+        try:
+            return load_engines(config, models_root=root)
+        except ModelError:
+            raise
+        except Exception as e:  # a backend's own error (a corrupt file of the right size and magic)
+            raise ModelError(f"loading the models from {root} failed: {type(e).__name__}: {e}") from e
+
+    async def main() -> None:
+        server = WyomingServer(config, None)
+        await server.start()  # `describe` is answered while the models load
+        log.info("Wyoming server on %s (models loading)", server.uri)
         await serve_until_signal(server, load)
         log.info("stopped")
 
@@ -198,6 +235,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--fake-scale", type=float, default=1.0, help=argparse.SUPPRESS)
     s.add_argument("--fake-load-s", type=float, default=0.0, help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_serve)
+
+    y = sub.add_parser("wyoming", help="run a Wyoming server for Home Assistant (STT, TTS, conversation)")
+    y.add_argument("--config", type=Path, default=None, help="config file (default: ./config.toml of the repo)")
+    y.add_argument("--host", default=None, help="listen address (default 127.0.0.1; others need --allow)")
+    y.add_argument("--port", type=int, default=None, help="TCP port (default 10700; 0 picks a free one)")
+    y.add_argument(
+        "--allow",
+        action="append",
+        default=None,
+        metavar="ADDRESS",
+        help="a client IP address or network allowed to connect (repeat; replaces [wyoming] allowed_clients)",
+    )
+    y.add_argument("--models-root", type=Path, default=None, help="as for serve")
+    y.set_defaults(func=cmd_wyoming)
 
     k = sub.add_parser("soak", help="many turns over concurrent sessions; prints reliability figures")
     k.add_argument("--config", type=Path, default=None)

@@ -94,6 +94,12 @@ class SttConfig:
     """Text Whisper sees as if it came just before the utterance (spelling, style, domain words)."""
     hotwords: tuple[str, ...] = ()
     """Names and domain words Whisper should prefer (faster-whisper's ``hotwords`` prompt)."""
+    backend: str = "local"
+    """"local": faster-whisper in this process; "wyoming": a Wyoming ASR server at ``uri``."""
+    uri: str = ""
+    """With ``backend = "wyoming"``: the server, ``tcp://HOST:PORT``."""
+    timeout_s: float = 30.0
+    """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,37 @@ class TtsConfig:
     """A first sentence this long without a comma is cut at a word break (0 = never): sooner first audio."""
     trim_lead_ms: float = 10.0
     """The reply's first audio starts this long before its first sound (-1 = keep Piper's silent lead)."""
+    backend: str = "local"
+    """"local": Piper in this process; "wyoming": a Wyoming TTS server at ``uri``."""
+    uri: str = ""
+    """With ``backend = "wyoming"``: the server, ``tcp://HOST:PORT``."""
+    voice: str = ""
+    """With ``backend = "wyoming"``: the server's voice to ask for ("" = its default voice)."""
+    timeout_s: float = 30.0
+    """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
+
+
+@dataclass(frozen=True)
+class WyomingConfig:
+    """``voice wyoming``: the Wyoming server for Home Assistant (no authentication: see docs/home-assistant.md)."""
+
+    host: str = "127.0.0.1"
+    port: int = 10700
+    allowed_clients: tuple[str, ...] = ()
+    """Client addresses or networks ("192.168.1.20", "192.168.1.0/24") allowed to connect; required when
+    ``host`` is not loopback (empty on loopback: every local process may connect)."""
+    max_conversations: int = 64
+    """Conversations whose history ``handle`` remembers; the least recently used is forgotten."""
+    max_audio_s: float = 30.0
+    """Longest audio accepted for one transcription."""
+    max_text_chars: int = 4000
+    """Longest text accepted for one synthesis (a stream in all) or one ``handle`` request."""
+    max_event_bytes: int = 1048576
+    """Largest event (header line, data and payload) accepted; a larger one closes the connection."""
+    idle_timeout_s: float = 60.0
+    """A connection that sends nothing for this long (with no request pending) is closed."""
+    max_connections: int = 16
+    """Connections at once; the next one gets an ``error`` (``busy``) and is closed."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +200,7 @@ class Config:
     llm: LlmConfig = LlmConfig()
     tts: TtsConfig = TtsConfig()
     budget: BudgetConfig = BudgetConfig()
+    wyoming: WyomingConfig = WyomingConfig()
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -170,6 +208,10 @@ class Config:
     def with_server(self, **changes: Any) -> Config:
         """A copy with some server settings replaced (used by CLI flags)."""
         return dataclasses.replace(self, server=dataclasses.replace(self.server, **changes))
+
+    def with_wyoming(self, **changes: Any) -> Config:
+        """A copy with some ``[wyoming]`` settings replaced (used by ``voice wyoming``'s flags)."""
+        return dataclasses.replace(self, wyoming=dataclasses.replace(self.wyoming, **changes))
 
 
 _T = TypeVar("_T")
@@ -263,6 +305,45 @@ def _validate(config: Config) -> None:
     if config.vad.max_utterance_s <= 0:
         raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
     _check_server_limits(config.server)
+    _check_wyoming(config.wyoming)
+    for name, section in (("stt", config.stt), ("tts", config.tts)):
+        _check_backend(name, section.backend, section.uri, section.timeout_s)
+
+
+BACKENDS = ("local", "wyoming")
+
+
+def _check_backend(section: str, backend: str, uri: str, timeout_s: float) -> None:
+    if backend not in BACKENDS:
+        raise ConfigError(f"[{section}] backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if timeout_s <= 0:
+        raise ConfigError(f"[{section}] timeout_s must be positive, got {timeout_s}")
+    if backend == "wyoming":
+        from voice.wyoming.uri import parse_tcp_uri
+
+        problem = parse_tcp_uri(uri)
+        if isinstance(problem, str):
+            raise ConfigError(f"[{section}] uri: {problem}")
+
+
+def _check_wyoming(w: WyomingConfig) -> None:
+    import ipaddress
+
+    if not 0 <= w.port <= 65535:
+        raise ConfigError(f"[wyoming] port {w.port} is not a TCP port (0-65535; 0 picks a free one)")
+    for key in ("max_conversations", "max_audio_s", "max_text_chars", "idle_timeout_s", "max_connections"):
+        if getattr(w, key) <= 0:
+            raise ConfigError(f"[wyoming] {key} must be positive, got {getattr(w, key)}")
+    if w.max_event_bytes < 65536:
+        raise ConfigError(f"[wyoming] max_event_bytes must be at least 65536, got {w.max_event_bytes}")
+    for entry in w.allowed_clients:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"[wyoming] allowed_clients: {entry!r} is not an IP address or network "
+                '(e.g. "192.168.1.20" or "192.168.1.0/24"; host names are not accepted)'
+            ) from None
 
 
 def _check_server_limits(s: ServerConfig) -> None:
@@ -300,6 +381,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "llm": LlmConfig,
     "tts": TtsConfig,
     "budget": BudgetConfig,
+    "wyoming": WyomingConfig,
 }
 
 
@@ -332,6 +414,7 @@ __all__ = [
     "TtsConfig",
     "TurnConfig",
     "VadConfig",
+    "WyomingConfig",
     "load_config",
     "parse_config",
 ]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from voice.compute import ComputeGate
 from voice.config import Config
@@ -13,6 +15,21 @@ from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, Mode
 from voice.preflight import check_model_files
 
 log = logging.getLogger("voice.loader")
+_B = TypeVar("_B")
+
+
+def _remote(section: str, uri: str, make: Callable[[], _B]) -> _B:
+    """A backend on a Wyoming server; one that cannot be reached or used is a ModelError naming it."""
+    from voice.wyoming.client import WyomingClientError
+
+    t0 = time.perf_counter()
+    try:
+        backend = make()
+    except WyomingClientError as e:
+        raise ModelError(f'[{section}] backend = "wyoming": {e}') from None
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    log.info("connected to the %s Wyoming server %s in %.0f ms", section.upper(), uri, elapsed_ms)
+    return backend
 
 
 def load_engines(
@@ -26,7 +43,9 @@ def load_engines(
     from voice.backends.llm_llama import LlamaLlm
     from voice.backends.llm_skills import SkillsLlm
     from voice.backends.stt_whisper import WhisperStt
+    from voice.backends.stt_wyoming import WyomingStt
     from voice.backends.tts_piper import PiperTts
+    from voice.backends.tts_wyoming import WyomingTts
     from voice.backends.vad_silero import SileroVad
 
     catalogue = Catalogue.load(catalogue_path)
@@ -49,11 +68,17 @@ def load_engines(
         return out
 
     vad = timed("VAD (silero v6)", SileroVad)
-    stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt), stt_dir)
+    if config.stt.backend == "wyoming":
+        stt = _remote("stt", config.stt.uri, lambda: WyomingStt(config.stt))
+    else:
+        stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt), stt_dir)
     llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
     if config.llm.skills:
         llm = SkillsLlm(llm)
-    tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts), tts_dir)
+    if config.tts.backend == "wyoming":
+        tts = _remote("tts", config.tts.uri, lambda: WyomingTts(config.tts))
+    else:
+        tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts), tts_dir)
     turn = None
     if turn_dirs:
         from voice.backends.turn_smart import SmartTurn

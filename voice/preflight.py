@@ -24,14 +24,19 @@ from voice.models import (
 
 def check_model_files(config: Config, models_root: Path, catalogue: Catalogue) -> list[Path]:
     """Raise :class:`~voice.models.ModelError` naming the first bad path; return the model folders (STT,
-    LLM, TTS, then the end-of-turn model's if one is configured)."""
+    LLM, TTS, then the end-of-turn model's if one is configured; a stage on a Wyoming server is not checked)."""
     models_root = Path(models_root).absolute()
     folders: list[Path] = []
     wanted = [("stt", config.stt.model), ("llm", config.llm.model), ("tts", config.tts.model)]
     if config.turn.end_of_turn_model:
         wanted.append(("turn", config.turn.end_of_turn_model))
+    # A stage on a Wyoming server ([stt]/[tts] backend = "wyoming") reads no model files here.
+    remote = {kind for kind, section in (("stt", config.stt), ("tts", config.tts)) if section.backend != "local"}
     for kind, name in wanted:
         entry = catalogue.get(name)
+        if kind in remote:
+            folders.append(model_dir(models_root, entry))
+            continue
         if entry.kind != kind:
             raise ModelMissingError(
                 f"[{kind}] model = {name!r} is a {entry.kind} model in the catalogue, not a {kind} model"

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -481,7 +481,15 @@ class VoiceServer:
             await asyncio.to_thread(self.engines.close)
 
 
-async def serve_until_signal(server: VoiceServer, load: Callable[[], Engines] | None = None) -> bool:
+class Servable(Protocol):
+    """What :func:`serve_until_signal` runs: :class:`VoiceServer`, or the Wyoming server."""
+
+    engines: Engines | None
+
+    async def shutdown(self) -> None: ...
+
+
+async def serve_until_signal(server: Servable, load: Callable[[], Engines] | None = None) -> bool:
     """Run until SIGINT or SIGTERM, then shut down cleanly.
 
     With ``load``, the models are loaded in a background thread while the server already answers
