@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         reply_timeout_s=args.reply_timeout,
         save_audio=args.save_audio,
         token=args.token,
+        protocol=args.protocol,
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
