@@ -313,7 +313,7 @@ class VoiceServer:
         if path.split("?", 1)[0] == REALTIME_PATH:
             front = RealtimeFront(
                 session_id, self.engines, self.config, self.clock, path=path,
-                on_report=self._on_report, on_error=self._on_turn_error,
+                on_report=self._on_report, on_error=self._on_turn_error, on_client_error=self.metrics.error,
             )
             session = front.session
         else:

@@ -183,6 +183,11 @@ class Session:
         return None
 
     @property
+    def in_speech(self) -> bool:
+        """The VAD is inside an utterance (heard its start, not yet its end)."""
+        return self._endpointer.in_speech
+
+    @property
     def output_rate(self) -> int:
         if self.started is not None and self.started.output_sample_rate:
             return self.started.output_sample_rate

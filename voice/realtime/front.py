@@ -111,7 +111,10 @@ class RealtimeFront:
         path: str = "/v1/realtime",
         on_report: Callable[[TurnReport], None] = lambda r: None,
         on_error: Callable[[ProtocolError], None] = lambda e: None,
+        on_client_error: Callable[[str], None] = lambda code: None,
     ) -> None:
+        self.on_client_error = on_client_error
+        """Called with the code of every error sent for a bad client event (the server counts them)."""
         self.base_config = config
         self.settings = RealtimeSettings(model=requested_model(path), instructions=config.llm.system_prompt)
         self.translator = Translator(session_id, barge_in=config.vad.barge_in, turn_reports=wants_turn_reports(path))
@@ -119,7 +122,7 @@ class RealtimeFront:
         self.session = Session(
             session_id, engines, config, clock, on_report=on_report, on_error=on_error, outbox=self.outbox
         )
-        self.translator.session = session_object(session_id, self.settings, config)
+        self.translator.session = self._session_object(self.settings, config)
         self._buffer: list[bytes] = []
         self._buffered_bytes = 0
         self._committed: list[tuple[bytes, int]] = []
@@ -134,6 +137,7 @@ class RealtimeFront:
 
     async def _send_error(self, err: RealtimeError) -> None:
         log.warning("[%s] realtime %s: %s", self.session.id, err.code, err.message)
+        self.on_client_error(err.code)
         await self.outbox.send_frames(self.translator.error(err))
 
     async def on_message(self, message: str | bytes) -> ProtocolError | None:
@@ -150,6 +154,8 @@ class RealtimeFront:
         elif isinstance(ev, AudioClear):
             self._buffer.clear()
             self._buffered_bytes = 0
+            if self.settings.server_vad and self.session.in_speech:
+                self.session.configure(self.session.config)  # the VAD forgets the utterance in progress
             await self.outbox.send_frames(self.translator.cleared())
         elif isinstance(ev, ResponseCreate):
             await self._respond(ev)
@@ -182,14 +188,16 @@ class RealtimeFront:
         return None
 
     async def _commit(self, ev: AudioCommit) -> None:
-        if self.settings.server_vad:
-            await self.session.on_text('{"type":"end_turn"}')  # ends the utterance in progress, if any
+        if self.settings.server_vad and self.session.in_speech:
+            await self.session.on_text('{"type":"end_turn"}')  # ends the utterance now: the VAD's turn follows
             return
-        if self._buffered_bytes < MIN_COMMIT_MS * BYTES_PER_MS:
+        if self.settings.server_vad or self._buffered_bytes < MIN_COMMIT_MS * BYTES_PER_MS:
+            what = "no speech in progress" if self.settings.server_vad else (
+                f"{self._buffered_bytes / BYTES_PER_MS:.0f} ms of audio in the input buffer"
+            )
             await self._send_error(RealtimeError(
                 "input_audio_buffer_commit_empty",
-                f"the input buffer holds {self._buffered_bytes / BYTES_PER_MS:.0f} ms of audio; commit at least "
-                f"{MIN_COMMIT_MS} ms",
+                f"nothing to commit ({what}); commit at least {MIN_COMMIT_MS} ms of audio",
                 None, ev.event_id,
             ))
             return
@@ -272,6 +280,9 @@ class RealtimeFront:
                 return
 
     # ------------------------------------------------------------------ settings
+    def _session_object(self, settings: RealtimeSettings, config: Config) -> dict[str, object]:
+        return session_object(self.session.id, settings, config, turn_model=self.session.engines.turn_score is not None)
+
     async def _update(self, ev: SessionUpdate) -> None:
         new = apply_update(self.settings, ev.session, ev.event_id)
         if isinstance(new, RealtimeError):
@@ -297,5 +308,5 @@ class RealtimeFront:
         session.speak_replies = not new.text_only
         self.translator.text_only = new.text_only
         self.translator.barge_in = config.vad.barge_in
-        self.translator.session = session_object(session.id, new, config)
+        self.translator.session = self._session_object(new, config)
         await self.outbox.send_frames(self.translator.session_updated())

@@ -149,13 +149,15 @@ def session_config(base: Config, s: RealtimeSettings) -> Config:
         raise ConfigError(str(e)) from None
 
 
-def effective_silence_ms(config: Config) -> int:
-    """The silence that ends a turn the VAD scores complete (what ``silence_duration_ms`` reports)."""
-    return config.turn.complete_silence_ms if config.turn.end_of_turn_model else config.vad.silence_ms
+def effective_silence_ms(config: Config, turn_model: bool) -> int:
+    """The silence that ends a turn (what ``silence_duration_ms`` reports): with an end-of-turn model, the
+    window of a turn it scores complete."""
+    return config.turn.complete_silence_ms if turn_model else config.vad.silence_ms
 
 
-def session_object(session_id: str, s: RealtimeSettings, config: Config) -> dict[str, Any]:
-    """The effective session, as in ``session.created`` / ``session.updated``."""
+def session_object(session_id: str, s: RealtimeSettings, config: Config, *, turn_model: bool) -> dict[str, Any]:
+    """The effective session, as in ``session.created`` / ``session.updated`` (``turn_model``: an end-of-turn
+    model is loaded)."""
     vad = config.vad
     turn_detection: dict[str, Any] | None = None
     if s.server_vad:
@@ -163,7 +165,7 @@ def session_object(session_id: str, s: RealtimeSettings, config: Config) -> dict
             "type": "server_vad",
             "threshold": vad.threshold,
             "prefix_padding_ms": vad.pre_roll_ms,
-            "silence_duration_ms": effective_silence_ms(config),
+            "silence_duration_ms": effective_silence_ms(config, turn_model),
             "create_response": True,
             "interrupt_response": vad.barge_in,
             "idle_timeout_ms": None,

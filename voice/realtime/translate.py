@@ -314,9 +314,13 @@ class Translator:
         tid = int(report.get("turn_id", 0))
         self._user_items.pop(tid, None)
         r = self._responses.pop(tid, None)
-        if r is None and self._requested is not None and report.get("outcome") in ("busy", "error"):
-            r, self._requested = self._requested, None  # failed before its turn could start
         out: list[str] = []
+        if r is None and report.get("outcome") in ("busy", "error"):  # failed before a reply could start
+            if self._requested is not None:
+                r, self._requested = self._requested, None
+            else:
+                r = _Response(self._id("resp"), self._id("item"), self.text_only, tid)
+                out += self._response_started(r)
         if r is not None:
             out += self._finish(r, report)
         if self.turn_reports:
