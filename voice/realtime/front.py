@@ -17,6 +17,7 @@ Cancelling :meth:`RealtimeFront.on_message` is safe: the session's own cancellat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import urllib.parse
@@ -59,32 +60,40 @@ TURN_REPORT_QUERY = "voice_events"
 
 
 class RealtimeOutbox(Outbox):
-    """An outbox that translates the session's native events and audio into Realtime text frames."""
+    """An outbox that translates the session's native events and audio into Realtime text frames.
+
+    Translating and queueing are one step under a lock: a sender waiting for room in the queue (backpressure)
+    cannot be overtaken by another's frames, so the client sees them in the order they were translated (no
+    audio delta of a response after the ``speech_started`` that cancelled it)."""
 
     def __init__(self, translator: Translator, maxsize: int = 256) -> None:
         super().__init__(maxsize)
         self.translator = translator
+        self._order = asyncio.Lock()
 
     async def send_event(self, text: str) -> None:
-        for frame in self.translator.native(text):
-            await super().send_event(frame)
+        async with self._order:
+            for frame in self.translator.native(text):
+                await super().send_event(frame)
 
     def post_event(self, text: str) -> None:
         for frame in self.translator.native(text):
             super().post_event(frame)
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
-        frame = self.translator.audio(turn_id, pcm)
-        if frame is None:  # the response is being cancelled: nothing more of it goes out
-            if on_sent is not None:
-                on_sent()
-            return
-        await self._put_audio(turn_id, frame, on_sent)
+        async with self._order:
+            frame = self.translator.audio(turn_id, pcm)
+            if frame is None:  # the response is being cancelled: nothing more of it goes out
+                if on_sent is not None:
+                    on_sent()
+                return
+            await self._put_audio(turn_id, frame, on_sent)
 
     async def send_frames(self, frames: list[str]) -> None:
         """Queue frames that are already Realtime events."""
-        for frame in frames:
-            await super().send_event(frame)
+        async with self._order:
+            for frame in frames:
+                await super().send_event(frame)
 
 
 def wants_turn_reports(path: str) -> bool:
