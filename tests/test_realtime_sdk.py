@@ -191,6 +191,13 @@ async def test_barge_in_cancels_the_response() -> None:
         await append_paced(conn, tone_24k(0.5))
         done = await receive_until(conn, seen, "response.done")
         later = seen.events[n_before:]
+        # The client played 0 ms of it: the reply is cut from the history (LiveKit and pipecat do this).
+        history = next(iter(srv.sessions.values())).session.history
+        assert any(m.role == "assistant" for m in history.messages)
+        await conn.conversation.item.truncate(item_id=first.item_id, content_index=0, audio_end_ms=0)
+        truncated = await receive_until(conn, seen, "conversation.item.truncated")
+        assert truncated.item_id == first.item_id and truncated.audio_end_ms == 0
+        assert history.messages[-1].role == "user"
     assert done.response.id == first.response_id
     assert done.response.status == "cancelled"
     assert done.response.status_details.reason == "turn_detected"
