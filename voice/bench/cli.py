@@ -98,6 +98,20 @@ def add_bench_parser(sub: Any) -> None:
         default="native",
         help="speak the native protocol at / (default) or the OpenAI Realtime-compatible one at /v1/realtime",
     )
+    e.add_argument(
+        "--ca-file",
+        type=Path,
+        default=None,
+        metavar="PEM",
+        help="trust this CA for a wss:// --url (e.g. a proxy's self-signed certificate)",
+    )
+    e.add_argument(
+        "--compare-direct",
+        default=None,
+        metavar="URL",
+        help="also speak every clip to the same server at URL (ws://host:port/, not through the proxy), "
+        "alternating, and report what --url adds to mouth-to-ear",
+    )
     e.add_argument("--repeats", type=int, default=2, help="times every clip is spoken (default 2)")
     e.add_argument(
         "--warmup",
@@ -196,6 +210,9 @@ def add_bench_parser(sub: Any) -> None:
     _speech(t)
     t.add_argument("--repeats", type=int, default=2)
     t.add_argument("--warmup", type=int, default=1)
+    t.add_argument(
+        "--steps", default=None, help="comma-separated steps to run (default: all; each on top of those before it)"
+    )
     _outputs(t, "step")
     t.set_defaults(func=_runner("techniques"))
 

@@ -24,13 +24,14 @@ import contextlib
 import dataclasses
 import logging
 import resource
+import ssl
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from voice.audio import write_wav
-from voice.bench import stats
+from voice.bench import burst, stats
 from voice.bench.clips import BenchError, Clip
 from voice.bench.machine import Guard
 from voice.bench.speech_end import METHOD as SPEECH_END_METHOD
@@ -84,6 +85,8 @@ class E2eOptions:
     token: str | None = None
     protocol: str = "native"
     """``native`` (``/``) or ``realtime`` (``/v1/realtime``, the OpenAI Realtime-compatible endpoint)."""
+    ca_file: Path | None = None
+    """Trust this CA (PEM) for a ``wss://`` URL, e.g. a proxy's self-signed certificate."""
 
 
 @dataclass(frozen=True)
@@ -153,11 +156,22 @@ class TurnResult:
     """Share of the machine's CPU that other processes used during this turn."""
     audio_file: str | None = None
     error: str | None = None
+    route: str = ""
+    """Which server address the turn went to when a run compares two (``direct``), else empty."""
+    arrival_spread_ms: float | None = None
+    """Client clock: first reply audio chunk's arrival → last chunk's."""
+    audio_sent_spread_ms: float | None = None
+    """Server clock (turn report): first reply audio chunk handed to the socket → last."""
+    burst: bool | None = None
+    """The reply audio arrived in a burst though the server sent it over time (:mod:`voice.bench.burst`):
+    something on the path buffers the stream. None: cannot tell."""
+    burst_why: str = ""
 
     @property
     def label(self) -> str:
         stem = Path(self.clip).stem
-        return f"{stem}#{self.repeat}" if self.phase == "measured" else f"{stem} (warm-up)"
+        label = f"{stem}#{self.repeat}" if self.phase == "measured" else f"{stem} (warm-up)"
+        return f"{label} [{self.route}]" if self.route else label
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -241,6 +255,14 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         if res.reply_lead_silence_ms is not None and res.speech_end_offset_ms is not None:
             res.residual_ms = _r(recon - res.reply_lead_silence_ms - res.speech_end_offset_ms)
     res.uncertain = uncertainty(item.clip.speech_end.ambiguous, m2e, res.stages_ms)
+    if last.chunks and last.sample_rate:
+        audio_ms = sum(len(c) for _, c in last.chunks) / 2 / last.sample_rate * 1000
+        sent = report.get("reply_audio_sent_spread_ms")
+        v = burst.judge(
+            [t for t, _ in last.chunks], audio_ms, float(sent) if isinstance(sent, int | float) else None
+        )
+        res.arrival_spread_ms, res.audio_sent_spread_ms = v.arrival_spread_ms, v.sent_spread_ms
+        res.burst, res.burst_why = v.burst, v.why
     return res
 
 
@@ -355,6 +377,9 @@ def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
         "other_cpu_percent_max": max((t.other_cpu_percent or 0.0 for t in turns), default=0.0),
         "send_lag_max_ms": max((t.send_lag_max_ms for t in turns), default=0.0),
         "send_lag_before_endpoint_max_ms": max((t.send_lag_before_endpoint_ms for t in turns), default=0.0),
+        "n_burst": sum(1 for t in turns if t.burst),
+        "n_burst_judged": sum(1 for t in turns if t.burst is not None),
+        "burst": [{"clip": t.clip, "repeat": t.repeat, "why": t.burst_why} for t in turns if t.burst],
     }
 
 
@@ -380,6 +405,17 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------------- running
 
 
+def tls_context(url: str, ca_file: Path | None) -> ssl.SSLContext | None:
+    """The TLS context for ``url``: None for ``ws://`` (and for ``wss://`` without a CA file: the system's
+    trusted CAs), else one that trusts ``ca_file``. Raises BenchError for a CA file that cannot be used."""
+    if ca_file is None or not url.startswith("wss://"):
+        return None
+    try:
+        return ssl.create_default_context(cafile=str(ca_file))
+    except (OSError, ssl.SSLError) as e:
+        raise BenchError(f"cannot use --ca-file {ca_file}: {e}") from None
+
+
 def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
     """One clip in one session, on a client event loop of its own (in the calling thread), so that the
     server's event loop (in-process runs) never delays the client's pacing or arrival timestamps."""
@@ -394,6 +430,7 @@ def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
                 reply_timeout_s=opts.reply_timeout_s,
                 token=opts.token,
                 settle_s=opts.settle_s,
+                ssl=tls_context(url, opts.ca_file),
             )
         )
     return asyncio.run(
@@ -404,6 +441,7 @@ def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
             reply_timeout_s=opts.reply_timeout_s,
             token=opts.token,
             settle_s=opts.settle_s,
+            ssl=tls_context(url, opts.ca_file),
         )
     )
 
@@ -519,6 +557,8 @@ class E2eResult:
     clips: list[dict[str, Any]]
     turns: list[TurnResult]
     warnings: list[str] = field(default_factory=list)
+    direct: list[TurnResult] = field(default_factory=list)
+    """With ``--compare-direct``: the same plan spoken to the server directly (:mod:`voice.bench.e2e_compare`)."""
 
     @property
     def measured(self) -> list[TurnResult]:
@@ -543,6 +583,17 @@ class E2eResult:
             "turns": [t.to_dict() for t in self.measured],
             "warmup_turns": [t.to_dict() for t in self.turns if t.phase != "measured"],
             "warnings": self.warnings,
+            **(self._compared() if self.direct else {}),
+        }
+
+    def _compared(self) -> dict[str, Any]:
+        from voice.bench.e2e_compare import added_latency
+
+        direct = [t for t in self.direct if t.phase == "measured"]
+        return {
+            "added_latency": added_latency(self.measured, direct),
+            "direct_summary": summarize(direct),
+            "direct_turns": [t.to_dict() for t in direct],
         }
 
 
@@ -558,6 +609,7 @@ def method_meta(opts: E2eOptions) -> dict[str, Any]:
         "wer_normalized": stats.WER_WHISPER_NORMALIZATION,
         "clock": "client time.perf_counter_ns (monotonic)",
         "protocol": PROTOCOL_METHOD[opts.protocol],
+        "burst": burst.METHOD,
         "repeats": opts.repeats,
         "warmup": opts.warmup,
     }

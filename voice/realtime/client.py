@@ -14,6 +14,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import ssl as ssl_lib
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -102,10 +103,12 @@ async def converse_realtime(
     reply_timeout_s: float = 60.0,
     token: str | None = None,
     settle_s: float = 2.0,
+    ssl: ssl_lib.SSLContext | None = None,
 ) -> Conversation:
     """Speak each utterance through ``/v1/realtime`` (server VAD), streaming silence after it until answered.
 
-    The same pacing and answered-rule as :func:`voice.client.converse`. Cancelling closes the connection."""
+    The same pacing, answered-rule and ``ssl`` as :func:`voice.client.converse`. Cancelling closes the
+    connection."""
     conv = Conversation()
     headers = {"Authorization": f"Bearer {token}"} if token else None
     rate = REALTIME_RATE_HZ
@@ -115,7 +118,10 @@ async def converse_realtime(
         (soxr.resample(u.audio.astype(np.float32), u.rate_hz, rate), round(u.speech_end_sample * rate / u.rate_hz))
         for u in utterances
     ]
-    async with connect(realtime_url(url), max_size=2**24, additional_headers=headers, compression=None) as ws:
+    tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # ssl=None is refused for wss://
+    async with connect(
+        realtime_url(url), max_size=2**24, additional_headers=headers, compression=None, **tls
+    ) as ws:
         reported = asyncio.Event()
         reader = asyncio.create_task(_reader(ws, conv, reported))
         settle_ns = round(settle_s * 1e9)
