@@ -280,3 +280,28 @@ async def test_vad_ending_before_the_energy_end_does_not_hang(fake_engines: Engi
     m2e = turn.mouth_to_ear_ms()
     assert m2e is not None and m2e < 0  # the reply began before the click: reported as such, not hidden
     assert elapsed < len(audio) / RATE + 2.0
+
+
+async def test_the_realtime_protocol_is_measured_like_the_native_one(
+    tmp_path: Path, fake_engines: EnginesFactory
+) -> None:
+    """``--protocol realtime``: the same clip through /v1/realtime (base64 24 kHz text frames) measures the
+    configured latency too, and the server's report reaches the bench (opt-in ``voice.turn_report``)."""
+    config, engines, expected, lead_ms = pipeline(fake_engines)
+    write_clip(tmp_path, "one.wav", silence(LEAD_S), tone(TONE_S), silence(0.2))
+    clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
+    opts = E2eOptions(repeats=1, warmup=1, protocol="realtime")
+    turns = await run_plan_in_process(config, engines, make_plan(clips, 1, 1), opts)
+    one = turns[-1]
+    assert one.outcome == "ok" and one.turns_heard == 1 and one.error is None
+    assert one.mouth_to_ear_ms is not None and one.speech_end_offset_ms is not None
+    # 24 kHz input is resampled to 16 kHz for the VAD: the resampler's delay and the shifted VAD frames make the
+    # server hear the end of this synthetic tone up to one frame (32 ms) and a few ms later than at 16 kHz.
+    # The breakdown finds it as the speech-end offset; the rest is what the fakes take, as natively.
+    assert 0 <= one.speech_end_offset_ms <= 45
+    assert expected - 2 <= one.mouth_to_ear_ms - one.speech_end_offset_ms <= expected + 30
+    assert one.reply_lead_silence_ms == pytest.approx(lead_ms, abs=2)
+    assert one.residual_ms is not None and abs(one.residual_ms) < 12
+    assert one.stages_ms["endpoint_silence"] == pytest.approx(SILENCE_MS, abs=0.5)
+    assert one.reply_text == "Okay, done." and one.reply_tokens == 2 and one.llm is not None
+    assert "realtime" in method_meta(opts)["protocol"]

@@ -32,6 +32,7 @@ class ServerConfig:
     token: str = field(default="", repr=False)
     allowed_origins: tuple[str, ...] = ()
     max_message_bytes: int = 262144
+    realtime_max_message_bytes: int = 2097152
     max_sessions: int = 8
     max_queue: int = 4
     session_max_s: float = 3600.0
@@ -371,6 +372,10 @@ def _check_server_limits(s: ServerConfig) -> None:
             raise ConfigError(f"[server] {key} must be 0 or more, got {value}")
     if s.max_message_bytes < 4096:
         raise ConfigError(f"[server] max_message_bytes must be at least 4096, got {s.max_message_bytes}")
+    if s.realtime_max_message_bytes < 4096:
+        raise ConfigError(
+            f"[server] realtime_max_message_bytes must be at least 4096, got {s.realtime_max_message_bytes}"
+        )
 
 
 _SECTIONS: dict[str, type[Any]] = {

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class _Audio:
     turn_id: int
-    pcm: bytes
+    pcm: bytes | str
+    """A binary frame of PCM, or a text frame carrying it (a protocol that sends audio as JSON)."""
     on_sent: Callable[[], None] | None
 
 
@@ -66,8 +67,12 @@ class Outbox:
             self._ready.set()
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
+        await self._put_audio(turn_id, pcm, on_sent)
+
+    async def _put_audio(self, turn_id: int, frame: bytes | str, on_sent: Callable[[], None] | None) -> None:
+        """Queue one frame of a turn's audio (binary, or text for JSON protocols); dropped with the turn."""
         if turn_id not in self._dropped:
-            await self._put(_Audio(turn_id, pcm, on_sent))
+            await self._put(_Audio(turn_id, frame, on_sent))
 
     def drop_turn(self, turn_id: int) -> None:
         """Discard this turn's audio: what is queued now and whatever it still sends."""

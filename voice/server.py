@@ -47,6 +47,8 @@ from voice.protocol import (
     ProtocolError,
     error_event,
 )
+from voice.realtime import REALTIME_PATH
+from voice.realtime.front import RealtimeFront
 from voice.session import Session
 from voice.webpage import normalise_origin, own_origins, page_file
 
@@ -132,6 +134,8 @@ class _Conn:
     session: Session
     ws: ServerConnection
     authenticated: bool
+    front: RealtimeFront | None = None
+    """The ``/v1/realtime`` adapter driving the session; None for the native protocol."""
     reader: asyncio.Task[tuple[int, str]] | None = None
     shutting_down: bool = False
     opened: float = field(default=0.0)
@@ -218,6 +222,8 @@ class VoiceServer:
             self.metrics.sessions_active = len(self.sessions)
             self.metrics.ready = self.engines is not None and not self.stopping
             return connection.respond(http.HTTPStatus.OK, self.metrics.render())
+        if any(u.lower() == "websocket" for u in upgrade) and (routed := self._route(connection, request)):
+            return routed
         origins = request.headers.get_all("Origin")
         if origins and (len(origins) > 1 or normalise_origin(origins[0]) not in self._allowed_origins()):
             self.metrics.error("forbidden_origin")
@@ -230,6 +236,24 @@ class VoiceServer:
             self.metrics.error(UNAUTHORIZED)
             log.warning("refused a websocket with a wrong token")
             return connection.respond(http.HTTPStatus.UNAUTHORIZED, "wrong token\n")
+        return None
+
+    def _route(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Websocket paths: ``/`` is the native protocol, ``/v1/realtime`` the OpenAI Realtime-compatible one
+        (its token only in the Authorization header, and a larger message limit for whole-clip appends);
+        anything else is 404."""
+        path = request.path.split("?", 1)[0]
+        if path == REALTIME_PATH:
+            if self.config.server.token and self._token_header_ok(request) is not True:
+                self.metrics.error(UNAUTHORIZED)
+                log.warning("refused a realtime websocket without the right token")
+                return connection.respond(http.HTTPStatus.UNAUTHORIZED, "send Authorization: Bearer <token>\n")
+            connection.protocol.max_message_size = self.config.server.realtime_max_message_bytes
+            return None
+        if path != "/":
+            return connection.respond(
+                http.HTTPStatus.NOT_FOUND, f"no websocket at {path[:100]}; use / or {REALTIME_PATH}\n"
+            )
         return None
 
     # ------------------------------------------------------------------ reports
@@ -284,22 +308,33 @@ class VoiceServer:
             await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "too many sessions; try again later", "too_many_sessions")
             return
         session_id = uuid.uuid4().hex[:8]
-        session = Session(
-            session_id,
-            self.engines,
-            self.config,
-            self.clock,
-            on_report=self._on_report,
-            on_error=self._on_turn_error,
-        )
+        path = ws.request.path if ws.request is not None else "/"
+        front = None
+        if path.split("?", 1)[0] == REALTIME_PATH:
+            front = RealtimeFront(
+                session_id, self.engines, self.config, self.clock, path=path,
+                on_report=self._on_report, on_error=self._on_turn_error, on_client_error=self.metrics.error,
+            )
+            session = front.session
+        else:
+            session = Session(
+                session_id,
+                self.engines,
+                self.config,
+                self.clock,
+                on_report=self._on_report,
+                on_error=self._on_turn_error,
+            )
         authenticated = not self.config.server.token or (
             ws.request is not None and self._token_header_ok(ws.request) is True
         )
-        conn = _Conn(session, ws, authenticated, opened=asyncio.get_running_loop().time())
+        conn = _Conn(session, ws, authenticated, front, opened=asyncio.get_running_loop().time())
         self.sessions[session_id] = conn
         self._sessions_changed.set()
         writer = asyncio.create_task(self._write_loop(ws, session), name=f"{session_id}-writer")
         writer.add_done_callback(lambda _: session.outbox.close())
+        if front is not None:
+            await front.start()
         reader = asyncio.create_task(self._read_loop(conn), name=f"{session_id}-reader")
         conn.reader = reader
         code: int | None = CLOSE_NORMAL
@@ -378,7 +413,9 @@ class VoiceServer:
                 return CLOSE_GOING_AWAY, what
             err = None if conn.authenticated else self._authenticate(conn, message)
             if err is None:
-                if isinstance(message, str):
+                if conn.front is not None:
+                    err = await conn.front.on_message(message)
+                elif isinstance(message, str):
                     err = await session.on_text(message)
                 else:
                     err = await session.on_audio(message)

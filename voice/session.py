@@ -107,7 +107,7 @@ class Session:
         self.clock = clock
         self.on_report = on_report
         self.on_error = on_error
-        self.outbox = outbox or Outbox(config.server.send_queue_frames)
+        self.outbox = outbox if outbox is not None else Outbox(config.server.send_queue_frames)
         self.history = History()
         self.started: Start | None = None
         self.stopping = False
@@ -129,6 +129,16 @@ class Session:
         self._discarded = 0  # speculations thrown away during the current utterance
         self.speculations_started = 0
         self.speculations_discarded = 0
+        self.speak_replies = True
+        """False: replies are sent as text only (``reply_text``), without synthesizing audio."""
+
+    def configure(self, config: Config) -> None:
+        """Use ``config`` from now on (a client's own settings: system prompt, silence window, barge-in).
+        The endpointer starts afresh with it: speech heard so far in an unfinished utterance is dropped."""
+        self.config = config
+        self._endpointer = Endpointer(config.vad, turn=config.turn, turn_score=self.engines.turn_score)
+        self._pending = self._pending[:0]
+        self._reset_vad()
 
     # ------------------------------------------------------------------ input
     async def on_text(self, text: str) -> ProtocolError | None:
@@ -171,6 +181,11 @@ class Session:
         elif isinstance(msg, Stop):
             self.stopping = True
         return None
+
+    @property
+    def in_speech(self) -> bool:
+        """The VAD is inside an utterance (heard its start, not yet its end)."""
+        return self._endpointer.in_speech
 
     @property
     def output_rate(self) -> int:
@@ -271,23 +286,45 @@ class Session:
         if spec is not None:  # it ended before the endpoint (no speech, an error): answer afresh
             self._speculation = spec
             self._discard_speculation()
+        speech_end_ns = now_ns - round(silence_after_speech_ms(ev) * 1e6)
+        await self._start_turn(Utterance(ev.audio, ev.trailing_silence_ms, ev.forced), speech_end_ns, now_ns, ev)
+
+    async def end_utterance(self, audio: np.ndarray | None, *, ended_ns: int | None = None, text: str = "") -> None:
+        """Start a turn now, without the VAD: for a client that does its own endpointing.
+
+        ``audio`` (float32 mono 16 kHz) is the whole utterance (transcribed, then answered); ``None`` answers
+        the conversation as it stands, ``text`` being what the user last said (already in :attr:`history`).
+        ``ended_ns`` is when the user's speech ended (the client's commit), default now: the report counts
+        from it. Runs after the turn in flight, like any turn."""
+        now_ns = self.clock.now_ns()
+        self._discard_speculation()
+        self._turn_id += 1
+        if audio is None:
+            utterance = Utterance(np.zeros(0, np.float32), 0.0, True, text=text)
+        else:
+            utterance = Utterance(audio, 0.0, True)
+        await self._start_turn(utterance, min(ended_ns or now_ns, now_ns), now_ns, None)
+
+    async def _start_turn(
+        self, utterance: Utterance, speech_end_ns: int, now_ns: int, ev: SpeechEnded | None
+    ) -> None:
         timer = TurnTimer(self.clock, self.id, self._turn_id)
-        timer.mark("speech_end", at_ns=now_ns - round(silence_after_speech_ms(ev) * 1e6))
+        timer.mark("speech_end", at_ns=speech_end_ns)
         timer.mark("endpoint", at_ns=now_ns)
         await self.outbox.send_event(
             event(
                 "speech_ended",
                 turn_id=self._turn_id,
-                forced=ev.forced,
-                trailing_silence_ms=round(ev.trailing_silence_ms, 1),
+                forced=utterance.forced,
+                trailing_silence_ms=round(utterance.trailing_silence_ms, 1),
             )
         )
-        utterance = Utterance(ev.audio, ev.trailing_silence_ms, ev.forced)
         previous = self._turn
         discarded, self._discarded = self._discarded, 0
+        turn_score = ev.turn_score if ev is not None else None
 
         def fields() -> dict[str, object]:
-            return {"speculations_discarded": discarded, "turn_score": ev.turn_score}
+            return {"speculations_discarded": discarded, "turn_score": turn_score}
 
         task = asyncio.create_task(self._run(previous, utterance, timer, fields), name=f"{self.id}-turn")
         # A task cancelled before it ran (barge-in right after the endpoint, or while it waited for the
@@ -437,6 +474,7 @@ class Session:
                 on_error=on_error,
                 reply=reply,
                 report_fields=report_fields,
+                audio=self.speak_replies,
             )
         finally:
             self.outbox.forget_turn(timer.turn_id)

@@ -62,6 +62,9 @@ class Utterance:
     """float32 mono 16 kHz."""
     trailing_silence_ms: float
     forced: bool
+    text: str | None = None
+    """What the user said when it is already known and in the history (a typed message, or nothing new:
+    answer the conversation as it stands): the turn skips STT (its stages count 0 ms) and answers."""
 
 
 @dataclass
@@ -133,6 +136,7 @@ async def run_turn(
     on_error: Callable[[ProtocolError], None] = lambda e: None,
     reply: bool = True,
     report_fields: Callable[[], dict[str, Any]] = dict,
+    audio: bool = True,
 ) -> TurnReport:
     """Run one turn to its end (its last audio chunk handed to the socket) and return its report.
 
@@ -141,7 +145,9 @@ async def run_turn(
     cancelled during transcription still waits for it (the model cannot be interrupted) and keeps what
     the user said in the history. ``reply=False`` (the user barged in before the turn began) only
     transcribes into the history and reports the turn as cancelled. ``report_fields`` adds fields to the
-    report, read when the report is built (the session's speculation counters).
+    report, read when the report is built (the session's speculation counters). ``audio=False`` (a client
+    that wants text only) sends each clause as ``reply_text`` without synthesizing it; the TTS marks are then
+    placed when the first clause is sent, so ``total_ms`` runs to the first clause instead of the first audio.
     """
     progress = _Progress()
     delivery = _Delivery(timer)
@@ -154,6 +160,12 @@ async def run_turn(
         announced = False
         samples_per_chunk = max(1, out_rate * config.tts.chunk_ms // 1000)
         while not isinstance(clause := await clauses.get(), _EndOfClauses):
+            if not audio:
+                await sink.send_event(event("reply_text", turn_id=tid, text=clause))
+                for mark in ("tts_start", "tts_first_audio", "first_audio_sent"):
+                    timer.mark(mark)
+                progress.spoken.append(clause)
+                continue
             pieces = await engines.synthesize(clause, timer)
             if not pieces:
                 continue
@@ -232,10 +244,15 @@ async def run_turn(
     outcome = "ok"
     try:
         with engines.admit() as admission:
-            text = await hear()
+            if utterance.text is not None:
+                text = progress.transcript = utterance.text
+                for mark in ("stt_start", "stt_done"):
+                    timer.mark(mark)
+            else:
+                text = await hear()
             if not reply:
                 raise asyncio.CancelledError
-            if not text:
+            if not text and utterance.text is None:
                 outcome = "no_speech"
             else:
                 await think(admission)

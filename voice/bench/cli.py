@@ -93,6 +93,12 @@ def add_bench_parser(sub: Any) -> None:
     e.add_argument("--url", default=None, help="measure a running server instead (ws://host:port/)")
     e.add_argument("--token", default=None, help="token for --url, if the server needs one")
     e.add_argument(
+        "--protocol",
+        choices=("native", "realtime"),
+        default="native",
+        help="speak the native protocol at / (default) or the OpenAI Realtime-compatible one at /v1/realtime",
+    )
+    e.add_argument(
         "--ca-file",
         type=Path,
         default=None,

@@ -58,6 +58,11 @@ RECONCILIATION_METHOD = (
     "the VAD's trailing silence), reply lead silence (first audible sample − first reply chunk arrival) "
     "and a residual (transport and everything else)"
 )
+PROTOCOL_METHOD = {
+    "native": "native protocol at /: PCM16 binary frames up at the clip's rate, reply PCM at the voice's rate",
+    "realtime": "OpenAI Realtime-compatible /v1/realtime: base64 PCM16 at 24 kHz in JSON text frames both ways, "
+    "server VAD; the server's report read from the opt-in voice.turn_report event",
+}
 UNCERTAIN_SLACK_MS = 20.0
 """A reply may come this much sooner after the reference speech end than the server's post-endpoint stages
 take (the reference's own tolerance) before the turn is ``uncertain``."""
@@ -78,6 +83,8 @@ class E2eOptions:
     frame_ms: int = 20
     save_audio: Path | None = None
     token: str | None = None
+    protocol: str = "native"
+    """``native`` (``/``) or ``realtime`` (``/v1/realtime``, the OpenAI Realtime-compatible endpoint)."""
     ca_file: Path | None = None
     """Trust this CA (PEM) for a ``wss://`` URL, e.g. a proxy's self-signed certificate."""
 
@@ -412,6 +419,20 @@ def tls_context(url: str, ca_file: Path | None) -> ssl.SSLContext | None:
 def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
     """One clip in one session, on a client event loop of its own (in the calling thread), so that the
     server's event loop (in-process runs) never delays the client's pacing or arrival timestamps."""
+    if opts.protocol == "realtime":
+        from voice.realtime.client import converse_realtime
+
+        return asyncio.run(
+            converse_realtime(
+                url,
+                [item.clip.utterance()],
+                frame_ms=opts.frame_ms,
+                reply_timeout_s=opts.reply_timeout_s,
+                token=opts.token,
+                settle_s=opts.settle_s,
+                ssl=tls_context(url, opts.ca_file),
+            )
+        )
     return asyncio.run(
         converse(
             url,
@@ -587,6 +608,7 @@ def method_meta(opts: E2eOptions) -> dict[str, Any]:
         "wer": stats.WER_NORMALIZATION,
         "wer_normalized": stats.WER_WHISPER_NORMALIZATION,
         "clock": "client time.perf_counter_ns (monotonic)",
+        "protocol": PROTOCOL_METHOD[opts.protocol],
         "burst": burst.METHOD,
         "repeats": opts.repeats,
         "warmup": opts.warmup,

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         reply_timeout_s=args.reply_timeout,
         save_audio=args.save_audio,
         token=args.token,
+        protocol=args.protocol,
         ca_file=args.ca_file,
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)

@@ -1,0 +1,183 @@
+"""A microphone-like client of ``/v1/realtime`` (for ``voice bench e2e --protocol realtime``).
+
+It speaks exactly as :func:`voice.client.converse` does (real-time 20 ms frames, then silence until the reply;
+the same client clock), but in Realtime events: base64 ``input_audio_buffer.append`` at 24 kHz up, and
+``response.output_audio.delta`` down. It fills the same :class:`~voice.client.Conversation`, so mouth-to-ear
+is measured and reconciled the same way. The server's report comes with the opt-in ``voice.turn_report`` event
+(sent after ``response.done``, so it does not touch the measured audio); ``response.done``'s metadata is the
+fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import ssl as ssl_lib
+import time
+import urllib.parse
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import soxr
+from websockets.asyncio.client import ClientConnection, connect
+
+from voice.audio import float_to_pcm16
+from voice.client import LATE_FRAME_MS, Conversation, Utterance, _answered
+from voice.realtime import REALTIME_PATH, REALTIME_RATE_HZ
+from voice.realtime.front import TURN_REPORT_QUERY
+
+
+def realtime_url(url: str, model: str = "voice") -> str:
+    """``ws://host:port/`` (or any path) → ``ws://host:port/v1/realtime?model=…&voice_events=1``."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.urlencode({"model": model, TURN_REPORT_QUERY: "1"})
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, REALTIME_PATH, query, ""))
+
+
+def _report_from_metadata(response: dict[str, Any]) -> dict[str, Any]:
+    meta = response.get("metadata") or {}
+    usage = response.get("usage") or {}
+    cached = (usage.get("input_token_details") or {}).get("cached_tokens")
+    total = meta.get("voice.total_ms")
+    return {
+        "turn_id": int(meta.get("voice.turn_id") or 0),
+        "outcome": meta.get("voice.outcome") or response.get("status"),
+        "stages_ms": json.loads(meta.get("voice.stages_ms") or "{}"),
+        "total_ms": float(total) if total else None,
+        "reply_audio_ms": float(meta.get("voice.reply_audio_ms") or 0),
+        "generated_tokens": usage.get("output_tokens"),
+        "prompt_tokens_reused": cached,
+        "prompt_tokens_evaluated": None if cached is None else int(usage.get("input_tokens") or 0) - int(cached),
+    }
+
+
+async def _reader(ws: ClientConnection, conv: Conversation, reported: asyncio.Event) -> None:
+    turn_id = 0  # the server's turn ids count VAD turns from 1, like speech_stopped events here
+    responses: dict[str, int] = {}
+    async for message in ws:
+        now = time.perf_counter_ns()
+        ev = json.loads(message)  # text frames only: a binary frame would fail here, as in the OpenAI SDK
+        conv.events.append((now, ev))
+        kind = ev.get("type")
+        if kind == "session.created":
+            conv.session_id = str(ev["session"].get("id", ""))
+        elif kind == "error":
+            err = ev.get("error") or {}
+            conv.errors.append({"code": err.get("code"), "message": err.get("message")})
+        elif kind == "input_audio_buffer.speech_stopped":
+            turn_id += 1
+            conv.turn(turn_id).speech_ended_ns = now
+        elif kind == "conversation.item.input_audio_transcription.completed" and turn_id:
+            t = conv.turn(turn_id)
+            t.transcript = ev.get("transcript", "")
+            if not t.transcript:  # nothing heard: no response follows
+                t.report, t.report_ns = {"turn_id": turn_id, "outcome": "no_speech", "stages_ms": {}}, now
+        elif kind == "response.created" and turn_id:
+            responses[ev["response"]["id"]] = turn_id
+        elif kind == "response.content_part.added" and ev.get("response_id") in responses:
+            conv.turn(responses[ev["response_id"]]).sample_rate = REALTIME_RATE_HZ
+        elif kind == "response.output_audio.delta" and ev.get("response_id") in responses:
+            conv.turn(responses[ev["response_id"]]).chunks.append((now, base64.b64decode(ev["delta"])))
+        elif kind == "response.output_audio_transcript.delta" and ev.get("response_id") in responses:
+            conv.turn(responses[ev["response_id"]]).reply_text.append(ev["delta"])
+        elif kind == "response.done" and ev["response"].get("id") in responses:
+            t = conv.turn(responses[ev["response"]["id"]])
+            t.interrupted = ev["response"].get("status") == "cancelled"
+            t.report, t.report_ns = _report_from_metadata(ev["response"]), now
+        elif kind == "voice.turn_report":
+            report = ev.get("report") or {}
+            tid = report.get("turn_id")
+            if isinstance(tid, int) and tid in conv.turns:
+                conv.turns[tid].report = report
+            reported.set()
+
+
+async def converse_realtime(
+    url: str,
+    utterances: Sequence[Utterance],
+    *,
+    frame_ms: int = 20,
+    reply_timeout_s: float = 60.0,
+    token: str | None = None,
+    settle_s: float = 2.0,
+    ssl: ssl_lib.SSLContext | None = None,
+) -> Conversation:
+    """Speak each utterance through ``/v1/realtime`` (server VAD), streaming silence after it until answered.
+
+    The same pacing, answered-rule and ``ssl`` as :func:`voice.client.converse`. Cancelling closes the
+    connection."""
+    conv = Conversation()
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    rate = REALTIME_RATE_HZ
+    frame = rate * frame_ms // 1000
+    # Resampled before the clock starts: the client's own cost stays out of the measurement.
+    clips = [
+        (soxr.resample(u.audio.astype(np.float32), u.rate_hz, rate), round(u.speech_end_sample * rate / u.rate_hz))
+        for u in utterances
+    ]
+    tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # ssl=None is refused for wss://
+    async with connect(
+        realtime_url(url), max_size=2**24, additional_headers=headers, compression=None, **tls
+    ) as ws:
+        reported = asyncio.Event()
+        reader = asyncio.create_task(_reader(ws, conv, reported))
+        settle_ns = round(settle_s * 1e9)
+        silence = json.dumps({"type": "input_audio_buffer.append",
+                              "audio": base64.b64encode(bytes(frame * 2)).decode("ascii")})
+        try:
+            t0 = time.perf_counter_ns()
+            sent = 0
+            for n, (pcm, end_sample) in enumerate(clips, start=1):
+                begin, before = sent, set(conv.turns)
+                speech_end_ns: int | None = None
+                i = 0
+                while True:
+                    if i < len(pcm):
+                        chunk = pcm[i : i + frame]
+                        message = json.dumps({"type": "input_audio_buffer.append",
+                                              "audio": base64.b64encode(float_to_pcm16(chunk)).decode("ascii")})
+                    else:
+                        chunk = np.zeros(frame, np.float32)
+                        message = silence
+                        if reader.done() or _answered(conv, speech_end_ns, before, time.perf_counter_ns(), settle_ns):
+                            break
+                    i += len(chunk)
+                    sent += len(chunk)
+                    due = t0 + round(sent * 1e9 / rate)
+                    delay = (due - time.perf_counter_ns()) / 1e9
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    sent_ns = time.perf_counter_ns()
+                    lag_ms = (sent_ns - due) / 1e6
+                    conv.max_send_lag_ms = max(conv.max_send_lag_ms, lag_ms)
+                    if lag_ms > LATE_FRAME_MS:
+                        conv.late_frames.append((sent_ns, round(lag_ms, 2)))
+                    await ws.send(message)
+                    if speech_end_ns is None and i >= end_sample:
+                        speech_end_ns = t0 + round((begin + end_sample) * 1e9 / rate)
+                    if (sent - begin) / rate > len(pcm) / rate + reply_timeout_s:
+                        raise TimeoutError(f"no reply to utterance {n} within {reply_timeout_s} s")
+                new_ids = sorted(set(conv.turns) - before)
+                conv.utterance_turns.append(new_ids)
+                if new_ids:
+                    conv.turns[new_ids[-1]].speech_end_ns = speech_end_ns
+            # The opt-in report follows response.done at once: give it a moment, then leave.
+            def waiting() -> bool:
+                return any(
+                    t.report is not None and t.report.get("outcome") != "no_speech" and "llm" not in t.report
+                    for t in conv.turns.values()
+                )
+
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(2.0):
+                    while waiting():
+                        reported.clear()
+                        await reported.wait()
+        finally:
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+    return conv
