@@ -26,3 +26,17 @@ def test_silence_alone_and_no_lead_are_left_as_they_are() -> None:
     assert trim_lead_silence(quiet, RATE_HZ, keep_ms=10) is quiet
     loud = np.full(1000, 20000, np.int16)
     assert len(trim_lead_silence(loud, RATE_HZ, keep_ms=10)) == 1000
+
+
+def test_the_sessions_resampler_holds_back_little_audio() -> None:
+    """What a 24/48 kHz client's audio waits in the streaming resampler is added to every endpoint."""
+    import soxr
+
+    from voice.session import RESAMPLE_QUALITY
+
+    for rate in (24_000, 48_000):
+        stream = soxr.ResampleStream(rate, 16_000, 1, dtype="float32", quality=RESAMPLE_QUALITY)
+        chunk = rate // 50  # 20 ms
+        out = sum(len(stream.resample_chunk(np.zeros(chunk, np.float32))) for _ in range(50))
+        held_back_ms = (16_000 - out) / 16
+        assert held_back_ms <= 8.0, (rate, held_back_ms)

@@ -53,6 +53,10 @@ log = logging.getLogger("voice.session")
 
 #: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
 INGRESS_BURST_S = 2.0
+#: soxr quality of the streaming resampler for clients not at 16 kHz (the browser's 48 kHz, Realtime's 24 kHz).
+#: The default "HQ" filter holds back 21 ms of input, so the VAD hears the end of speech 21 ms late; "LQ" holds
+#: back 6 ms, with the same normalized WER on ../shared/speech sent at 48 kHz (0.037 both, tiny.en).
+RESAMPLE_QUALITY = "LQ"
 #: The cancel message of a barge-in (other cancels: disconnect, shutdown, reset).
 BARGE_IN = "barge-in"
 #: The cancel message of a speculative turn thrown away because the user went on speaking.
@@ -152,7 +156,9 @@ class Session:
             self.started = msg
             self._start_ns = self.clock.now_ns()
             if msg.sample_rate != STT_SAMPLE_RATE_HZ:
-                self._resampler = soxr.ResampleStream(msg.sample_rate, STT_SAMPLE_RATE_HZ, 1, dtype="float32")
+                self._resampler = soxr.ResampleStream(
+                    msg.sample_rate, STT_SAMPLE_RATE_HZ, 1, dtype="float32", quality=RESAMPLE_QUALITY
+                )
             self._vad = self.engines.vad.stream()
             await self.outbox.send_event(
                 event(
