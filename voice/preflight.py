@@ -31,6 +31,9 @@ def check_model_files(config: Config, models_root: Path, catalogue: Catalogue) -
     if config.turn.end_of_turn_model:
         wanted.append(("turn", config.turn.end_of_turn_model))
     for kind, name in wanted:
+        if kind == "llm" and config.llm.backend != "llama":
+            folders.append(models_root)  # served by a server ([llm] backend): no local file to check
+            continue
         entry = catalogue.get(name)
         if entry.kind != kind:
             raise ModelMissingError(
