@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Kind = Literal["stream", "status", "hold", "cut", "buffered", "stall"]
+Kind = Literal["stream", "status", "hold", "cut", "buffered", "stall", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class Script:
     with a JSON error body. ``hold``: headers, then nothing until the server is closed. ``cut``: the first
     ``after`` tokens, then the connection is dropped mid-chunked-body. ``buffered``: nothing for
     ``wait_s``, then every event in one write. ``stall``: ``after`` tokens, then nothing until closed.
+    ``interrupted``: ``after`` tokens, then ``[DONE]`` without a finish_reason (llama_cpp.server's
+    ``interrupt_requests``).
     """
 
     kind: Kind = "stream"
@@ -128,6 +130,8 @@ class FakeOpenAi:
             h.wfile.write(b"".join(_chunk(e) for e in events) + b"0\r\n\r\n")
             h.wfile.flush()
             return
+        if s.kind == "interrupted":
+            events = [*events[: s.after + 1], b"data: [DONE]\n\n"]
         for i, e in enumerate(events):
             if i > s.after and s.kind in ("cut", "stall"):  # events[0] is the role, then the tokens
                 if s.kind == "stall":

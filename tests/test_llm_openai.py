@@ -152,6 +152,7 @@ def test_the_api_key_is_sent_as_a_bearer_token(fake: FakeOpenAi, monkeypatch: py
         (Script(kind="status", status=503), "answered HTTP 503.*fake failure 503"),
         (Script(kind="hold"), "sent no first token .*within read_timeout_s=0.5 s"),
         (Script(kind="cut", after=2), "cut the stream after 2 tokens"),
+        (Script(kind="interrupted", after=3), "after 3 tokens without a finish_reason.*--interrupt_requests"),
     ],
 )
 def test_each_failure_raises_a_clear_error(fake: FakeOpenAi, script: Script, message: str) -> None:

@@ -25,7 +25,8 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
   request, llama_cpp.server logs "disconnected"). Between tokens the ``cancel`` event is checked too. A
   cancel during the TCP connect waits for it (at most ``connect_timeout_s``).
 * **Failures** raise :class:`LlmServerError` naming the server and what to check (not reachable, no
-  token within ``read_timeout_s``, an HTTP error status, a stream cut before its end); the turn reports
+  token within ``read_timeout_s``, an HTTP error status, a stream cut before its end, or ended with
+  ``[DONE]`` but no ``finish_reason``: a server that gave up on the reply); the turn reports
   it to the client as an ``internal`` error event and the session keeps serving.
 * **Buffering**: the arrival times of the tokens go through :func:`voice.streamcheck.stream_shape`; a
   stream that arrives in one lump after a long wait is logged as a warning saying what to check.
@@ -246,7 +247,7 @@ class OpenAiLlm:
         start_ns = time.perf_counter_ns()
         arrivals_ns: list[int] = []
         usage: Usage | None = None
-        ended = False  # a finish_reason or [DONE] arrived, or we stopped the reply ourselves
+        ended = False  # a finish_reason arrived, or we stopped the reply ourselves
         guard = ReplyGuard(max_sentences=self.config.max_reply_sentences)
         try:
             with self._client.stream("POST", self.url, json=self._body(messages, max_tokens)) as response:
@@ -262,7 +263,12 @@ class OpenAiLlm:
                         )
                     for sse in httpx2.EventSource(response):
                         if sse.data == "[DONE]":
-                            ended = True
+                            if not ended:  # every engine sends a finish_reason first, unless it gave up
+                                raise LlmServerError(
+                                    f"{where} ended the stream after {len(arrivals_ns)} tokens without a "
+                                    "finish_reason: it interrupted the reply (llama_cpp.server does when "
+                                    "another request arrives: start it with --interrupt_requests false)"
+                                )
                             break
                         chunk = parse_chunk(sse.data)
                         if chunk.error is not None:

@@ -53,6 +53,9 @@ def llama_server(
         "--n_batch", str(config.n_batch),
         "--n_threads", str(config.n_threads),
         "--n_threads_batch", str(config.n_threads),
+        # By default it ends a running stream (with [DONE], no finish_reason) when another request
+        # arrives: replicas sharing it would cut each other's replies. Off: requests wait their turn.
+        "--interrupt_requests", "false",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     server = LlamaServer(base_url="", process=proc)
