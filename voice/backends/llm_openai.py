@@ -59,6 +59,8 @@ from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.streamcheck import buffering_warning, stream_shape
 
 log = logging.getLogger("voice.llm_openai")
+# httpx2 logs every request at INFO: one line per turn in the server's log says nothing the turn line doesn't.
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 CHARS_PER_TOKEN_ESTIMATE = 3.0
 """Deliberately fewer than English BPE's ~4 characters per token: the estimate errs high."""
