@@ -259,3 +259,35 @@ async def test_a_server_that_is_not_up_gives_an_error_event_every_turn() -> None
             assert "cannot reach the LLM server" in p.errors()[-1]["message"]
         await p.close()
     engines.close()
+
+
+# ---------------------------------------------------------------------- config
+@pytest.mark.parametrize(
+    ("llm", "message"),
+    [
+        ({"backend": "vllm"}, "backend must be one of llama, openai"),
+        ({"base_url": "127.0.0.1:8000/v1"}, "base_url must start with http:// or https://"),
+        ({"read_timeout_s": 0}, "connect_timeout_s and read_timeout_s must be positive"),
+        ({"api_key_env": "MY KEY"}, "api_key_env names an environment variable"),
+        ({"backend": "openai", "model": ""}, "needs model"),
+    ],
+)
+def test_bad_llm_backend_settings_are_named(llm: dict[str, object], message: str) -> None:
+    from voice.config import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        make_config(llm=llm)
+
+
+def test_the_openai_backend_needs_no_local_model_file() -> None:
+    from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
+    from voice.preflight import check_model_files
+
+    if not (DEFAULT_MODELS_ROOT / "stt").is_dir() or not (DEFAULT_MODELS_ROOT / "tts").is_dir():
+        pytest.skip("needs the default STT and TTS models in models/ (voice models pull)")
+    catalogue = Catalogue.load(DEFAULT_CATALOGUE)
+    no_turn = {"end_of_turn_model": ""}
+    with pytest.raises(ModelError, match="served-name"):  # in-process: a catalogue name, looked up
+        check_model_files(make_config(llm={"model": "served-name"}, turn=no_turn), DEFAULT_MODELS_ROOT, catalogue)
+    served = make_config(llm={"backend": "openai", "model": "served-name"}, turn=no_turn)
+    assert len(check_model_files(served, DEFAULT_MODELS_ROOT, catalogue)) == 3  # STT, (none), TTS: all fine
