@@ -135,7 +135,7 @@ class FakeOpenAi:
         for i, e in enumerate(events):
             if i > s.after and s.kind in ("cut", "stall"):  # events[0] is the role, then the tokens
                 if s.kind == "stall":
-                    while not self.release.wait(0.01):
+                    while not self.release.wait(0.5):
                         h.wfile.write(_chunk(b": keep-alive\n\n"))  # a comment: fails once the client is gone
                         h.wfile.flush()
                     return

@@ -20,7 +20,8 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
   prompt the server still refuses fails the turn with the server's message.
 * **Cancellation** (barge-in): the engine calls :meth:`OpenAiLlm.interrupt` from the event loop's thread
   when the turn is cancelled. It shuts the stream's socket down, so the worker thread's blocking read
-  returns at once (well under a millisecond on loopback; it does not wait for the server's next token),
+  returns at once (it does not wait for the server's next token: measured here, interrupt → generator ended
+  in 0.5 ms median, 0.8 ms max over 20 trials with the worker blocked in the read),
   the generator ends, and the server sees the connection close and stops generating (vLLM aborts the
   request, llama_cpp.server logs "disconnected"). Between tokens the ``cancel`` event is checked too. A
   cancel during the TCP connect waits for it (at most ``connect_timeout_s``).
