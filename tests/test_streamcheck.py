@@ -46,8 +46,16 @@ def test_short_replies_say_too_little() -> None:
 
 
 def test_a_fast_engine_with_a_short_ttft_is_not_flagged() -> None:
-    # 20 tokens at 0.5 ms each (a very fast engine) after 6 ms: the wait is not long against the burst.
-    assert not stream_shape(0, arrivals(6, [0.5] * 19)).buffered
+    # 20 tokens at 2 ms each (a fast engine on a GPU) after 6 ms.
+    assert not stream_shape(0, arrivals(6, [2.0] * 19)).buffered
+    # Even at 0.5 ms per token the window holds too few of them.
+    assert not stream_shape(0, arrivals(30, [0.5] * 39)).buffered
+
+
+def test_a_hiccup_while_the_lump_is_parsed_does_not_hide_it() -> None:
+    # 12 tokens released at once; the parsing thread lost the core for 3 ms after the fifth.
+    shape = stream_shape(0, arrivals(300, [0.02] * 4 + [3.0] + [0.02] * 6))
+    assert shape.buffered and shape.burst_tokens == 12
 
 
 def test_bursty_but_spread_streams_are_not_flagged() -> None:

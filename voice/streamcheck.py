@@ -18,13 +18,15 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class BufferingRule:
     """When a stream counts as buffered: at least ``min_tokens`` tokens, at least ``burst_share`` of them in
-    one burst (consecutive arrivals at most ``burst_gap_ms`` apart), and the wait before that burst at least
+    one burst (arrivals all within ``burst_window_ms``), and the wait before that burst at least
     ``min_wait_ratio`` times the burst's own length and at least ``min_wait_ms``."""
 
     min_tokens: int = 8
     """Shorter streams say too little (a one-clause reply may fit in one network packet)."""
-    burst_gap_ms: float = 1.0
-    """Arrivals this close belong to one burst: faster than any engine decodes token after token."""
+    burst_window_ms: float = 5.0
+    """Tokens arriving this close together came in one lump: engines take a few ms per decode step even
+    on a GPU, while a released buffer is parsed in microseconds per token. A window rather than a gap
+    between neighbours, so one scheduler hiccup while a lump is parsed does not split it."""
     burst_share: float = 0.8
     min_wait_ratio: float = 4.0
     min_wait_ms: float = 20.0
@@ -40,7 +42,7 @@ class StreamShape:
     spread_ms: float
     """First token → last token arrived."""
     burst_tokens: int
-    """Tokens in the largest burst (arrivals at most ``burst_gap_ms`` apart)."""
+    """Tokens in the largest burst (consecutive arrivals within ``burst_window_ms``)."""
     burst_ms: float
     """How long that burst lasted, first to last arrival."""
     wait_ms: float
@@ -54,14 +56,14 @@ def stream_shape(start_ns: int, arrivals_ns: Sequence[int], rule: BufferingRule 
     n = len(arrivals_ns)
     if n == 0:
         return StreamShape(0, 0.0, 0.0, 0, 0.0, 0.0, False)
-    gap_ns = rule.burst_gap_ms * 1e6
+    window_ns = rule.burst_window_ms * 1e6
     best_start, best_len = 0, 1
-    run_start = 0
-    for i in range(1, n):
-        if arrivals_ns[i] - arrivals_ns[i - 1] > gap_ns:
-            run_start = i
-        if i - run_start + 1 > best_len:
-            best_start, best_len = run_start, i - run_start + 1
+    first = 0
+    for last in range(n):  # the longest run of arrivals spanning at most the window (two pointers)
+        while arrivals_ns[last] - arrivals_ns[first] > window_ns:
+            first += 1
+        if last - first + 1 > best_len:
+            best_start, best_len = first, last - first + 1
     burst_ms = (arrivals_ns[best_start + best_len - 1] - arrivals_ns[best_start]) / 1e6
     wait_ms = (arrivals_ns[best_start] - start_ns) / 1e6
     buffered = (
