@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -38,11 +39,17 @@ async def http_get(port: int, path: str, headers: dict[str, str] | None = None) 
 
 
 async def http_get_full(
-    port: int, path: str, headers: dict[str, str] | None = None
+    port: int, path: str, headers: dict[str, str] | None = None, *, tls: ssl.SSLContext | None = None
 ) -> tuple[int, dict[str, str], str]:
-    """A minimal HTTP/1.1 GET; returns (status, headers with lower-case names, body)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close"]
+    """A minimal HTTP/1.1 GET; returns (status, headers with lower-case names, body). With ``tls``: HTTPS to
+    ``localhost`` (the name the test certificates carry)."""
+    if tls is None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        host = f"127.0.0.1:{port}"
+    else:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=tls, server_hostname="localhost")
+        host = f"localhost:{port}"
+    lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
     await writer.drain()

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
+from voice.bench.clips import BenchError
 from voice.bench.e2e import TurnResult
-from voice.bench.techniques import Step, _row, steps
+from voice.bench.techniques import Step, _row, select, steps
 from voice.config import Config
 
 
 def test_steps_start_serial_and_end_at_the_defaults() -> None:
     plan = steps(Config())
     names = [s.name for s, _ in plan]
-    assert names == ["serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn"]
+    assert names == [
+        "serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn", "early_pause", "energy_pause"
+    ]
     serial = plan[0][1]
     assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
     assert serial.turn.end_of_turn_model == ""
     assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
-    assert plan[-1][1] == Config()  # the last step is what a user gets
+    # The configuration given is one of the steps, and that step says so (here: the defaults).
+    (given,) = [s for s, c in plan if c == Config()]
+    assert given.description.endswith("(= the configuration given)")
+    assert plan[-1][1].turn.speculate_after_ms == 32 and plan[-1][1].turn.pause_energy_drop_db == 30.0
+    chosen = select(plan, "smart_turn,energy_pause")
+    assert [s.name for s, _ in chosen] == ["smart_turn", "energy_pause"] and chosen[1][1] == plan[-1][1]
+    with pytest.raises(BenchError, match=r"unknown step.*warp"):
+        select(plan, "warp")
     # Every step changes something.
     configs = [c for _, c in plan]
     assert all(a != b for a, b in itertools.pairwise(configs))

@@ -157,3 +157,86 @@ def test_no_end_while_the_score_is_pending_and_at_once_when_it_comes_late() -> N
     (end,) = ep.score_pause()
     assert isinstance(end, SpeechEnded) and end.turn_score == 0.9 and end.trailing_silence_ms == 256.0
     assert not ep.score_pending and not ep.in_speech
+
+
+def run_levels(
+    levels: list[float], probs: list[float], turn: TurnConfig, scores: list[float] | None = None
+) -> list[tuple[int, object]]:
+    """Frames of constant amplitude ``levels[i]`` with VAD probabilities ``probs[i]``."""
+    asked = list(scores or [])
+    ep = Endpointer(
+        VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64),
+        turn=turn,
+        turn_score=(lambda _audio: asked.pop(0)) if scores is not None else None,
+    )
+    out: list[tuple[int, object]] = []
+    for i, (level, p) in enumerate(zip(levels, probs, strict=True)):
+        out.extend((i, ev) for ev in ep.feed(np.full(FRAME, level, np.float32), p))
+        if ep.score_pending:
+            out.extend((i, ev) for ev in ep.score_pause())
+    assert not asked, "the scorer was asked fewer times than expected"
+    return out
+
+
+LOUD, QUIET = 0.3, 0.001  # -10 dBFS and -60 dBFS: 50 dB apart
+ENERGY = TurnConfig(speculate_after_ms=96, pause_energy_drop_db=30.0)
+
+
+def test_a_pause_on_energy_comes_before_the_lagging_vad_and_ends_nothing() -> None:
+    # Speech stops at frame 5; the VAD keeps calling it speech for 4 more frames (128 ms), then silence.
+    levels = [LOUD] * 5 + [QUIET] * 20
+    probs = [0.9] * 9 + [0.1] * 16
+    vad_only = run_levels(levels, probs, TurnConfig(speculate_after_ms=96))
+    energy = run_levels(levels, probs, ENERGY)
+    assert names(vad_only) == names(energy) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
+    (_, _), (vad_pause_at, _), (vad_end_at, vad_end) = vad_only
+    (_, _), (pause_at, pause), (end_at, end) = energy
+    assert vad_pause_at == 11 and pause_at == 7  # 96 ms after the last loud frame, 4 frames sooner
+    assert isinstance(pause, SpeechPaused) and pause.trailing_silence_ms == 96.0
+    # The VAD's lag is not taken for resumed speech, and the end of the turn is still the VAD's.
+    assert isinstance(end, SpeechEnded) and isinstance(vad_end, SpeechEnded) and end_at == vad_end_at
+    assert np.array_equal(end.audio, vad_end.audio) and end.trailing_silence_ms == vad_end.trailing_silence_ms
+
+
+def test_after_an_energy_pause_loud_speech_resumes_and_a_long_quiet_vad_stretch_too() -> None:
+    loud_again = run_levels([LOUD] * 5 + [QUIET] * 4 + [LOUD] * 2 + [QUIET] * 16, [0.9] * 11 + [0.1] * 16, ENERGY)
+    assert names(loud_again)[:4] == ["SpeechStarted", "SpeechPaused", "SpeechResumed", "SpeechPaused"]
+    assert [i for i, _ in loud_again][1:3] == [7, 9]
+    # A quiet voice the VAD keeps hearing for 256 ms (8 frames) after the pause is speech, not lag.
+    whisper = run_levels([LOUD] * 5 + [QUIET] * 30, [0.9] * 20 + [0.1] * 15, ENERGY)
+    assert names(whisper)[:3] == ["SpeechStarted", "SpeechPaused", "SpeechResumed"]
+    assert [i for i, _ in whisper][1:3] == [7, 15]
+
+
+def test_energy_pause_asks_the_end_of_turn_model_at_the_vads_own_pause() -> None:
+    turn = TurnConfig(speculate_after_ms=96, pause_energy_drop_db=30.0, complete_silence_ms=160)
+    events = run_levels([LOUD] * 5 + [QUIET] * 30, [0.9] * 9 + [0.1] * 26, turn, scores=[0.9])
+    assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
+    (_, _), (pause_at, pause), (end_at, end) = events
+    assert pause_at == 7 and isinstance(pause, SpeechPaused) and pause.end_after_ms == 960.0
+    # Scored on the VAD's pause (frame 11), the turn ends after 160 ms of the VAD's silence (frame 13).
+    assert end_at == 13 and isinstance(end, SpeechEnded) and end.turn_score == 0.9
+
+
+def test_noise_never_falls_far_enough_so_the_vad_decides() -> None:
+    noisy = run_levels([LOUD] * 5 + [LOUD / 10] * 20, [0.9] * 9 + [0.1] * 16, ENERGY)  # noise 20 dB down
+    assert [i for i, e in noisy if isinstance(e, SpeechPaused)] == [11]
+
+
+def test_an_early_speculation_still_asks_the_model_after_score_after_ms() -> None:
+    cfg = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
+    turn = TurnConfig(speculate_after_ms=32, score_after_ms=96, complete_silence_ms=160)
+    asked: list[int] = []
+
+    def score(audio: np.ndarray) -> float:
+        asked.append(len(audio) // FRAME)
+        return 0.9
+
+    ep = Endpointer(cfg, turn=turn, turn_score=score)
+    events: list[tuple[int, object]] = []
+    for i, p in enumerate([0.9] * 5 + [0.1] * 10):
+        events.extend((i, ev) for ev in ep.feed(np.full(FRAME, 0.3, np.float32), p))
+        if ep.score_pending:
+            events.extend((i, ev) for ev in ep.score_pause())
+    assert [(i, type(e).__name__) for i, e in events] == [(0, "SpeechStarted"), (5, "SpeechPaused"), (9, "SpeechEnded")]
+    assert asked == [8]  # on the audio up to the third silent frame (96 ms), not the pause's first

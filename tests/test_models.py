@@ -540,3 +540,97 @@ def test_stamp_is_json_with_sha_size_mtime(tmp_path: Path) -> None:
         "size_bytes": st.st_size,
         "mtime_ns": st.st_mtime_ns,
     }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# voice models add: a local GGUF registered like a catalogue model (voice/models/local.py)
+
+
+def _fake_gguf(path: Path, n: int = 5000, seed: int = 7) -> bytes:
+    data = b"GGUF" + _blob(n, seed)
+    path.write_bytes(data)
+    return data
+
+
+def test_add_gguf_registers_a_verified_local_model(tmp_path: Path) -> None:
+    from voice.models.local import add_gguf, remove_local
+
+    cat_path = _write(tmp_path, GOOD_TOML.format(sha="a" * 64))
+    root = tmp_path / "models"
+    data = _fake_gguf(tmp_path / "My Model-Q4_K_M.gguf")
+    entry = add_gguf(root, cat_path, tmp_path / "My Model-Q4_K_M.gguf")
+    assert entry.name == "my-model-q4_k_m" and entry.kind == "llm" and entry.local
+    assert entry.files[0].sha256 == _sha(data) and entry.size_bytes == len(data)
+    # Catalogue.load now lists it beside the catalogue's models, and it is present and sound.
+    cat = Catalogue.load(cat_path)
+    assert [e.name for e in cat.entries] == ["m1", "m2", "my-model-q4_k_m"]
+    added = cat.get("my-model-q4_k_m")
+    assert locate(root, added, verify=True) == root / "llm" / "my-model-q4_k_m"
+    assert models.find_gguf(root / "llm" / "my-model-q4_k_m", added.name).read_bytes() == data
+    assert pull(root, added, log=lambda _: None) == root / "llm" / "my-model-q4_k_m"  # present: nothing to do
+    assert "my-model-q4_k_m" in format_table(root, cat)
+    # A second model keeps the first; a lost file gives a clear error instead of a pull from nowhere.
+    _fake_gguf(tmp_path / "other.gguf", seed=8)
+    add_gguf(root, cat_path, tmp_path / "other.gguf", name="second", link=True)
+    assert [e.name for e in Catalogue.load(cat_path).entries][2:] == ["my-model-q4_k_m", "second"]
+    (root / "llm" / "second" / "model.gguf").unlink()
+    with pytest.raises(ModelError, match="added from a local file"):
+        pull(root, Catalogue.load(cat_path).get("second"), log=lambda _: None)
+    with pytest.raises(ModelMissingError, match="add it again"):
+        locate(root, Catalogue.load(cat_path).get("second"))
+    assert remove_local(root, cat_path, "second") == root / "llm" / "second"
+    assert not (root / "llm" / "second").exists()
+    assert [e.name for e in Catalogue.load(cat_path).entries] == ["m1", "m2", "my-model-q4_k_m"]
+
+
+def test_add_gguf_refuses_what_it_cannot_register(tmp_path: Path) -> None:
+    from voice.models.local import add_gguf, remove_local
+
+    cat_path = _write(tmp_path, GOOD_TOML.format(sha="a" * 64))
+    root = tmp_path / "models"
+    (tmp_path / "notes.gguf").write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(ModelError, match=r"notes.gguf is not a GGUF file \(it starts with b'PK\\x03\\x04'"):
+        add_gguf(root, cat_path, tmp_path / "notes.gguf")
+    with pytest.raises(ModelError, match="is not a file"):
+        add_gguf(root, cat_path, tmp_path / "missing.gguf")
+    _fake_gguf(tmp_path / "m1.gguf")
+    with pytest.raises(ModelError, match="a model named 'm1' already exists"):
+        add_gguf(root, cat_path, tmp_path / "m1.gguf")
+    with pytest.raises(ModelError, match="is not a model added with voice models add"):
+        remove_local(root, cat_path, "m1")
+    # Nothing half-registered was left behind by the failures.
+    assert [e.name for e in Catalogue.load(cat_path).entries] == ["m1", "m2"]
+    assert not (root / "llm").exists() or not any((root / "llm").iterdir())
+
+
+def test_local_list_is_checked_like_the_catalogue(tmp_path: Path) -> None:
+    cat_path = _write(tmp_path, GOOD_TOML.format(sha="a" * 64))
+    local = tmp_path / "local.toml"
+    entry = (
+        '[[model]]\nname = "{name}"\nkind = "llm"\ndefault = {default}\ndescription = "d"\nlicence = "l"\n'
+        'provenance = "p"\nsize_bytes = 3\n\n[[model.file]]\nname = "model.gguf"\nsha256 = "' + "b" * 64 + '"\n'
+        "size_bytes = 3\n"
+    )
+    local.write_text(entry.format(name="m1", default="false"), encoding="utf-8")
+    with pytest.raises(ModelError, match=r"local.toml: model 'm1' is also in the catalogue"):
+        Catalogue.load(cat_path)
+    local.write_text(entry.format(name="x", default="true"), encoding="utf-8")
+    with pytest.raises(ModelError, match=r"local.toml: local model 'x': a local model cannot be a default"):
+        Catalogue.load(cat_path)
+
+
+def test_models_add_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from voice import cli
+
+    cat_path = _write(tmp_path, GOOD_TOML.format(sha="a" * 64))
+    monkeypatch.setattr(models, "DEFAULT_CATALOGUE", cat_path)
+    monkeypatch.setattr(models, "DEFAULT_MODELS_ROOT", tmp_path / "models")
+    _fake_gguf(tmp_path / "tiny.gguf")
+    assert cli.main(["models", "add", str(tmp_path / "tiny.gguf"), "--name", "mine"]) == 0
+    assert '[llm] model = "mine"' in capsys.readouterr().out
+    assert cli.main(["models", "add", str(tmp_path / "tiny.gguf"), "--name", "mine"]) == 2
+    assert "a model named 'mine' already exists" in capsys.readouterr().err
+    assert cli.main(["models", "add"]) == 2
+    assert cli.main(["models", "remove", "mine"]) == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import shutil
 import ssl
@@ -32,6 +33,11 @@ pytestmark = [
 ]
 #: Where a test run may leave its screenshot (the README's docs/page.png is one of these).
 SCREENSHOT = os.environ.get("VOICE_PAGE_SCREENSHOT")
+
+
+def js_round(x: float) -> int:
+    """JavaScript's Math.round (halves go up; Python's round() sends 586.5 to 586)."""
+    return math.floor(x + 0.5)
 
 
 def _question_wav(path: Path, rate: int = 48000, silence_s: float = 6.0) -> Path:
@@ -94,11 +100,11 @@ async def test_the_page_shows_the_turn_in_order_with_a_waterfall_and_its_own_lat
             # everything the server counts (which starts at the end of speech) and cannot be much shorter.
             assert report.total_ms is not None
             assert shown["page_ms"] > 0.8 * report.total_ms
-            assert f"server sum {round(report.total_ms)} ms" in shown["sum"] and "page mouth-to-ear" in shown["sum"]
+            assert f"server sum {js_round(report.total_ms)} ms" in shown["sum"] and "page mouth-to-ear" in shown["sum"]
             # Session statistics: p50, p95 and n per stage; after one turn, that turn's own numbers.
-            assert shown["stats"]["tts_first_audio"] == [round(report.stages_ms["tts_first_audio"])] * 2 + [1]
-            assert shown["stats"]["server sum"][:2] == [round(report.total_ms)] * 2
-            assert shown["stats"]["page mouth-to-ear"][:2] == [round(shown["page_ms"])] * 2
+            assert shown["stats"]["tts_first_audio"] == [js_round(report.stages_ms["tts_first_audio"])] * 2 + [1]
+            assert shown["stats"]["server sum"][:2] == [js_round(report.total_ms)] * 2
+            assert shown["stats"]["page mouth-to-ear"][:2] == [js_round(shown["page_ms"])] * 2
             assert shown["errors"] == 0
             # The state returns to listening once the reply has played.
             await page.wait_for("document.getElementById('status').textContent === 'listening'")

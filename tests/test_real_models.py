@@ -400,3 +400,25 @@ def test_the_llm_methods_benchmarks_use() -> None:
     assert len(ids) == 3 and all(isinstance(i, int) for i in ids)
     info = next(llm.generate(messages, max_tokens=1, cancel=threading.Event()))  # free again; prompt cached
     assert isinstance(info, PromptInfo) and info.reused_tokens >= len(tokens) - 1
+
+
+def test_an_added_gguf_loads_and_answers_like_the_catalogue_model(tmp_path: Path) -> None:
+    """`voice models add` on the default LLM's own file: the added model answers exactly as the original."""
+    from voice.backends.llm_llama import LlamaLlm
+    from voice.models import Catalogue, find_gguf, locate
+    from voice.models.local import add_gguf
+
+    catalogue = tmp_path / "catalogue.toml"
+    catalogue.write_text((DEFAULT_MODELS_ROOT / "catalogue.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    config = make_config()
+    original = DEFAULT_MODELS_ROOT / "llm" / config.llm.model
+    entry = add_gguf(tmp_path / "models", catalogue, find_gguf(original, config.llm.model), name="mine")
+    added = locate(tmp_path / "models", Catalogue.load(catalogue).get("mine"), verify=True)
+    messages = [ChatMessage("system", config.llm.system_prompt), ChatMessage("user", "Name three colours.")]
+
+    def reply(model_dir: Path) -> str:
+        llm = LlamaLlm(model_dir, config.llm)
+        events = llm.generate(messages, max_tokens=24, cancel=threading.Event())
+        return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+    assert entry.kind == "llm" and reply(added) == reply(original) != ""

@@ -207,3 +207,85 @@ def test_bench_mix_writes_hard_clips_and_measures_the_reference_on_them(
 def test_mix_names_a_speech_span_outside_the_clip() -> None:
     with pytest.raises(ValueError, match=r"speech \[100, 900\) is not inside a clip of 800 samples"):
         apply_mix(np.zeros(800, np.float32), 100, 900, HARD_MIXES[0])
+
+
+def test_annotate_tsv_keeps_what_a_person_wrote() -> None:
+    from voice.bench.annotate import annotate_tsv
+
+    text = "# my clips\nhello.wav\tHello there.\nbye\tGoodbye.\t1.250\n\nother.wav\tNot measured.\n"
+    out = annotate_tsv(text, {"hello.wav": 1.1234, "bye.wav": 2.0, "new.wav": 0.5})
+    assert out.text.splitlines() == [
+        "# my clips",
+        "hello.wav\tHello there.\t1.123",
+        "bye\tGoodbye.\t1.250",  # annotated by hand: kept (matched by stem)
+        "",
+        "other.wav\tNot measured.",
+        "new.wav\t\t0.500",  # a clip without a row gets one
+    ]
+    assert out.written == ("hello.wav", "new.wav") and out.kept == ("bye.wav",)
+    replaced = annotate_tsv(text, {"bye.wav": 2.0}, overwrite=True)
+    assert "bye\tGoodbye.\t2.000" in replaced.text.splitlines() and replaced.kept == ()
+
+
+def test_bench_annotate_writes_the_reference_and_a_png_per_clip(
+    tmp_path: Path, sources: dict[str, tuple[np.ndarray, int, int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from voice.audio import write_wav
+    from voice.bench import annotate
+
+    speech = tmp_path / "speech"
+    clean, _, known_end = sources["call my mother"]
+    write_wav(speech / "mother.wav", float_to_pcm16(clean), RATE)
+    write_wav(speech / "hello.wav", float_to_pcm16(sources["hello there"][0]), RATE)
+    (speech / "transcripts.tsv").write_text("mother.wav\tCall my mother.\nhello.wav\tHello.\t0.9\n", encoding="utf-8")
+    pngs = tmp_path / "png"
+    args = argparse.Namespace(dir=speech, write=True, overwrite=False, png_dir=pngs)
+    assert annotate.run(args) == 0
+    rows = read_annotations(speech / "transcripts.tsv")
+    assert rows["hello.wav"] == ("Hello.", 0.9)  # kept
+    text, end_s = rows["mother.wav"]
+    assert text == "Call my mother." and end_s is not None and abs(end_s - known_end / RATE) <= 0.020
+    assert (speech / "transcripts.tsv.bak").read_text(encoding="utf-8").startswith("mother.wav\tCall my mother.\n")
+    assert sorted(p.name for p in pngs.iterdir()) == ["hello.png", "mother.png"]
+    assert (pngs / "mother.png").read_bytes()[:4] == b"\x89PNG"
+    assert "kept the existing annotation of 1 clip" in capsys.readouterr().err
+
+
+def _heard(turn_id: int, pause_ms: float, silence_ms: float, audio_at_ms: float | None) -> ClientTurn:
+    """A turn the server ended ``silence_ms`` after a pause at ``pause_ms``, answered at ``audio_at_ms``."""
+    chunks = []
+    if audio_at_ms is not None:
+        chunks = [(T0_NS + round(audio_at_ms * 1e6), float_to_pcm16(0.3 * np.ones(800, np.float32)))]
+    return ClientTurn(
+        turn_id=turn_id,
+        sample_rate=RATE,
+        chunks=chunks,
+        speech_ended_ns=T0_NS + round((pause_ms + silence_ms) * 1e6),
+        trailing_silence_ms=silence_ms,
+        report={"turn_id": turn_id, "outcome": "ok", "stages_ms": {"endpoint_silence": silence_ms}},
+    )
+
+
+def test_a_split_utterance_reports_the_answer_that_talked_over_the_user(
+    sources: dict[str, tuple[np.ndarray, int, int]], probabilities: Callable[[np.ndarray], np.ndarray]
+) -> None:
+    """Heard as three turns (two false endpoints): the first turn was cut before it spoke, the second spoke
+    520 ms after its pause, 300 ms before the user had finished; the last turn is still the one measured."""
+    clip, _known_end = hard_clip(sources, probabilities, "hello there", HARD_MIXES[0])
+    end_ms = clip.speech_end_s * 1000
+    first = _heard(1, end_ms - 1500, 320.0, None)
+    second = _heard(2, end_ms - 820, 320.0, end_ms - 300)
+    last = _heard(3, end_ms, 320.0, end_ms + 600)
+    last.speech_end_ns = T0_NS + round(end_ms * 1e6)
+    conv = Conversation(turns={1: first, 2: second, 3: last}, session_id="s", utterance_turns=[[1, 2, 3]])
+    res = turn_result(PlanItem(clip, "measured", 1), conv)
+    assert res.turns_heard == 3 and res.turn_id == 3
+    assert res.first_answer_ms == pytest.approx(520.0, abs=0.1) and res.first_answer_interrupted
+    assert res.mouth_to_ear_ms == pytest.approx(600.0, abs=0.1)
+    one = turn_result(PlanItem(clip, "measured", 1), conversation(scripted_turn(clip, _known_end, 300.0, STAGES_260)))
+    assert one.first_answer_ms is None and not one.first_answer_interrupted
+    s = summarize([res, one])
+    assert (s["false_endpoints"], s["split_turns_interrupting"]) == (2, 1)
+    assert s["split_first_answer_p50_ms"] == pytest.approx(520.0, abs=0.1)

@@ -236,3 +236,25 @@ async def test_tokens_are_counted_in_a_model_thread_not_on_the_event_loop(
     loop_thread = threading.current_thread().name
     assert llm.count_threads and loop_thread not in llm.count_threads
     assert all(name.startswith("model") for name in llm.count_threads)
+
+
+async def test_the_report_says_over_how_long_the_reply_audio_was_sent(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    """``reply_audio_sent_spread_ms``: first chunk handed to the socket → last (what the burst check compares
+    the client's arrival spread with)."""
+    config = make_config(tts={"max_first_chunk_words": 0})  # whole sentences only
+    one = "The capital of France is Paris."
+    engines = fake_engines(clock=clock, llm=FakeLlm(replies=(one,), delay=Delay(clock)))
+    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    assert report.reply_audio_sent_spread_ms == 0.0  # one clause: all its chunks go out at once
+
+    two = "The capital of France is Paris. It is lovely."
+    engines = fake_engines(clock=clock, llm=FakeLlm(replies=(two,), delay=Delay(clock)))
+    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    # The second clause's chunks leave after its synthesis (latency + rtf x audio), and perhaps after the last
+    # three tokens (10 ms each) if the compute gate ran them between the two clauses.
+    synth_ms = 30.0 + 0.05 * len("It is lovely.") * 60.0
+    assert report.reply_audio_sent_spread_ms is not None
+    assert synth_ms <= report.reply_audio_sent_spread_ms <= synth_ms + 30.0
+    assert report.to_dict()["reply_audio_sent_spread_ms"] == report.reply_audio_sent_spread_ms

@@ -171,6 +171,10 @@ class TurnReport:
     stage_offsets_ms: dict[str, float] = field(default_factory=dict)
     """When each stage starts, in ms after the end of the user's speech (for timelines); stages after a
     missing one (a turn that ended early) have no offset."""
+    reply_audio_sent_spread_ms: float | None = None
+    """From the first reply audio chunk handed to the websocket to the last (server clock): how long the
+    reply took to leave the server. A client that receives it in much less time sits behind a buffer
+    (:mod:`voice.bench.burst`). None when fewer than two chunks were sent."""
 
     def to_dict(self, *, include_text: bool = True) -> dict[str, Any]:
         d = asdict(self)

@@ -153,6 +153,23 @@ def cmd_talk(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, format_table, pull
 
+    if args.action in ("add", "remove"):
+        from voice.models.local import add_gguf, remove_local
+
+        if len(args.names) != 1:
+            what = "FILE.gguf" if args.action == "add" else "NAME"
+            print(f"error: voice models {args.action} takes one {what}", file=sys.stderr)
+            return 2
+        if args.action == "remove":
+            print(f"removed {remove_local(DEFAULT_MODELS_ROOT, DEFAULT_CATALOGUE, args.names[0])}")
+            return 0
+        entry = add_gguf(DEFAULT_MODELS_ROOT, DEFAULT_CATALOGUE, Path(args.names[0]), name=args.name, link=args.link)
+        print(
+            f"{entry.name}: {entry.size_bytes / 1e6:.1f} MB, sha256 {entry.files[0].sha256}\n"
+            f"use it with [llm] model = \"{entry.name}\" in config.toml, or: "
+            f"voice bench quality --llm {entry.name}, voice bench matrix --llm {entry.name}"
+        )
+        return 0
     catalogue = Catalogue.load(DEFAULT_CATALOGUE)
     if args.action == "list":
         print(format_table(DEFAULT_MODELS_ROOT, catalogue))
@@ -228,9 +245,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--output-device", default=None)
     t.set_defaults(func=cmd_talk)
 
-    m = sub.add_parser("models", help="list or pull models")
-    m.add_argument("action", choices=["list", "pull"])
-    m.add_argument("names", nargs="*", help="catalogue names (default: the default models)")
+    m = sub.add_parser("models", help="list, pull, add or remove models")
+    m.add_argument("action", choices=["list", "pull", "add", "remove"])
+    m.add_argument(
+        "names",
+        nargs="*",
+        help="pull: catalogue names (default: the default models); add: a .gguf file; remove: an added model",
+    )
+    m.add_argument("--name", default=None, help="add: the model's name (default: from the file name)")
+    m.add_argument("--link", action="store_true", help="add: hard-link the file instead of copying it")
     m.add_argument("--source", choices=["pypi", "url"], default="pypi")
     m.add_argument("--quiet", action="store_true")
     m.set_defaults(func=cmd_models)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl as ssl_lib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -167,16 +168,19 @@ async def converse(
     token: str | None = None,
     output_sample_rate: int | None = None,
     settle_s: float = 2.0,
+    ssl: ssl_lib.SSLContext | None = None,
 ) -> Conversation:
     """Speak each utterance in turn, streaming silence after it until that turn's report arrives.
 
     ``settle_s``: if no turn ended after the utterance's speech end, it counts as answered once every turn
     has its report and this long has passed since the speech end (longer than the server's silence window).
-    Cancelling closes the connection."""
+    ``ssl``: the TLS context for a ``wss://`` URL (None: the system's trusted CAs). Cancelling closes the
+    connection."""
     conv = Conversation()
     audio_turn: list[int] = []
     headers = {"Authorization": f"Bearer {token}"} if token else None
-    async with connect(url, max_size=2**22, additional_headers=headers) as ws:
+    tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # ssl=None is refused for wss://
+    async with connect(url, max_size=2**22, additional_headers=headers, **tls) as ws:
         rate = utterances[0].rate_hz if utterances else 16000
         start: dict[str, Any] = {"type": "start", "sample_rate": rate}
         if output_sample_rate:

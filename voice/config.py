@@ -73,6 +73,10 @@ class TurnConfig:
     """With the classifier: a turn it scores complete ends after this much silence."""
     incomplete_silence_ms: int = 960
     """With the classifier: a turn it scores incomplete ends after this much silence."""
+    score_after_ms: int = 96
+    """With the classifier: it is asked once the VAD has heard this much silence (at most complete_silence_ms)."""
+    pause_energy_drop_db: float = 0.0
+    """A frame this many dB under the utterance's loudest counts towards the pause (not the end); 0 = VAD only."""
 
 
 @dataclass(frozen=True)
@@ -240,6 +244,10 @@ def _validate(config: Config) -> None:
             f"[turn] speculate_after_ms ({t.speculate_after_ms}) is longer than [vad] silence_ms "
             f"({config.vad.silence_ms}): the turn would end before any speculation starts"
         )
+    if t.score_after_ms <= 0:
+        raise ConfigError("[turn] score_after_ms must be positive")
+    if t.pause_energy_drop_db < 0 or t.pause_energy_drop_db > 90:
+        raise ConfigError("[turn] pause_energy_drop_db must be between 0 (off) and 90 dB")
     if not 0.0 < t.complete_threshold < 1.0:
         raise ConfigError("[turn] complete_threshold must be between 0 and 1")
     if not 0 < t.complete_silence_ms <= t.incomplete_silence_ms:

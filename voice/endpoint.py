@@ -20,10 +20,20 @@ The model is not run inside :meth:`Endpointer.feed`: a pause only marks a score 
 end meanwhile: the window is the incomplete one), so the caller can start its speculative reply first, then
 call :meth:`Endpointer.score_pause` (the session runs it on the VAD thread right after the pause, before any
 later frame), which sets the window and ends the turn at once if the silence already reached it.
+
+**Pausing on energy** (``[turn] pause_energy_drop_db``): Silero's probability stays up for ~50–150 ms after
+the last word, so a pause counted on it alone starts the speculative reply that much late. A frame whose level
+is that many dB under the loudest frame of the utterance also counts towards the pause (not towards the end
+of the turn, which stays the VAD's). On a clean recording the energy drops at once; on a noisy one it never
+falls that far and the VAD decides as before. After a pause found on energy, the VAD's lagging probability is
+not taken for resumed speech: speech resumes on a frame the VAD hears that is loud again, or when the VAD
+keeps hearing speech for ``RESUME_AFTER_VAD_MS``. The end-of-turn model is asked when the VAD's own silence
+reaches ``[turn] score_after_ms``, however early the reply started: its score depends on the audio it hears.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +43,13 @@ import numpy as np
 from voice.config import TurnConfig, VadConfig
 
 STT_SAMPLE_RATE_HZ = 16_000
+#: After a pause found on energy, this much audio the VAD calls speech (while quiet) counts as resumed speech.
+RESUME_AFTER_VAD_MS = 256.0
+
+
+def level_db(frame: np.ndarray) -> float:
+    """Mean power of ``frame`` in dBFS (float samples in [-1, 1])."""
+    return float(10.0 * np.log10(float(np.mean(np.square(frame, dtype=np.float64))) + 1e-12))
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,14 @@ class Endpointer:
         if turn_score is not None:
             pause_ms = min(pause_ms or self.turn.complete_silence_ms, self.turn.complete_silence_ms)
         self._pause_samples = self._samples(pause_ms) if pause_ms > 0 else 0
+        # The end-of-turn model is asked once the VAD's silence reaches this (and the pause was reported),
+        # however early the speculative reply started: its score depends on the audio it hears.
+        self._score_samples = self._samples(min(self.turn.score_after_ms, self.turn.complete_silence_ms))
+        self._energy_drop_db = self.turn.pause_energy_drop_db
+        self._peak_db = -math.inf  # the loudest voiced frame of the utterance
+        self._quiet_samples = 0  # quiet frames in a row (energy), since the last loud one
+        self._lagging_samples = 0  # after an energy pause: quiet frames the VAD still calls speech
+        self._scored = False  # this pause's audio has been handed to the end-of-turn model
         self._pre_roll: deque[np.ndarray] = deque()
         self._pre_roll_samples = 0
         self._utterance: list[np.ndarray] = []
@@ -144,6 +169,19 @@ class Endpointer:
         self._turn_score = None
         self._pending = None
         self._end_samples = self._samples(self.config.silence_ms)
+        self._peak_db = -math.inf
+        self._quiet_samples = 0
+        self._lagging_samples = 0
+        self._scored = False
+
+    def _resume(self) -> SpeechResumed:
+        self._paused = False
+        self._scored = False
+        self._turn_score = None
+        self._pending = None
+        self._lagging_samples = 0
+        self._end_samples = self._samples(self.config.silence_ms)
+        return SpeechResumed()
 
     def feed(self, frame: np.ndarray, probability: float) -> list[EndpointEvent]:
         """Feed one VAD frame and its speech probability; returns the events it caused."""
@@ -168,39 +206,55 @@ class Endpointer:
             return events
         self._utterance.append(frame)
         self._utterance_samples += n
+        quiet = self._quiet(frame, probability)
+        self._quiet_samples = self._quiet_samples + n if quiet else 0
         if probability < self.config.neg_threshold:
             self._silence_samples += n
         else:
             if self._paused:
-                events.append(SpeechResumed())
-                self._paused = False
-                self._turn_score = None
-                self._pending = None
-                self._end_samples = self._samples(self.config.silence_ms)
+                # After an energy pause the VAD lags: a quiet frame it calls speech is its lag, not speech,
+                # unless that goes on for RESUME_AFTER_VAD_MS.
+                self._lagging_samples = self._lagging_samples + n if quiet else 0
+                if not quiet or self._lagging_samples >= self._samples(RESUME_AFTER_VAD_MS):
+                    events.append(self._resume())
             self._silence_samples = 0
             self._voiced_samples += n
         if (
             self._pause_samples
             and not self._paused
-            and self._silence_samples >= self._pause_samples
+            and max(self._silence_samples, self._quiet_samples) >= self._pause_samples
             and self._voiced_samples >= self._samples(self.config.min_speech_ms)
         ):
             events.append(self._pause())
+        if self._paused and not self._scored and self._silence_samples >= self._score_samples:
+            self._scored = True  # the VAD's own pause: ask the end-of-turn model (on the audio so far)
+            if self.turn_score is not None:
+                self._pending = np.concatenate(self._utterance).astype(np.float32, copy=False)
         if self._silence_samples >= self._end_samples:
             events.extend(self._end(forced=False))
         elif self._utterance_samples >= self._samples(self.config.max_utterance_s * 1000):
             events.extend(self._end(forced=True))
         return events
 
+    def _quiet(self, frame: np.ndarray, probability: float) -> bool:
+        """Whether ``frame`` is ``pause_energy_drop_db`` under the utterance's loudest voiced frame (which it
+        updates); always False when pausing on energy is off."""
+        if self._energy_drop_db <= 0:
+            return False
+        level = level_db(frame)
+        if probability >= self.config.threshold:
+            self._peak_db = max(self._peak_db, level)
+        return level < self._peak_db - self._energy_drop_db
+
     def _pause(self) -> SpeechPaused:
         self._paused = True
+        self._lagging_samples = 0
         audio = np.concatenate(self._utterance).astype(np.float32, copy=False)
-        if self.turn_score is not None:
-            self._pending = audio
+        if self.turn_score is not None:  # the turn may not end before the model has scored it
             self._end_samples = self._samples(self.turn.incomplete_silence_ms)
         return SpeechPaused(
             audio,
-            self._ms(self._silence_samples),
+            self._ms(max(self._silence_samples, self._quiet_samples)),
             self._ms(self._voiced_samples),
             self._ms(self._end_samples),
         )

@@ -89,6 +89,8 @@ class _Delivery:
         self.timer = timer
         self.queued = 0
         self.sent = 0
+        self.first_sent_ns: int | None = None
+        self.last_sent_ns: int | None = None
         self._all_sent = asyncio.Event()
         self._all_sent.set()
 
@@ -99,7 +101,8 @@ class _Delivery:
 
         def sent() -> None:
             if first:
-                self.timer.mark("first_audio_sent")
+                self.first_sent_ns = self.timer.mark("first_audio_sent")
+            self.last_sent_ns = self.timer.clock.now_ns()
             self.sent += 1
             if self.sent >= self.queued:
                 self._all_sent.set()
@@ -109,6 +112,12 @@ class _Delivery:
     async def wait(self) -> None:
         """Wait until every queued chunk was sent. Cancelling only stops the wait."""
         await self._all_sent.wait()
+
+    def spread_ms(self) -> float | None:
+        """First chunk sent → last chunk sent, in ms (None before two chunks were sent)."""
+        if self.sent < 2 or self.first_sent_ns is None or self.last_sent_ns is None:
+            return None
+        return round((self.last_sent_ns - self.first_sent_ns) / 1e6, 1)
 
 
 async def run_turn(
@@ -254,7 +263,16 @@ async def run_turn(
         outcome = "error"
         await fail(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}"))
     finally:
-        report = _report(config, timer, progress, utterance, cancelled, outcome, **report_fields())
+        report = _report(
+            config,
+            timer,
+            progress,
+            utterance,
+            cancelled,
+            outcome,
+            reply_audio_sent_spread_ms=delivery.spread_ms(),
+            **report_fields(),
+        )
         on_report(report)
         with contextlib.suppress(Exception):
             await sink.send_event(event("turn_report", **report.to_dict()))

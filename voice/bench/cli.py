@@ -92,6 +92,20 @@ def add_bench_parser(sub: Any) -> None:
     _speech(e)
     e.add_argument("--url", default=None, help="measure a running server instead (ws://host:port/)")
     e.add_argument("--token", default=None, help="token for --url, if the server needs one")
+    e.add_argument(
+        "--ca-file",
+        type=Path,
+        default=None,
+        metavar="PEM",
+        help="trust this CA for a wss:// --url (e.g. a proxy's self-signed certificate)",
+    )
+    e.add_argument(
+        "--compare-direct",
+        default=None,
+        metavar="URL",
+        help="also speak every clip to the same server at URL (ws://host:port/, not through the proxy), "
+        "alternating, and report what --url adds to mouth-to-ear",
+    )
     e.add_argument("--repeats", type=int, default=2, help="times every clip is spoken (default 2)")
     e.add_argument(
         "--warmup",
@@ -125,6 +139,22 @@ def add_bench_parser(sub: Any) -> None:
     x.add_argument("--out", type=Path, default=None, metavar="DIR", help="folder to write to (required)")
     x.add_argument("--mixes", default=None, help="comma-separated recipe names (default: all)")
     x.set_defaults(func=_runner("mix_cmd"))
+
+    a = bs.add_parser(
+        "annotate",
+        help="write each clip's speech end into transcripts.tsv and draw a PNG per clip to check it",
+        description="Compute the reference speech end of every recording in DIR, write it into the third "
+        "column of DIR/transcripts.tsv (printed, or in place with --write) and draw one PNG per clip "
+        "(waveform, speech probability, energy, the ends) so a person can check and correct it. "
+        "voice bench e2e then uses the annotated ends.",
+    )
+    a.add_argument("dir", type=Path, help="folder of recordings (with or without transcripts.tsv)")
+    a.add_argument("--write", action="store_true", help="write DIR/transcripts.tsv in place (keeps a .bak)")
+    a.add_argument("--overwrite", action="store_true", help="replace speech ends that are already annotated")
+    a.add_argument(
+        "--png-dir", type=Path, default=None, help="where the PNGs go (default: out/annotate/<folder name>/)"
+    )
+    a.set_defaults(func=_runner("annotate"))
 
     m = bs.add_parser(
         "matrix",
@@ -174,6 +204,9 @@ def add_bench_parser(sub: Any) -> None:
     _speech(t)
     t.add_argument("--repeats", type=int, default=2)
     t.add_argument("--warmup", type=int, default=1)
+    t.add_argument(
+        "--steps", default=None, help="comma-separated steps to run (default: all; each on top of those before it)"
+    )
     _outputs(t, "step")
     t.set_defaults(func=_runner("techniques"))
 

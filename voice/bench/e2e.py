@@ -24,13 +24,14 @@ import contextlib
 import dataclasses
 import logging
 import resource
+import ssl
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from voice.audio import write_wav
-from voice.bench import stats
+from voice.bench import burst, stats
 from voice.bench.clips import BenchError, Clip
 from voice.bench.machine import Guard
 from voice.bench.speech_end import METHOD as SPEECH_END_METHOD
@@ -77,6 +78,8 @@ class E2eOptions:
     frame_ms: int = 20
     save_audio: Path | None = None
     token: str | None = None
+    ca_file: Path | None = None
+    """Trust this CA (PEM) for a ``wss://`` URL, e.g. a proxy's self-signed certificate."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,11 @@ class TurnResult:
     session_id: str = ""
     turn_id: int | None = None
     turns_heard: int = 0
+    first_answer_ms: float | None = None
+    """Clip heard as several turns: from the pause the server first took for an end to the first reply audio
+    of any of its turns (what the user heard first), or None."""
+    first_answer_interrupted: bool = False
+    """That first reply audio came before the clip's speech end: it talked over the user."""
     mouth_to_ear_ms: float | None = None
     stages_ms: dict[str, float] = field(default_factory=dict)
     server_total_ms: float | None = None
@@ -141,11 +149,22 @@ class TurnResult:
     """Share of the machine's CPU that other processes used during this turn."""
     audio_file: str | None = None
     error: str | None = None
+    route: str = ""
+    """Which server address the turn went to when a run compares two (``direct``), else empty."""
+    arrival_spread_ms: float | None = None
+    """Client clock: first reply audio chunk's arrival → last chunk's."""
+    audio_sent_spread_ms: float | None = None
+    """Server clock (turn report): first reply audio chunk handed to the socket → last."""
+    burst: bool | None = None
+    """The reply audio arrived in a burst though the server sent it over time (:mod:`voice.bench.burst`):
+    something on the path buffers the stream. None: cannot tell."""
+    burst_why: str = ""
 
     @property
     def label(self) -> str:
         stem = Path(self.clip).stem
-        return f"{stem}#{self.repeat}" if self.phase == "measured" else f"{stem} (warm-up)"
+        label = f"{stem}#{self.repeat}" if self.phase == "measured" else f"{stem} (warm-up)"
+        return f"{label} [{self.route}]" if self.route else label
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -185,6 +204,8 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         return res
     turns = [conv.turns[i] for i in ids]
     last: ClientTurn = turns[-1]
+    if len(turns) > 1:
+        res.first_answer_ms, res.first_answer_interrupted = first_answer(turns)
     report = last.report or {}
     res.turn_id = last.turn_id
     if last.speech_ended_ns is not None:
@@ -227,7 +248,30 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         if res.reply_lead_silence_ms is not None and res.speech_end_offset_ms is not None:
             res.residual_ms = _r(recon - res.reply_lead_silence_ms - res.speech_end_offset_ms)
     res.uncertain = uncertainty(item.clip.speech_end.ambiguous, m2e, res.stages_ms)
+    if last.chunks and last.sample_rate:
+        audio_ms = sum(len(c) for _, c in last.chunks) / 2 / last.sample_rate * 1000
+        sent = report.get("reply_audio_sent_spread_ms")
+        v = burst.judge(
+            [t for t, _ in last.chunks], audio_ms, float(sent) if isinstance(sent, int | float) else None
+        )
+        res.arrival_spread_ms, res.audio_sent_spread_ms = v.arrival_spread_ms, v.sent_spread_ms
+        res.burst, res.burst_why = v.burst, v.why
     return res
+
+
+def first_answer(turns: Sequence[ClientTurn]) -> tuple[float | None, bool]:
+    """For an utterance heard as several turns (in order; the last holds the utterance's speech end): the ms
+    from the pause the server took for the end of the first turn that answered to that answer's first audio,
+    and whether that audio came before the utterance's real speech end (it interrupted the user)."""
+    speech_end_ns = turns[-1].speech_end_ns
+    for t in turns:
+        audio_ns = t.first_audio_ns()
+        if audio_ns is None or t.speech_ended_ns is None or t.trailing_silence_ms is None:
+            continue
+        pause_ns = t.speech_ended_ns - t.trailing_silence_ms * 1e6
+        interrupted = speech_end_ns is not None and audio_ns < speech_end_ns
+        return _r((audio_ns - pause_ns) / 1e6), interrupted
+    return None, False
 
 
 def uncertainty(ambiguous: str | None, mouth_to_ear_ms: float | None, stages_ms: dict[str, float]) -> str | None:
@@ -318,9 +362,17 @@ def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
         "meets_target": stats.verdict(p50, p95, stats.TARGET_MS),
         "meets_human_gap": stats.verdict(p50, p95, stats.HUMAN_GAP_MS),
         "split_clips": sorted({t.clip for t in turns if t.turns_heard > 1}),
+        "false_endpoints": sum(max(0, t.turns_heard - 1) for t in turns),
+        "split_turns_interrupting": sum(1 for t in turns if t.first_answer_interrupted),
+        "split_first_answer_p50_ms": stats.describe(
+            [t.first_answer_ms for t in turns if t.first_answer_ms is not None]
+        )["p50"],
         "other_cpu_percent_max": max((t.other_cpu_percent or 0.0 for t in turns), default=0.0),
         "send_lag_max_ms": max((t.send_lag_max_ms for t in turns), default=0.0),
         "send_lag_before_endpoint_max_ms": max((t.send_lag_before_endpoint_ms for t in turns), default=0.0),
+        "n_burst": sum(1 for t in turns if t.burst),
+        "n_burst_judged": sum(1 for t in turns if t.burst is not None),
+        "burst": [{"clip": t.clip, "repeat": t.repeat, "why": t.burst_why} for t in turns if t.burst],
     }
 
 
@@ -346,6 +398,17 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------------- running
 
 
+def tls_context(url: str, ca_file: Path | None) -> ssl.SSLContext | None:
+    """The TLS context for ``url``: None for ``ws://`` (and for ``wss://`` without a CA file: the system's
+    trusted CAs), else one that trusts ``ca_file``. Raises BenchError for a CA file that cannot be used."""
+    if ca_file is None or not url.startswith("wss://"):
+        return None
+    try:
+        return ssl.create_default_context(cafile=str(ca_file))
+    except (OSError, ssl.SSLError) as e:
+        raise BenchError(f"cannot use --ca-file {ca_file}: {e}") from None
+
+
 def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
     """One clip in one session, on a client event loop of its own (in the calling thread), so that the
     server's event loop (in-process runs) never delays the client's pacing or arrival timestamps."""
@@ -357,6 +420,7 @@ def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
             reply_timeout_s=opts.reply_timeout_s,
             token=opts.token,
             settle_s=opts.settle_s,
+            ssl=tls_context(url, opts.ca_file),
         )
     )
 
@@ -472,6 +536,8 @@ class E2eResult:
     clips: list[dict[str, Any]]
     turns: list[TurnResult]
     warnings: list[str] = field(default_factory=list)
+    direct: list[TurnResult] = field(default_factory=list)
+    """With ``--compare-direct``: the same plan spoken to the server directly (:mod:`voice.bench.e2e_compare`)."""
 
     @property
     def measured(self) -> list[TurnResult]:
@@ -496,6 +562,17 @@ class E2eResult:
             "turns": [t.to_dict() for t in self.measured],
             "warmup_turns": [t.to_dict() for t in self.turns if t.phase != "measured"],
             "warnings": self.warnings,
+            **(self._compared() if self.direct else {}),
+        }
+
+    def _compared(self) -> dict[str, Any]:
+        from voice.bench.e2e_compare import added_latency
+
+        direct = [t for t in self.direct if t.phase == "measured"]
+        return {
+            "added_latency": added_latency(self.measured, direct),
+            "direct_summary": summarize(direct),
+            "direct_turns": [t.to_dict() for t in direct],
         }
 
 
@@ -510,6 +587,7 @@ def method_meta(opts: E2eOptions) -> dict[str, Any]:
         "wer": stats.WER_NORMALIZATION,
         "wer_normalized": stats.WER_WHISPER_NORMALIZATION,
         "clock": "client time.perf_counter_ns (monotonic)",
+        "burst": burst.METHOD,
         "repeats": opts.repeats,
         "warmup": opts.warmup,
     }

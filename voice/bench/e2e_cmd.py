@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from voice.bench.clips import default_speech_dir, load_clips
+from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e import (
     E2eOptions,
     E2eResult,
@@ -20,6 +20,7 @@ from voice.bench.e2e import (
     ram_peak_mb,
     run_plan,
     run_plan_in_process,
+    tls_context,
 )
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
 from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
@@ -65,6 +66,11 @@ def run(args: argparse.Namespace) -> int:
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    compare: str | None = args.compare_direct
+    if compare and not args.url:
+        raise BenchError("--compare-direct compares with --url (the proxied address): give both")
+    if args.url:
+        tls_context(args.url, args.ca_file)  # a CA file that cannot be used stops the run before it starts
     config = config_with_models(load_config(args.config), args.stt, args.llm, args.tts)
     speech_dir: Path = args.speech or default_speech_dir()
     clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None)
@@ -76,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         reply_timeout_s=args.reply_timeout,
         save_audio=args.save_audio,
         token=args.token,
+        ca_file=args.ca_file,
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
@@ -86,8 +93,12 @@ def run(args: argparse.Namespace) -> int:
     }
     engines = None
     if args.url:
-        meta["server"] = f"external, {args.url}"
+        meta["server"] = f"external, {args.url}" + (f"; compared with {compare} directly" if compare else "")
         meta["models"] = None
+        if compare:
+            from voice.bench.e2e_compare import METHOD as COMPARE_METHOD
+
+            meta["method"]["compare_direct"] = COMPARE_METHOD
     else:
         from voice.loader import load_engines
 
@@ -103,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         f"{opts.repeats} repeat(s); {len(plan)} turns in real time. Each clip is its own session."
     )
     print(ROW_HEADER, file=out, flush=True)
-    bar = tqdm(total=len(plan), unit="turn", file=sys.stderr, dynamic_ncols=True, leave=False)
+    total = len(plan) * (2 if compare else 1)
+    bar = tqdm(total=total, unit="turn", file=sys.stderr, dynamic_ncols=True, leave=False)
 
     def on_turn(res: TurnResult) -> None:
         bar.update(1)
@@ -118,9 +130,16 @@ def run(args: argparse.Namespace) -> int:
             wait_s=args.wait_max,
             log=lambda m: bar.write(m, file=sys.stderr),
         )
+    direct: list[TurnResult] = []
     try:
         if engines is not None:
             turns = asyncio.run(run_plan_in_process(config, engines, plan, opts, on_turn, guard))
+        elif compare:
+            from voice.bench.e2e_compare import direct_options, run_compared
+
+            turns, direct = asyncio.run(
+                run_compared(args.url, compare, plan, opts, direct_options(opts), on_turn)
+            )
         else:
             turns = asyncio.run(run_plan(args.url, plan, opts, on_turn))
     finally:
@@ -129,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
         meta["machine"]["guard"] = guard.summary()
     meta["ram_peak_mb"] = ram_peak_mb() if engines is not None else None
     finish(meta["machine"])
-    result = E2eResult(meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings)
+    result = E2eResult(
+        meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings, direct=direct
+    )
     print(console_summary(result), file=out, flush=True)
 
     if png_path is not None:

@@ -17,6 +17,15 @@ ROW_HEADER = (
 )
 
 
+def split_line(s: dict[str, Any]) -> str:
+    """False endpoints, and what the user heard first on the clips heard as several turns."""
+    first = s.get("split_first_answer_p50_ms")
+    return (
+        f"{s['false_endpoints']} false endpoint(s); the first answer came p50 {fmt_ms(first)} ms after the pause "
+        f"the server took for an end, and talked over the user in {s['split_turns_interrupting']} turn(s)"
+    )
+
+
 def _short(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -35,7 +44,8 @@ def console_row(t: TurnResult) -> str:
         f"{_short(label, 34):<34} {fmt_ms(t.mouth_to_ear_ms, 7)} {fmt_ms(t.server_total_ms, 7)} "
         f"{fmt_ms(t.reconciliation_error_ms, 6)} {t.turns_heard:>5} {wer:>5} {tok:>4} {audio:>7}  {text}"
     )
-    return row + (f"  UNCERTAIN: {t.uncertain}" if t.uncertain else "")
+    row += f"  UNCERTAIN: {t.uncertain}" if t.uncertain else ""
+    return row + (f"  BURST: {t.burst_why}" if t.burst else "")
 
 
 def _first_name(result: E2eResult) -> str:
@@ -72,6 +82,27 @@ def _wer_pair(s: dict[str, Any]) -> str:
     return f"{norm} normalized (raw {raw})"
 
 
+def burst_lines(result: E2eResult) -> list[str]:
+    """The buffering check: how many turns' reply audio arrived in a burst (and the compared routes)."""
+    s = result.summary()
+    lines = []
+    if s["n_burst"]:
+        lines.append(
+            f"BUFFERED: {s['n_burst']} of {s['n_burst_judged']} judged turns received their reply audio in a burst "
+            "though the server sent it over time: something on the path holds the stream back "
+            "(see docs/deploy/README.md)"
+        )
+    elif s["n_burst_judged"]:
+        lines.append(f"reply audio arrived as it was sent in all {s['n_burst_judged']} judged turns (no burst)")
+    if result.direct:
+        from voice.bench.e2e_compare import added_latency, compare_lines
+
+        direct = [t for t in result.direct if t.phase == "measured"]
+        n_direct = sum(1 for t in direct if t.burst)
+        lines += compare_lines(added_latency(result.measured, direct), s["n_burst"], n_direct)
+    return lines
+
+
 def console_summary(result: E2eResult) -> str:
     s = result.summary()
     lines = [
@@ -98,6 +129,8 @@ def console_summary(result: E2eResult) -> str:
     )
     if s["split_clips"]:
         lines.append(f"heard as more than one turn (last turn measured): {', '.join(s['split_clips'])}")
+        lines.append(split_line(s))
+    lines += burst_lines(result)
     lines += verdict_lines(s)
     return "\n".join(lines)
 
@@ -186,6 +219,7 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
             f"- Heard by the server as more than one turn (the last turn is measured, its speech end is the "
             f"clip's): {', '.join(s['split_clips'])}."
         )
+        out.append(f"- {split_line(s)}")
     first = result.first_turn
     if first is not None:
         tag = "included in" if first.phase == "measured" else "not in"
@@ -193,6 +227,9 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
             f"- {_first_name(result).capitalize()} ({first.clip}, {tag} the statistics): mouth-to-ear "
             f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms."
         )
+    out += [f"- {line[0].upper()}{line[1:]}." for line in burst_lines(result)]
+    if result.direct:
+        out += _compare_table(result)
     stages = stage_names(result.turns)
     out += [
         "",
@@ -243,6 +280,34 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
     if result.warnings:
         out += ["", "## Warnings", "", *[f"- {w}" for w in result.warnings]]
     return "\n".join(out)
+
+
+def _compare_table(result: E2eResult) -> list[str]:
+    from voice.bench.e2e_compare import added_latency
+
+    direct = {(t.clip, t.repeat): t for t in result.direct if t.phase == "measured"}
+    cmp = added_latency(result.measured, list(direct.values()))
+    proxied = {(t.clip, t.repeat): t for t in result.measured}
+    rows = []
+    for p in cmp["pairs"]:
+        key = (p["clip"], p["repeat"])
+        a, b = proxied[key].reconciliation_error_ms, direct[key].reconciliation_error_ms
+        outside = None if a is None or b is None else round(a - b, 1)
+        added = round(p["proxied_ms"] - p["direct_ms"], 1)
+        rows.append([f"{Path(p['clip']).stem}#{p['repeat']}", p["proxied_ms"], p["direct_ms"], added, outside])
+    d, o = cmp["added_ms"], cmp["added_outside_server_ms"]
+    return [
+        "",
+        f"## Through the proxy vs direct ({cmp['n_pairs']} pairs, ms)",
+        "",
+        f"Added by the proxy to mouth-to-ear: p50 **{fmt_ms(d['p50'])} ms**, p95 {fmt_ms(d['p95'])} ms. Outside the "
+        f"server's stages (mouth-to-ear − server stages, proxied − direct; the server's own variation removed): "
+        f"p50 **{fmt_ms(o['p50'])} ms**, p95 {fmt_ms(o['p95'])} ms.",
+        "",
+        md_table(
+            ["turn", "proxied", "direct", "added", "added outside the server"], rows, align="lrrrr"
+        ),
+    ]
 
 
 def plot(result: E2eResult, path: Path) -> None:

@@ -94,6 +94,14 @@ def _spectra(audio: np.ndarray, rate_hz: int) -> tuple[np.ndarray, int, int]:
     return spec[:, band], win, hop
 
 
+def envelope_db(audio: np.ndarray, rate_hz: int) -> tuple[np.ndarray, np.ndarray]:
+    """The energy envelope the reference is found on: (window centres in s, speech-band power in dBFS)."""
+    spec, win, hop = _spectra(audio, rate_hz)
+    power = spec.sum(axis=1) / win if spec.size else np.zeros(0)
+    centres_s = (np.arange(len(power)) * hop + win // 2) / rate_hz
+    return centres_s, 10 * np.log10(power + 1e-12)
+
+
 def _db(power: float) -> float:
     return float(10 * np.log10(power + 1e-12))
 

@@ -15,9 +15,15 @@ Steps (each is the previous one plus):
 2. ``short_stt`` — Whisper on the real audio length (``[stt] min_window_s``);
 3. ``first_chunk`` — a first sentence without a comma is spoken after 4 words (``[tts] max_first_chunk_words``);
 4. ``trim_lead`` — the first audio starts 10 ms before its first sound (``[tts] trim_lead_ms``);
-5. ``smart_turn`` — the end-of-turn model chooses the silence window (``[turn] end_of_turn_model``).
+5. ``smart_turn`` — the end-of-turn model chooses the silence window (``[turn] end_of_turn_model``);
+6. ``early_pause`` — the reply starts after 32 ms of the VAD's silence instead of 96 (the end-of-turn model is
+   still asked after 96 ms: ``[turn] score_after_ms``);
+7. ``energy_pause`` — a 30 dB drop in energy also counts towards that pause (``[turn] pause_energy_drop_db``):
+   the VAD's probability lags the end of speech by 50–150 ms, the energy does not.
 
-Steps 1–5 together are the default configuration, so step 5 is what a user gets.
+The step whose configuration is the one given (``--config``, by default ``config.toml``) says so in its
+description; ``--steps`` runs a subset (each still on top of all the steps before it), e.g.
+``--steps smart_turn,early_pause,energy_pause`` to compare candidates with the defaults in one sitting.
 """
 
 from __future__ import annotations
@@ -31,12 +37,16 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench import stats
-from voice.bench.clips import Clip, default_speech_dir, load_clips
+from voice.bench.clips import BenchError, Clip, default_speech_dir, load_clips
 from voice.bench.e2e import E2eOptions, TurnResult, make_plan, run_plan_in_process, summarize
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.machine import finish, load_average, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, text_table, write_outputs
 from voice.config import Config, load_config
+
+#: The candidate steps beyond the smart-turn defaults (see the module docstring).
+EARLY_PAUSE_MS = 32
+ENERGY_DROP_DB = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,16 +94,43 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
         Step(
             "smart_turn",
             f"+ {defaults.turn.end_of_turn_model} sets the silence window ({defaults.turn.complete_silence_ms} ms "
-            f"complete / {defaults.turn.incomplete_silence_ms} ms not) (= the defaults)",
+            f"complete / {defaults.turn.incomplete_silence_ms} ms not)",
             lambda c: _set(c, "turn", end_of_turn_model=defaults.turn.end_of_turn_model),
+        ),
+    ]
+    plan += [
+        Step(
+            "early_pause",
+            f"+ reply started after {EARLY_PAUSE_MS} ms of the VAD's silence (model still asked at "
+            f"{defaults.turn.score_after_ms} ms)",
+            lambda c: _set(c, "turn", speculate_after_ms=EARLY_PAUSE_MS),
+        ),
+        Step(
+            "energy_pause",
+            f"+ a {ENERGY_DROP_DB:g} dB energy drop also counts towards that pause",
+            lambda c: _set(c, "turn", pause_energy_drop_db=ENERGY_DROP_DB),
         ),
     ]
     out: list[tuple[Step, Config]] = []
     config = serial
     for step in plan:
         config = step.apply(config)
+        if config == base:
+            step = dataclasses.replace(step, description=step.description + " (= the configuration given)")
         out.append((step, config))
     return out
+
+
+def select(all_steps: list[tuple[Step, Config]], names: str | None) -> list[tuple[Step, Config]]:
+    """The steps named in ``names`` (comma-separated; all when None), each with its cumulative config."""
+    if not names:
+        return all_steps
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = [step.name for step, _ in all_steps]
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise BenchError(f"unknown step(s) {', '.join(unknown)}; steps: {', '.join(known)}")
+    return [(step, config) for step, config in all_steps if step.name in wanted]
 
 
 def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -> dict[str, Any]:
@@ -133,7 +170,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     plan = make_plan(clips, opts.repeats, opts.warmup)
     rows: list[dict[str, Any]] = []
     baseline: dict[str, str] | None = None
-    for step, config in steps(base):
+    for step, config in select(steps(base), getattr(args, "steps", None)):
         t0 = time.perf_counter()
         engines = load_engines(config)
         try:

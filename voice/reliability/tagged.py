@@ -130,10 +130,13 @@ def tagged_engines(
     tts_ms: float = 30.0,
     audio_ms_per_char: float = 60.0,
     tts_rate_hz: int = RATE_HZ,
+    tts_rtf: float = 0.05,
     llm: Llm | None = None,
 ) -> Engines:
     """Engines of tagged fakes that really sleep (``scale`` × the nominal times): for sockets and soaks.
 
+    ``tts_rtf``: synthesis of a clause takes this × its audio's duration (× ``scale``); ``1 / scale`` makes
+    the reply leave the server at the pace it plays, clause by clause (the proxy buffering test).
     ``llm`` replaces the :class:`EchoLlm` (an LLM on a server, with fake STT and TTS around it)."""
     delay = Delay(None, scale)
     return Engines(
@@ -141,7 +144,11 @@ def tagged_engines(
         stt=TaggedStt(texts=("hello there",), latency_ms=stt_ms, delay=delay),
         llm=llm or EchoLlm(itl_ms=itl_ms, context=context, delay=delay),
         tts=FakeTts(
-            sample_rate=tts_rate_hz, latency_ms=tts_ms, audio_ms_per_char=audio_ms_per_char, delay=delay
+            sample_rate=tts_rate_hz,
+            latency_ms=tts_ms,
+            audio_ms_per_char=audio_ms_per_char,
+            rtf=tts_rtf,
+            delay=delay,
         ),
         max_queue=max_queue,
         gate=ComputeGate(),
