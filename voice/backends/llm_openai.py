@@ -24,7 +24,9 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
   in 0.5 ms median, 0.8 ms max over 20 trials with the worker blocked in the read),
   the generator ends, and the server sees the connection close and stops generating (vLLM aborts the
   request, llama_cpp.server logs "disconnected"). Between tokens the ``cancel`` event is checked too. A
-  cancel during the TCP connect waits for it (at most ``connect_timeout_s``).
+  cancel during the TCP connect waits for it (at most ``connect_timeout_s``), and one before the response
+  headers arrived waits for them (servers built on Starlette/FastAPI, llama_cpp.server and vLLM among them,
+  send them at once; a server that sends them with its first token makes that wait up to the TTFT).
 * **Failures** raise :class:`LlmServerError` naming the server and what to check (not reachable, no
   token within ``read_timeout_s``, an HTTP error status, a stream cut before its end, or ended with
   ``[DONE]`` but no ``finish_reason``: a server that gave up on the reply); the turn reports
