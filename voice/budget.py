@@ -114,6 +114,9 @@ class LlmMetrics:
     itl_p95_ms: float
     tps: float
     e2e_ms: float
+    spread_ms: float = 0.0
+    """First → last token arrival: with ``n_tokens``, how the stream arrived (a few ms for many tokens after
+    a long TTFT: buffered on the way, see :mod:`voice.streamcheck`)."""
 
     @classmethod
     def from_marks(cls, start_ns: int, token_ns: Sequence[int]) -> LlmMetrics | None:
@@ -129,6 +132,7 @@ class LlmMetrics:
             itl_p95_ms=round(percentile(gaps, 95) / 1e6, 3) if gaps else 0.0,
             tps=round(1e9 / itl_mean, 2) if itl_mean > 0 else 0.0,
             e2e_ms=_ms(token_ns[-1] - start_ns),
+            spread_ms=_ms(token_ns[-1] - token_ns[0]),
         )
 
 

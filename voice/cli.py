@@ -51,7 +51,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             from voice.reliability.tagged import tagged_engines
 
             time.sleep(args.fake_load_s)
-            return tagged_engines(args.fake_scale, max_queue=config.server.max_queue)
+            llm = None
+            if config.llm.backend == "openai":  # no model file either: the configured server, real
+                from voice.backends.llm_openai import OpenAiLlm
+
+                llm = OpenAiLlm(config.llm)
+            return tagged_engines(args.fake_scale, max_queue=config.server.max_queue, llm=llm)
         from voice.loader import load_engines
         from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
         from voice.preflight import check_model_files

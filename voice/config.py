@@ -103,9 +103,23 @@ class SttConfig:
     """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
 
 
+LLM_BACKENDS = ("llama", "openai")
+
+
 @dataclass(frozen=True)
 class LlmConfig:
+    backend: str = "llama"
+    """"llama": llama-cpp-python in this process; "openai": an OpenAI-compatible streaming server."""
     model: str = "smollm2-135m"
+    """Catalogue name (backend "llama"), or the model name the server serves (backend "openai")."""
+    base_url: str = "http://127.0.0.1:8080/v1"
+    """Backend "openai": the API root; requests go to ``{base_url}/chat/completions``."""
+    api_key_env: str = ""
+    """Backend "openai": the environment variable holding the API key ("" = none is sent)."""
+    connect_timeout_s: float = 2.0
+    """Backend "openai": longest wait for the TCP (and TLS) connection."""
+    read_timeout_s: float = 10.0
+    """Backend "openai": longest wait for the first token, or for any next piece of the stream."""
     n_ctx: int = 2048
     n_threads: int = 2
     n_batch: int = 256
@@ -291,6 +305,7 @@ def _validate(config: Config) -> None:
         )
     if any(not w.strip() for w in config.stt.hotwords):
         raise ConfigError("[stt] hotwords must not contain empty strings")
+    _check_llm_backend(config.llm)
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
     if config.tts.max_first_chunk_words < 0 or config.tts.min_first_clause_words < 1:
@@ -345,6 +360,21 @@ def _check_wyoming(w: WyomingConfig) -> None:
                 f"[wyoming] allowed_clients: {entry!r} is not an IP address or network "
                 '(e.g. "192.168.1.20" or "192.168.1.0/24"; host names are not accepted)'
             ) from None
+
+
+def _check_llm_backend(llm: LlmConfig) -> None:
+    if llm.backend not in LLM_BACKENDS:
+        raise ConfigError(f"[llm] backend must be one of {', '.join(LLM_BACKENDS)}, got {llm.backend!r}")
+    if not llm.base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"[llm] base_url must start with http:// or https://, got {llm.base_url!r}")
+    if llm.connect_timeout_s <= 0 or llm.read_timeout_s <= 0:
+        raise ConfigError("[llm] connect_timeout_s and read_timeout_s must be positive")
+    if llm.api_key_env and not llm.api_key_env.replace("_", "").isalnum():
+        raise ConfigError(
+            f"[llm] api_key_env names an environment variable (letters, digits, _), got {llm.api_key_env!r}"
+        )
+    if llm.backend == "openai" and not llm.model:
+        raise ConfigError('[llm] backend = "openai" needs model: the model name the server serves')
 
 
 def _check_server_limits(s: ServerConfig) -> None:

@@ -198,9 +198,11 @@ class Engines:
                 self.llm.generate(messages, max_tokens=max_tokens, cancel=cancel)
             )
             error: BaseException | None = None
+            # A model on a server (uses_local_compute = False) only reads a socket: no compute slot.
+            local = getattr(self.llm, "uses_local_compute", True)
             try:
                 while not cancel.is_set():
-                    with self.gate.slot(Priority.LLM, cancel):
+                    with self.gate.slot(Priority.LLM, cancel) if local else contextlib.nullcontext():
                         timer.mark("llm_start")
                         ev = next(steps, None)
                     if ev is None:

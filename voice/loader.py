@@ -13,6 +13,7 @@ from voice.config import Config
 from voice.engine import Engines
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
 from voice.preflight import check_model_files
+from voice.stages import Llm
 
 log = logging.getLogger("voice.loader")
 _B = TypeVar("_B")
@@ -72,7 +73,14 @@ def load_engines(
         stt = _remote("stt", config.stt.uri, lambda: WyomingStt(config.stt))
     else:
         stt = timed(f"STT {config.stt.model}", lambda: WhisperStt(stt_dir, config.stt), stt_dir)
-    llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
+    llm: Llm
+    if config.llm.backend == "openai":
+        from voice.backends.llm_openai import OpenAiLlm
+
+        where = f"LLM {config.llm.model} on {config.llm.base_url}"
+        llm = timed(where, lambda: OpenAiLlm(config.llm))
+    else:
+        llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
     if config.llm.skills:
         llm = SkillsLlm(llm)
     if config.tts.backend == "wyoming":

@@ -33,6 +33,9 @@ def check_model_files(config: Config, models_root: Path, catalogue: Catalogue) -
     # A stage on a Wyoming server ([stt]/[tts] backend = "wyoming") reads no model files here.
     remote = {kind for kind, section in (("stt", config.stt), ("tts", config.tts)) if section.backend != "local"}
     for kind, name in wanted:
+        if kind == "llm" and config.llm.backend != "llama":
+            folders.append(models_root)  # served by a server ([llm] backend): no local file to check
+            continue
         entry = catalogue.get(name)
         if kind in remote:
             folders.append(model_dir(models_root, entry))

@@ -78,7 +78,8 @@ class Llm(Protocol):
     def generate(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
     ) -> Iterator[LlmEvent]:
-        """Yield one :class:`PromptInfo` first, then :class:`TextDelta` per token.
+        """Yield one :class:`PromptInfo` first, then :class:`TextDelta` per token. (An LLM on a server learns
+        the prompt's cost only at the end of the stream: it yields its PromptInfo last, or none.)
 
         Lazy: every step of the iterator is blocking model work, so the caller iterates it in a worker
         thread (one step at a time under the compute gate). Setting ``cancel`` stops it after the current

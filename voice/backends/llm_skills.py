@@ -23,6 +23,10 @@ class SkillsLlm:
         """Turns a skill answered (for benches and logs)."""
 
     @property
+    def uses_local_compute(self) -> bool:
+        return bool(getattr(self.inner, "uses_local_compute", True))
+
+    @property
     def n_ctx(self) -> int:
         return self.inner.n_ctx
 

@@ -1,4 +1,4 @@
-"""Argument parsing for ``voice bench e2e | matrix | prefill | speculative | contention``.
+"""Argument parsing for ``voice bench e2e | matrix | prefill | speculative | contention | remote``.
 
 Heavy modules (models, matplotlib) are imported only when a command runs, so ``voice --help`` stays fast.
 """
@@ -303,6 +303,25 @@ def add_bench_parser(sub: Any) -> None:
     q.add_argument("--items", default=None, help="comma-separated item ids or categories to run")
     _outputs(q, "reply")
     q.set_defaults(func=_runner("quality"))
+
+    r = bs.add_parser(
+        "remote",
+        help="the LLM in-process vs through an OpenAI-compatible server: TTFT, mouth-to-ear, same replies?",
+        description="Starts python -m llama_cpp.server on loopback with the configured model (or uses --url), "
+        "then asks the quality question set both ways (greedy: are the replies the same text? TTFT, reply "
+        "time) and speaks the recordings into a server with each LLM backend (mouth-to-ear).",
+    )
+    _config(r)
+    _speech(r)
+    r.add_argument("--url", default=None, help="an already running server's API root (http://host:port/v1)")
+    r.add_argument("--model", default=None, help="the model name that server serves (default: [llm] model)")
+    r.add_argument("--questions", type=Path, default=None, help="question set TOML")
+    r.add_argument("--items", default=None, help="comma-separated item ids or categories to ask")
+    r.add_argument("--repeats", type=int, default=2, help="times every clip is spoken per backend (default 2)")
+    r.add_argument("--warmup", type=int, default=1, help="warm-up turns per backend, not counted (default 1)")
+    r.add_argument("--no-e2e", action="store_true", help="the text comparison only")
+    _outputs(r, "reply and turn")
+    r.set_defaults(func=_runner("remote"))
 
     def usage(args: argparse.Namespace) -> int:
         b.print_help()

@@ -18,7 +18,7 @@ import numpy as np
 from voice.compute import ComputeGate
 from voice.engine import Engines
 from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad, render_words
-from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 
 TAG_START = 12345  # int16 sample values that never occur in the 0.3-amplitude tone (max 9830)
 TAG_END = 12344
@@ -131,16 +131,18 @@ def tagged_engines(
     audio_ms_per_char: float = 60.0,
     tts_rate_hz: int = RATE_HZ,
     tts_rtf: float = 0.05,
+    llm: Llm | None = None,
 ) -> Engines:
     """Engines of tagged fakes that really sleep (``scale`` × the nominal times): for sockets and soaks.
 
     ``tts_rtf``: synthesis of a clause takes this × its audio's duration (× ``scale``); ``1 / scale`` makes
-    the reply leave the server at the pace it plays, clause by clause (the proxy buffering test)."""
+    the reply leave the server at the pace it plays, clause by clause (the proxy buffering test).
+    ``llm`` replaces the :class:`EchoLlm` (an LLM on a server, with fake STT and TTS around it)."""
     delay = Delay(None, scale)
     return Engines(
         vad=FakeVad(),
         stt=TaggedStt(texts=("hello there",), latency_ms=stt_ms, delay=delay),
-        llm=EchoLlm(itl_ms=itl_ms, context=context, delay=delay),
+        llm=llm or EchoLlm(itl_ms=itl_ms, context=context, delay=delay),
         tts=FakeTts(
             sample_rate=tts_rate_hz,
             latency_ms=tts_ms,

@@ -1,0 +1,182 @@
+"""``voice bench remote``: the LLM in this process vs the same LLM through an OpenAI-compatible server.
+
+Two parts, in one sitting:
+
+1. **Text** (the quality question set, :mod:`voice.bench.quality`): every question to the in-process LLM and
+   then through the server, item by item. Greedy decoding both ways, so the replies should be the same
+   text: the report counts identical replies, judges both with the set's checks, and gives TTFT (request →
+   first token received) and reply time.
+2. **Mouth-to-ear** (:mod:`voice.bench.e2e`, skipped with ``--no-e2e``): the recordings spoken in real time
+   into an in-process server whose LLM is in-process, then into one whose ``[llm] backend`` is "openai".
+
+Without ``--url`` it starts ``python -m llama_cpp.server`` on loopback with the configured catalogue model
+and the same n_ctx / threads (:mod:`voice.bench.llama_server`): the same engine and model both ways, so the
+difference is the HTTP hop, the server's own request handling, and the lost compute gate (the server's
+decode threads and this process's STT/TTS threads share the cores without one scheduler). With ``--url``
+(and ``--model``) any running server is measured instead (vLLM on a GPU box, say).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from voice.bench import e2e, quality
+from voice.bench.clips import BenchError, default_speech_dir, load_clips
+from voice.bench.e2e_cmd import output_paths
+from voice.bench.llms import llm_settings, load_llm, located_model
+from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
+from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.bench.quality_set import QuestionSetError, load_items
+from voice.config import Config, load_config
+
+BACKENDS = ("in-process", "server")
+
+
+@contextlib.contextmanager
+def _server(config: Config, url: str | None) -> Iterator[str]:
+    if url:
+        yield url
+        return
+    from voice.bench.llama_server import llama_server
+    from voice.models import find_gguf
+
+    path = find_gguf(located_model(config.llm.model, "llm"), config.llm.model)
+    with llama_server(path, config.llm) as srv:
+        yield srv.base_url
+
+
+def remote_config(config: Config, base_url: str, model: str | None) -> Config:
+    """``config`` with ``[llm] backend = "openai"`` at ``base_url``."""
+    llm = dataclasses.replace(config.llm, backend="openai", base_url=base_url, model=model or config.llm.model)
+    return dataclasses.replace(config, llm=llm)
+
+
+def compare_text(config: Config, remote: Config, items: list[Any], say: Any) -> dict[str, Any]:
+    """Each item through both LLMs (skills off: the LLM answers everything)."""
+    from voice.backends.llm_openai import OpenAiLlm
+
+    local_llm = load_llm(config, config.llm.model)
+    remote_llm = OpenAiLlm(remote.llm)
+    rows: dict[str, list[dict[str, Any]]] = {b: [] for b in BACKENDS}
+    same = 0
+    for item in items:
+        a = quality.run_item(local_llm, config, item)
+        b = quality.run_item(remote_llm, remote, item)
+        rows["in-process"].append(a)
+        rows["server"].append(b)
+        same += a["reply"] == b["reply"]
+        mark = "same" if a["reply"] == b["reply"] else "DIFF"
+        say(f"  {mark} {item.id}: ttft {a['ttft_ms']:.0f} / {b['ttft_ms']:.0f} ms  {b['reply'][:70]!r}")
+    remote_llm.close()
+    return {
+        "same_replies": same,
+        "items": len(items),
+        "backends": {name: {"summary": quality.summarize(r), "rows": r} for name, r in rows.items()},
+    }
+
+
+def compare_e2e(config: Config, remote: Config, args: argparse.Namespace, say: Any) -> dict[str, Any]:
+    from voice.loader import load_engines
+
+    clips, warnings = load_clips(args.speech or default_speech_dir(), args.clips.split(",") if args.clips else None)
+    for w in warnings:
+        say(f"warning: {w}")
+    opts = e2e.E2eOptions(repeats=args.repeats, warmup=args.warmup, reply_timeout_s=60.0)
+    out: dict[str, Any] = {}
+    for name, cfg in zip(BACKENDS, (config, remote), strict=True):
+        say(f"mouth-to-ear, LLM {name}: {len(clips)} clip(s) × {args.repeats} (+{args.warmup} warm-up)")
+        engines = load_engines(cfg)
+        try:
+            plan = e2e.make_plan(clips, opts.repeats, opts.warmup)
+            turns = asyncio.run(
+                e2e.run_plan_in_process(cfg, engines, plan, opts, lambda r: say("    " + e2e_row(r)))
+            )
+        finally:
+            engines.close()
+        measured = [t for t in turns if t.phase != "warmup"]
+        out[name] = {"summary": e2e.summarize(measured), "turns": [dataclasses.asdict(t) for t in turns]}
+    return out
+
+
+def e2e_row(r: Any) -> str:
+    m2e = "-" if r.mouth_to_ear_ms is None else f"{r.mouth_to_ear_ms:.0f} ms"
+    return f"{r.clip} ({r.phase}): mouth-to-ear {m2e}, {r.outcome}"
+
+
+HEADER = [
+    "LLM", "same replies", "right %", "TTFT p50 ms (text)", "reply p50 ms (text)",
+    "mouth-to-ear p50 ms", "mouth-to-ear p95 ms", "llm_ttft p50 ms (e2e)", "turns",
+]  # fmt: skip
+
+
+def rows(result: dict[str, Any]) -> list[list[Any]]:
+    text, e2e_part = result["text"], result.get("e2e") or {}
+    out = []
+    for name in BACKENDS:
+        q = text["backends"][name]["summary"]
+        s = (e2e_part.get(name) or {}).get("summary") or {}
+        out.append([
+            name, f"{text['same_replies']}/{text['items']}", q["right_pct"], q["median_ttft_ms"],
+            q["median_reply_ms"], s.get("p50_ms"), s.get("p95_ms"), (s.get("llm_ttft") or {}).get("p50"),
+            s.get("n_measured"),
+        ])  # fmt: skip
+    return out
+
+
+def markdown(result: dict[str, Any], png: Path | None, md: Path) -> str:
+    parts = ["# voice bench remote: in-process LLM vs the same LLM through a server", ""]
+    parts += [machine_markdown(result["machine"]), ""]
+    parts += [f"Server: {result['server']}; model {result['model']}; greedy (temperature "
+              f"{result['temperature']}); {result['settings']}.", ""]  # fmt: skip
+    parts += [md_table(HEADER, rows(result)), ""]
+    diffs = [
+        (a["id"], a["reply"], b["reply"])
+        for a, b in zip(
+            result["text"]["backends"]["in-process"]["rows"], result["text"]["backends"]["server"]["rows"], strict=True
+        )
+        if a["reply"] != b["reply"]
+    ]
+    if diffs:
+        parts += ["## Replies that differ", "", md_table(["id", "in-process", "server"], diffs), ""]
+    return "\n".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    json_path, md_path, _ = output_paths(args)
+    config = load_config(args.config)
+    config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, skills=False, backend="llama"))
+    try:
+        items = load_items(args.questions or quality.DEFAULT_SET)
+    except QuestionSetError as e:
+        raise BenchError(str(e)) from None
+    if args.items:
+        wanted = {x.strip() for x in args.items.split(",")}
+        items = [i for i in items if i.id in wanted or i.category in wanted]
+    if not items:
+        raise BenchError(f"no question matches --items {args.items!r} (ids or categories of the set)")
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
+    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
+    result: dict[str, Any] = {"machine": machine_info(), "settings": llm_settings(config)}
+    with _server(config, args.url) as base_url:
+        remote = remote_config(config, base_url, args.model)
+        result |= {
+            "server": args.url or f"python -m llama_cpp.server on loopback ({base_url})",
+            "model": remote.llm.model,
+            "temperature": config.llm.temperature,
+        }
+        say(f"text: {len(items)} question(s), in-process then through {base_url}, item by item")
+        result["text"] = compare_text(config, remote, items, say)
+        result["e2e"] = None if args.no_e2e else compare_e2e(config, remote, args, say)
+    finish(result["machine"])
+    print(text_table(HEADER, rows(result)))
+    write_outputs(result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown)
+    return 0
