@@ -22,10 +22,9 @@ def test_steps_start_serial_and_end_at_the_defaults() -> None:
     assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
     assert serial.turn.end_of_turn_model == ""
     assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
-    # The configuration given is one of the steps, and that step says so (here: the defaults).
-    (given,) = [s for s, c in plan if c == Config()]
-    assert given.description.endswith("(= the configuration given)")
-    assert plan[-1][1].turn.speculate_after_ms == 32 and plan[-1][1].turn.pause_energy_drop_db == 30.0
+    # The last step is what a user gets, and says so.
+    assert plan[-1][1] == Config() and plan[-1][0].description.endswith("(= the configuration given)")
+    assert [s.name for s, c in plan if c == Config()] == ["energy_pause"]
     chosen = select(plan, "smart_turn,energy_pause")
     assert [s.name for s, _ in chosen] == ["smart_turn", "energy_pause"] and chosen[1][1] == plan[-1][1]
     with pytest.raises(BenchError, match=r"unknown step.*warp"):

@@ -180,13 +180,14 @@ def run_levels(
 
 LOUD, QUIET = 0.3, 0.001  # -10 dBFS and -60 dBFS: 50 dB apart
 ENERGY = TurnConfig(speculate_after_ms=96, pause_energy_drop_db=30.0)
+assert TurnConfig().pause_energy_drop_db == 30.0  # the default: the tests below that leave it out use it
 
 
 def test_a_pause_on_energy_comes_before_the_lagging_vad_and_ends_nothing() -> None:
     # Speech stops at frame 5; the VAD keeps calling it speech for 4 more frames (128 ms), then silence.
     levels = [LOUD] * 5 + [QUIET] * 20
     probs = [0.9] * 9 + [0.1] * 16
-    vad_only = run_levels(levels, probs, TurnConfig(speculate_after_ms=96))
+    vad_only = run_levels(levels, probs, TurnConfig(speculate_after_ms=96, pause_energy_drop_db=0.0))
     energy = run_levels(levels, probs, ENERGY)
     assert names(vad_only) == names(energy) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
     (_, _), (vad_pause_at, _), (vad_end_at, vad_end) = vad_only

@@ -60,7 +60,9 @@ async def _start(page: Page) -> None:
 async def test_the_page_shows_the_turn_in_order_with_a_waterfall_and_its_own_latency(
     tmp_path: Path, fake_engines: EnginesFactory
 ) -> None:
-    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=1.0))
+    # Speculation off: every stage then takes its own time (none is hidden before the endpoint), one bar each.
+    config = make_config(server={"port": 0}, turn={"speculate_after_ms": 0})
+    server = VoiceServer(config, fake_engines(scale=1.0))
     await server.start()
     try:
         async with chromium(_question_wav(tmp_path / "q.wav")) as page:

@@ -64,7 +64,7 @@ class VadConfig:
 class TurnConfig:
     """When a turn ends, and how much of the reply is prepared before it does (see config.toml)."""
 
-    speculate_after_ms: int = 96
+    speculate_after_ms: int = 32
     """After this much silence inside speech, start the reply speculatively (0 = off)."""
     end_of_turn_model: str = "smart-turn-v3.2"
     """Catalogue name of an end-of-turn classifier ("" = silence window only)."""
@@ -76,7 +76,7 @@ class TurnConfig:
     """With the classifier: a turn it scores incomplete ends after this much silence."""
     score_after_ms: int = 96
     """With the classifier: it is asked once the VAD has heard this much silence (at most complete_silence_ms)."""
-    pause_energy_drop_db: float = 0.0
+    pause_energy_drop_db: float = 30.0
     """A frame this many dB under the utterance's loudest counts towards the pause (not the end); 0 = VAD only."""
 
 

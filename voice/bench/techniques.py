@@ -10,10 +10,10 @@ Steps (each is the previous one plus):
 
 0. ``serial`` — the turn as a sum: the silence window, then Whisper on its 30 s window, then the LLM, then
    TTS of a whole first sentence, with Piper's silent lead;
-1. ``speculate`` — the reply starts at the first pause (``[turn] speculate_after_ms``) and is held until the
-   endpoint confirms the turn;
+1. ``speculate`` — the reply starts after 96 ms of the VAD's silence (``[turn] speculate_after_ms``) and is
+   held until the endpoint confirms the turn;
 2. ``short_stt`` — Whisper on the real audio length (``[stt] min_window_s``);
-3. ``first_chunk`` — a first sentence without a comma is spoken after 4 words (``[tts] max_first_chunk_words``);
+3. ``first_chunk`` — a first sentence without a comma is spoken after 6 words (``[tts] max_first_chunk_words``);
 4. ``trim_lead`` — the first audio starts 10 ms before its first sound (``[tts] trim_lead_ms``);
 5. ``smart_turn`` — the end-of-turn model chooses the silence window (``[turn] end_of_turn_model``);
 6. ``early_pause`` — the reply starts after 32 ms of the VAD's silence instead of 96 (the end-of-turn model is
@@ -21,9 +21,9 @@ Steps (each is the previous one plus):
 7. ``energy_pause`` — a 30 dB drop in energy also counts towards that pause (``[turn] pause_energy_drop_db``):
    the VAD's probability lags the end of speech by 50–150 ms, the energy does not.
 
-The step whose configuration is the one given (``--config``, by default ``config.toml``) says so in its
-description; ``--steps`` runs a subset (each still on top of all the steps before it), e.g.
-``--steps smart_turn,early_pause,energy_pause`` to compare candidates with the defaults in one sitting.
+All seven together are the default configuration. The step whose configuration is the one given
+(``--config``, by default ``config.toml``) says so in its description; ``--steps`` runs a subset (each still
+on top of all the steps before it), e.g. ``--steps smart_turn,early_pause,energy_pause``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from voice.bench.machine import finish, load_average, machine_info, machine_mark
 from voice.bench.markdown import md_table, text_table, write_outputs
 from voice.config import Config, load_config
 
-#: The candidate steps beyond the smart-turn defaults (see the module docstring).
+#: The pause of the first speculation step, then of the early-pause step (see the module docstring).
+FIRST_PAUSE_MS = 96
 EARLY_PAUSE_MS = 32
 ENERGY_DROP_DB = 30.0
 
@@ -63,7 +64,11 @@ def _set(config: Config, section: str, **values: Any) -> Config:
 def steps(base: Config) -> list[tuple[Step, Config]]:
     """The cumulative steps and their configs, from ``base`` (the user's config: models, VAD, …)."""
     serial = _set(
-        _set(_set(base, "turn", speculate_after_ms=0, end_of_turn_model=""), "stt", min_window_s=0.0),
+        _set(
+            _set(base, "turn", speculate_after_ms=0, end_of_turn_model="", pause_energy_drop_db=0.0),
+            "stt",
+            min_window_s=0.0,
+        ),
         "tts",
         max_first_chunk_words=12,
         trim_lead_ms=-1.0,
@@ -73,8 +78,8 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
         Step("serial", "silence window → STT (30 s window) → LLM → TTS of the first sentence", lambda c: c),
         Step(
             "speculate",
-            f"+ reply started after {defaults.turn.speculate_after_ms} ms of silence, held until the endpoint",
-            lambda c: _set(c, "turn", speculate_after_ms=defaults.turn.speculate_after_ms),
+            f"+ reply started after {FIRST_PAUSE_MS} ms of silence, held until the endpoint",
+            lambda c: _set(c, "turn", speculate_after_ms=FIRST_PAUSE_MS),
         ),
         Step(
             "short_stt",
