@@ -61,7 +61,7 @@ def test_a_newer_state_of_the_same_conversation_replaces_the_older_one() -> None
     kv.put(extended, "other+", 103)
     s = kv.stats()
     assert s.states == 3 and s.bytes_in_use == 263 and s.saves == 5
-    assert kv.plan(short + [9], live_tokens=len(SYSTEM)).restore is None  # gain 5 < MIN_RESTORE_GAIN_TOKENS
+    assert kv.plan([*short, 9], live_tokens=len(SYSTEM)).restore is None  # gain 5 < MIN_RESTORE_GAIN_TOKENS
 
 
 def test_full_cache_evicts_the_least_recently_used_and_reports_the_cost() -> None:
@@ -69,7 +69,7 @@ def test_full_cache_evicts_the_least_recently_used_and_reports_the_cost() -> Non
     a, b, c = (SYSTEM + seq(k, 40) for k in (100, 200, 300))
     kv.put(a, "A", 100)
     kv.put(b, "B", 100)
-    kv.plan(a + [7], live_tokens=len(SYSTEM))  # A was used: B is now the oldest
+    kv.plan([*a, 7], live_tokens=len(SYSTEM))  # A was used: B is now the oldest
     assert kv.put(c, "C", 100) == 1
     s = kv.stats()
     assert s.evictions == 1 and s.states == 2 and s.bytes_in_use == 200
@@ -119,10 +119,10 @@ def test_interleaved_sessions_evaluate_only_their_new_tokens() -> None:
     on = FakeLlm(replies=("Paris is the capital.",), kv_cache_bytes=1_000_000)
     off = FakeLlm(replies=("Paris is the capital.",))
     a_on, b_on = interleave(on)
-    a_off, b_off = interleave(off)
+    a_off, _b_off = interleave(off)
     # The new tokens: "<end> <user> and of germany <end> <assistant>" after the saved reply.
-    assert a_on.evaluated_tokens == len("<user> and of germany <end> <assistant>".split()) + 1
-    assert b_on.evaluated_tokens == len("<user> another one <end> <assistant>".split()) + 1
+    assert a_on.evaluated_tokens == len(["<user>", "and", "of", "germany", "<end>", "<assistant>"]) + 1
+    assert b_on.evaluated_tokens == len(["<user>", "another", "one", "<end>", "<assistant>"]) + 1
     assert a_off.evaluated_tokens > a_on.evaluated_tokens + 10
     assert a_on.kv_reevaluated_tokens == 0 and a_on.kv_cache_bytes > 0
     stats = on.kv_stats()
@@ -133,7 +133,7 @@ def test_interleaved_sessions_evaluate_only_their_new_tokens() -> None:
 def test_a_tiny_bound_evicts_and_the_next_turn_reports_it() -> None:
     # One conversation's state is ~20 tokens: room for one.
     llm = FakeLlm(replies=("Paris is the capital.",), kv_cache_bytes=30, kv_bytes_per_token=1)
-    a_second, b_second = interleave(llm)
+    a_second, _b_second = interleave(llm)
     stats = llm.kv_stats()
     assert stats is not None and stats.evictions >= 1
     assert a_second.kv_reevaluated_tokens > 0

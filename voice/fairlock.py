@@ -3,9 +3,9 @@ served.
 
 A session that queues several turns at once (a speculative reply and the committed one, replies queued with
 barge-in off) would, first come first served, make every session that queued after it wait for all of them.
-Round-robin serves one waiter of each waiting key in turn: the key served longest ago goes first; a key's
-own waiters keep their order. The lock is handed over directly to the next waiter on release, so no newcomer
-can slip in between.
+Round-robin serves one waiter of each waiting key in turn: the key served longest ago goes first (a key not
+served while it waited goes before any that was); a key's own waiters keep their order. The lock is handed
+over directly to the next waiter on release, so no newcomer can slip in between.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ class FairLock:
     def __init__(self) -> None:
         self._locked = False
         self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self._served: dict[str, int] = {}
+        """When each waiting key (and the holder's) was last granted the lock (a grant counter)."""
+        self._grants = 0
 
     def locked(self) -> bool:
         return self._locked
@@ -37,6 +40,7 @@ class FairLock:
     async def acquire(self, key: str) -> None:
         if not self._locked and not self._waiting:
             self._locked = True
+            self._grant(key)
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(key, deque()).append(fut)
@@ -59,16 +63,22 @@ class FairLock:
         if not self._locked:
             raise RuntimeError("FairLock released while not locked")
         while self._waiting:
-            key, queue = next(iter(self._waiting.items()))
+            key = min(self._waiting, key=lambda k: self._served.get(k, -1))  # first among equals: arrival
+            queue = self._waiting[key]
             fut = queue.popleft()
-            if queue:
-                self._waiting.move_to_end(key)  # its next waiter goes after every other key's
-            else:
+            if not queue:
                 del self._waiting[key]
             if not fut.done():
                 fut.set_result(None)  # the lock stays locked: it now belongs to that waiter
+                self._grant(key)
                 return
         self._locked = False
+
+    def _grant(self, key: str) -> None:
+        self._grants += 1
+        self._served[key] = self._grants
+        # Only the holder's and the waiting keys' turns matter: forget keys that left (no leak per session).
+        self._served = {k: v for k, v in self._served.items() if k == key or k in self._waiting}
 
     @contextlib.asynccontextmanager
     async def hold(self, key: str) -> AsyncIterator[None]:
