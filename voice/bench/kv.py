@@ -32,7 +32,7 @@ from voice.bench import plots
 from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm
-from voice.bench.machine import finish, machine_info, wait_for_quiet
+from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
 from voice.bench.stats import describe
 from voice.config import Config, load_config
@@ -211,7 +211,7 @@ def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
     ]
     if png is not None:
         out += [f"![TTFT at the KV bound]({relative_link(png, md_path)})", ""]
-    out += ["## Method", "", result["method"]]
+    out += ["## Method", "", result["method"], "", machine_markdown(m["machine"])]
     return "\n".join(out) + "\n"
 
 

@@ -23,7 +23,7 @@ from voice.bench.load import (
     run_sweep,
     run_sweep_in_process,
 )
-from voice.bench.machine import finish, machine_info, wait_for_quiet
+from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
 from voice.bench.speech_end import METHOD as SPEECH_END_METHOD
 from voice.bench.stats import TARGET_MS
@@ -97,8 +97,9 @@ def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
         "evaluated (turns answered by a skill, 0 tokens, left out); 'after 1st' = turns 2.. of each conversation",
         f"- {m['method']['first_audio']}",
         f"- speech end: {m['method']['speech_end']}",
-        f"- machine: {m['machine'].get('cpu_model', '?')}, {m['machine'].get('cpus', '?')} CPUs; "
-        f"models {m.get('models')}",
+        f"- models: {m.get('models')}; server: {m.get('server')}",
+        "",
+        machine_markdown(m["machine"]) if "started_at" in m["machine"] else "",
     ]
     return "\n".join(out) + "\n"
 
