@@ -8,10 +8,16 @@ import threading
 import numpy as np
 import pytest
 
-from voice.fakes import FakeLlm
+from tests.conftest import EnginesFactory, make_config
+from tests.test_turn import UTT, ListSink
+from voice.backends.llm_skills import SkillsLlm
+from voice.budget import FakeClock, TurnReport, TurnTimer
+from voice.fakes import Delay, FakeLlm, FakeStt
+from voice.history import History
 from voice.kvcache import MIN_RESTORE_GAIN_TOKENS, REDUNDANT_TAIL_TOKENS, KvCache, common_prefix
 from voice.metrics import Metrics
 from voice.stages import ChatMessage, PromptInfo, TextDelta
+from voice.turn import run_turn
 
 
 def seq(start: int, n: int) -> list[int]:
@@ -54,7 +60,7 @@ def test_a_newer_state_of_the_same_conversation_replaces_the_older_one() -> None
     # The next turn's state: the previous one minus a few re-rendered reply tokens, then more.
     turn2 = turn1[:-REDUNDANT_TAIL_TOKENS] + seq(500, 30)
     kv.plan(turn2[:-5], live_tokens=len(turn1) - REDUNDANT_TAIL_TOKENS)
-    kv.put(turn2, "2", 150)
+    kv.put(turn2, "2", 150, common_tokens=len(SYSTEM))
     other = SYSTEM + seq(200, 40)
     kv.put(other, "other", 100)
     extended = [*other, 1, 2, 3]  # a state that is a prefix of a new one is always dropped
@@ -62,6 +68,12 @@ def test_a_newer_state_of_the_same_conversation_replaces_the_older_one() -> None
     s = kv.stats()
     assert s.states == 3 and s.bytes_in_use == 263 and s.saves == 5
     assert kv.plan([*short, 9], live_tokens=len(SYSTEM)).restore is None  # gain 5 < MIN_RESTORE_GAIN_TOKENS
+    # The live context (saved last) is another short conversation: sharing only the system prompt with the
+    # next one, it is not taken for an older state of it.
+    kv.put(SYSTEM + seq(750, 5), "short2", 5)
+    kv.plan(SYSTEM + seq(800, 20), live_tokens=len(SYSTEM))
+    kv.put(SYSTEM + seq(800, 30), "new", 30, common_tokens=len(SYSTEM))
+    assert kv.stats().states == 5
 
 
 def test_full_cache_evicts_the_least_recently_used_and_reports_the_cost() -> None:
@@ -152,3 +164,33 @@ def test_metrics_show_the_kv_cache() -> None:
     evictions = next(line for line in text.splitlines() if line.startswith("voice_kv_evictions_total "))
     assert int(evictions.split()[1]) >= 1
     assert "voice_kv_reevaluated_tokens_total" in text
+
+
+async def test_turn_reports_and_engines_show_the_kv_states(
+    clock: FakeClock, fake_engines: EnginesFactory
+) -> None:
+    delay = Delay(clock)
+    # Room for one conversation's state (the system prompt and a turn, ~85 tokens) but not two: the sessions
+    # take turns (A says the first text, B the second), so each evicts the other.
+    llm = FakeLlm(replies=("Paris is the capital.",), delay=delay, kv_cache_bytes=120, kv_bytes_per_token=1)
+    texts = ("what is the capital of france and why is it famous", "tell me a joke about cats and dogs")
+    stt = FakeStt(texts=texts, latency_ms=10.0, delay=delay)
+    engines = fake_engines(clock=clock, llm=SkillsLlm(llm), stt=stt)
+    config = make_config(tts={"min_first_clause_words": 1})
+    histories = {"A": History(), "B": History()}
+    reports: dict[str, list[TurnReport]] = {"A": [], "B": []}
+    for turn_id in (1, 2):
+        for s in ("A", "B"):
+            timer = TurnTimer(clock, s, turn_id)
+            timer.mark("speech_end")
+            timer.mark("endpoint")
+            report = await run_turn(engines, config, histories[s], UTT, timer, ListSink())
+            reports[s].append(report)
+    second = reports["A"][1]
+    assert second.kv_evicted and second.kv_reevaluated_tokens > 0
+    assert reports["B"][1].kv_evicted  # A's turn, saved, evicted B's state in turn
+    assert second.prompt_tokens_evaluated >= second.kv_reevaluated_tokens
+    assert not reports["A"][0].kv_evicted
+    stats = engines.kv_stats()  # through the skills layer, as the server's /metrics reads it
+    assert stats is not None and stats.evictions >= 2 and stats.limit_bytes == 120 and stats.bytes_in_use <= 120
+    assert second.to_dict()["kv_evicted"] is True

@@ -160,7 +160,8 @@ class FakeLlm:
                 yield from self._reply(evaluated, max_tokens, cancel)
             finally:
                 size = len(self._cache) * self.kv_bytes_per_token
-                self._kv.put(self._token_ids(self._cache), list(self._cache), size)
+                common = len(render_words(messages[:1]))  # the system prompt and the next role marker
+                self._kv.put(self._token_ids(self._cache), list(self._cache), size, common_tokens=common)
         finally:
             self._lock.release()
 

@@ -33,9 +33,9 @@ S = TypeVar("S")
 
 REDUNDANT_TAIL_TOKENS = 16
 """When a generation's state is saved, the state it started from is dropped if it holds at most this many
-tokens beyond what the new one shares with it: the same conversation one turn on (the last reply tokens
-differ, as the chat template renders them slightly differently in the next prompt). States that are a prefix
-of the new one are always dropped."""
+tokens beyond what the new one shares with it, and the two share more than the prefix every conversation
+starts with: the same conversation one turn on (the last reply tokens differ, as the chat template renders
+them slightly differently in the next prompt). States that are a prefix of the new one are always dropped."""
 
 MIN_RESTORE_GAIN_TOKENS = 8
 """Restore a saved state only if it holds at least this many more prompt tokens than the live context:
@@ -136,10 +136,11 @@ class KvCache(Generic[S]):
         with self._lock:
             return self._states[key][1]
 
-    def put(self, tokens: Sequence[int], state: S, size_bytes: int) -> int:
+    def put(self, tokens: Sequence[int], state: S, size_bytes: int, *, common_tokens: int = 0) -> int:
         """Save ``state`` (the KV of ``tokens``); drops states it makes redundant, then evicts least recently
         used states until the total fits. Returns how many were evicted. A state larger than the whole
-        limit is not kept (and counts as evicted)."""
+        limit is not kept (and counts as evicted). ``common_tokens``: how many tokens every conversation
+        starts with (the system prompt): sharing no more than that, two states are different conversations."""
         if not self.enabled or not tokens:
             return 0
         key = tuple(tokens)
@@ -149,7 +150,8 @@ class KvCache(Generic[S]):
             self._saves += 1
             for k, (other, _, size) in list(self._states.items()):
                 shared = common_prefix(other, arr)
-                if shared == len(other) or (k == self._source and len(other) - shared <= REDUNDANT_TAIL_TOKENS):
+                same = k == self._source and shared > common_tokens
+                if shared == len(other) or (same and len(other) - shared <= REDUNDANT_TAIL_TOKENS):
                     del self._states[k]
                     self._bytes -= size
             self._states[key] = (arr, state, size_bytes)

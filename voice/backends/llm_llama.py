@@ -105,6 +105,7 @@ class LlamaLlm:
         )
         self._lock = threading.Lock()
         self._kv: KvCache[bytes] = KvCache(config.kv_cache_mb * 1024 * 1024)
+        self._common_tokens = 0  # the prompt prefix every conversation starts with (set by warm)
         self.grounding = Grounding(config.location) if config.grounding else None
         self.warm(ChatMessage("system", config.system_prompt))
 
@@ -140,6 +141,7 @@ class LlamaLlm:
         with self._lock:
             self._llm.reset()  # type: ignore[no-untyped-call]
             self._llm.eval(prefix)
+            self._common_tokens = len(prefix)
             self._save_state()
 
     # ------------------------------------------------------------------ per-conversation KV states
@@ -163,7 +165,7 @@ class LlamaLlm:
         size = int(llama_cpp.llama_state_seq_get_size(ctx, 0))
         buf = (ctypes.c_uint8 * size)()
         written = int(llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0))
-        self._kv.put(list(self._llm._input_ids), bytes(buf)[:written], written)
+        self._kv.put(list(self._llm._input_ids), bytes(buf)[:written], written, common_tokens=self._common_tokens)
         self._kv.timed_save((time.perf_counter() - t0) * 1000)
 
     def _restore_state(self, key: tuple[int, ...]) -> float:
