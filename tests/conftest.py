@@ -61,6 +61,7 @@ def fake_engines() -> EnginesFactory:
             max_queue=max_queue,
             gate=ComputeGate(),
             turn_score=turn_score,
+            clock=clock,
         )
         made.append(engines)
         return engines

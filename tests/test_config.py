@@ -62,3 +62,9 @@ def test_stt_context_is_checked() -> None:
         parse_config({"stt": {"initial_prompt": "x" * 1200, "hotwords": ["Oslo", "Rome"]}})
     with pytest.raises(ConfigError, match=r"\[stt\] hotwords"):
         parse_config({"stt": {"hotwords": "Oslo"}})
+
+
+def test_kv_cache_bound_is_checked() -> None:
+    assert parse_config({"llm": {"kv_cache_mb": 0}}).llm.kv_cache_mb == 0
+    with pytest.raises(ConfigError, match=r"\[llm\] kv_cache_mb must be 0 \(off\) or positive"):
+        parse_config({"llm": {"kv_cache_mb": -1}})

@@ -166,6 +166,14 @@ class TurnReport:
     """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
     turn_score: float | None = None
     """The end-of-turn model's probability that the turn was complete (None: no model)."""
+    kv_restore_ms: float = 0.0
+    """Time spent restoring this conversation's saved KV state before its prompt (0: none restored)."""
+    kv_evicted: bool = False
+    """This conversation's saved KV state had been evicted (the KV cache was full): its history was evaluated again."""
+    kv_reevaluated_tokens: int = 0
+    """Prompt tokens evaluated again because of that eviction (part of ``prompt_tokens_evaluated``)."""
+    kv_cache_mb: float = 0.0
+    """Saved KV states of all conversations in memory when this turn's prompt was planned."""
     stage_budgets_ms: dict[str, float] = field(default_factory=dict)
     """Each stage's allocation from ``[budget]`` (what ``over_budget`` compares against)."""
     stage_offsets_ms: dict[str, float] = field(default_factory=dict)

@@ -158,6 +158,17 @@ def _answered(
     return ended_after or now_ns >= speech_end_ns + settle_ns
 
 
+def _playback_end_ns(conv: Conversation, turn_ids: Sequence[int]) -> int:
+    """When the replies of these turns would have finished playing (now, if none had audio)."""
+    end_ns = time.perf_counter_ns()
+    for tid in turn_ids:
+        t = conv.turns[tid]
+        first = t.first_chunk_ns()
+        if first is not None and t.sample_rate:
+            end_ns = max(end_ns, first + round(len(t.pcm) / 2 * 1e9 / t.sample_rate))
+    return end_ns
+
+
 async def converse(
     url: str,
     utterances: Sequence[Utterance],
@@ -169,13 +180,18 @@ async def converse(
     output_sample_rate: int | None = None,
     settle_s: float = 2.0,
     ssl: ssl_lib.SSLContext | None = None,
+    pauses_s: Sequence[float] = (),
+    start_delay_s: float = 0.0,
 ) -> Conversation:
     """Speak each utterance in turn, streaming silence after it until that turn's report arrives.
 
     ``settle_s``: if no turn ended after the utterance's speech end, it counts as answered once every turn
     has its report and this long has passed since the speech end (longer than the server's silence window).
-    ``ssl``: the TLS context for a ``wss://`` URL (None: the system's trusted CAs). Cancelling closes the
-    connection."""
+    ``ssl``: the TLS context for a ``wss://`` URL (None: the system's trusted CAs).
+    ``pauses_s[n]``: after utterance ``n`` is answered, go on streaming silence while its reply would play
+    (from its first chunk's arrival, for the reply audio's duration) and then this many seconds more, as a
+    person listens and then pauses before speaking again. ``start_delay_s``: silence before the first
+    utterance. Cancelling closes the connection."""
     conv = Conversation()
     audio_turn: list[int] = []
     headers = {"Authorization": f"Bearer {token}"} if token else None
@@ -191,6 +207,18 @@ async def converse(
         try:
             t0 = time.perf_counter_ns()
             sent_samples = 0
+            rate_ns = 1e9 / rate
+            frame = rate * frame_ms // 1000
+
+            async def silence_until(until_ns: int) -> None:
+                nonlocal sent_samples
+                while t0 + round(sent_samples * rate_ns) < until_ns and not reader.done():
+                    sent_samples += frame
+                    due = t0 + round(sent_samples * rate_ns)
+                    await asyncio.sleep(max(0.0, (due - time.perf_counter_ns()) / 1e9))
+                    await ws.send(float_to_pcm16(np.zeros(frame, np.float32)))
+
+            await silence_until(t0 + round(start_delay_s * 1e9))
             for n, utt in enumerate(utterances, start=1):
                 frame = rate * frame_ms // 1000
                 begin = sent_samples
@@ -228,6 +256,8 @@ async def converse(
                 if new_ids:
                     # The speech end of the utterance is the end of its last turn's speech.
                     conv.turns[new_ids[-1]].speech_end_ns = speech_end_ns
+                if n <= len(pauses_s):
+                    await silence_until(_playback_end_ns(conv, new_ids) + round(pauses_s[n - 1] * 1e9))
             await ws.send(json.dumps({"type": "stop"}))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(reader, 10)

@@ -136,6 +136,8 @@ class LlmConfig:
     grounding: bool = False
     location: str = ""
     skills: bool = True
+    kv_cache_mb: int = 256
+    """Memory for saved per-conversation KV states (0 = off: only the live context is reused)."""
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,8 @@ def _validate(config: Config) -> None:
         raise ConfigError(
             f"[llm] repeat_penalty must be between 1.0 (off) and 2.0, got {config.llm.repeat_penalty}"
         )
+    if config.llm.kv_cache_mb < 0:
+        raise ConfigError(f"[llm] kv_cache_mb must be 0 (off) or positive, got {config.llm.kv_cache_mb}")
     if config.llm.max_reply_sentences < 0:
         raise ConfigError("[llm] max_reply_sentences must be 0 (no cap) or positive")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:

@@ -4,6 +4,12 @@ One :class:`Engines` per server holds one instance of each model. Each model ser
 time (an asyncio lock per model, so the wait is measurable as a queue stage), and every compute step also
 goes through the :class:`~voice.compute.ComputeGate` so two models never fight over the cores.
 Blocking work runs wholly in the engine's worker threads.
+
+Scheduling across sessions: the STT and LLM locks serve waiting turns round-robin by session
+(:class:`~voice.fairlock.FairLock`), so a session with several turns queued does not make the others wait
+for all of them. The compute gate runs a reply's TTS before any STT or LLM step, so a reply that is already
+speaking keeps its pace. Under overload, :meth:`Engines.admit` refuses a new turn at once (``busy``) with a
+hint of when a place should free up (``retry_after_ms``), instead of letting every session slow down.
 """
 
 from __future__ import annotations
@@ -18,14 +24,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voice.budget import TurnTimer
+from voice.budget import Clock, MonotonicClock, TurnTimer
 from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
+from voice.fairlock import FairLock
 from voice.history import History, fit_prompt
+from voice.kvcache import KvStats
 from voice.stages import ChatMessage, Llm, LlmEvent, Stt, TextDelta, Tts, Vad
 
 
 class BusyError(RuntimeError):
     """Too many turns are already waiting for the shared models."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+        """When a place in the queue should be free again (an estimate), in milliseconds."""
+
+
+DEFAULT_RETRY_AFTER_MS = 1000
+"""The retry hint before any turn has released its place (nothing measured yet)."""
+MIN_RETRY_AFTER_MS = 100
+HOLD_EWMA_WEIGHT = 0.2
+"""Weight of the newest turn in the moving average of how long a turn holds its place."""
 
 
 def _prestart(executor: ThreadPoolExecutor, workers: int) -> None:
@@ -40,10 +60,11 @@ class Admission:
 
     def __init__(self, engines: Engines) -> None:
         self._engines: Engines | None = engines
+        self._start_ns = engines.clock.now_ns()
 
     def release(self) -> None:
         if self._engines is not None:
-            self._engines._waiting -= 1
+            self._engines._released((self._engines.clock.now_ns() - self._start_ns) / 1e6)
             self._engines = None
 
     def __enter__(self) -> Admission:
@@ -85,6 +106,7 @@ class Engines:
         gate: ComputeGate | None = None,
         workers: int = 4,
         turn_score: Callable[[np.ndarray], float] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.vad = vad
         self.turn_score = turn_score
@@ -101,10 +123,13 @@ class Engines:
         # Start every worker thread now: the thread count of a running server stays constant.
         _prestart(self.executor, workers)
         _prestart(self.vad_executor, 1)
-        self._stt_lock = asyncio.Lock()
-        self._llm_lock = asyncio.Lock()
+        self.clock: Clock = clock or MonotonicClock()
+        """Times how long turns hold their place in the queue (the ``busy`` retry hint)."""
+        self._stt_lock = FairLock()
+        self._llm_lock = FairLock()
         self._tts_lock = asyncio.Lock()
         self._waiting = 0
+        self._hold_ms: float | None = None
         # Activity of the worker threads, per model: how many jobs run now and when the last one let go
         # of the model (perf_counter_ns). Tests and the soak measure how fast a cancelled turn stops.
         self._activity = threading.Lock()
@@ -123,12 +148,32 @@ class Engines:
         ``a.release()`` gives the place back early (once the LLM is done, while the reply is spoken).
         """
         if self._waiting >= self.max_queue:
+            retry_ms = self.retry_after_ms()
             raise BusyError(
                 f"{self._waiting} turns are already using or waiting for the models "
-                f"(max_queue={self.max_queue}); try again shortly"
+                f"(max_queue={self.max_queue}); try again in about {retry_ms} ms",
+                retry_ms,
             )
         self._waiting += 1
         return Admission(self)
+
+    def retry_after_ms(self) -> int:
+        """When a place in the full queue should free up: by Little's law, with ``max_queue`` turns each
+        holding a place for ``hold`` ms on average, one leaves every ``hold / max_queue`` ms."""
+        if self._hold_ms is None:
+            return DEFAULT_RETRY_AFTER_MS
+        return max(MIN_RETRY_AFTER_MS, round(self._hold_ms / self.max_queue))
+
+    def _released(self, hold_ms: float) -> None:
+        self._waiting -= 1
+        prev = self._hold_ms
+        self._hold_ms = hold_ms if prev is None else prev + HOLD_EWMA_WEIGHT * (hold_ms - prev)
+
+    def kv_stats(self) -> KvStats | None:
+        """The LLM's saved per-conversation KV states, if it keeps any (``/metrics``)."""
+        fn = getattr(self.llm, "kv_stats", None)
+        stats = fn() if callable(fn) else None
+        return stats if isinstance(stats, KvStats) else None
 
     @property
     def queue_depth(self) -> int:
@@ -160,18 +205,18 @@ class Engines:
                 timer.mark("stt_start")
                 return self.stt.transcribe(audio)
 
-        async with self._stt_lock:
+        async with self._stt_lock.hold(timer.session_id):
             text = await run_blocking(self.executor, job, self.gate.cancel_event())
         timer.mark("stt_done")
         return text
 
     async def fit_prompt(
-        self, system: ChatMessage, history: History, *, reply_tokens: int
+        self, system: ChatMessage, history: History, *, reply_tokens: int, session: str = ""
     ) -> tuple[list[ChatMessage], int]:
-        """:func:`~voice.history.fit_prompt` with the LLM's tokenizer, in a worker thread under the LLM's lock:
-        counting tokens never runs on the event loop nor beside another turn's generation. Cancelling waits
-        for the count to finish (milliseconds) before the lock is let go."""
-        async with self._llm_lock:
+        """:func:`~voice.history.fit_prompt` with the LLM's tokenizer, in a worker thread under the LLM's lock
+        (waiting its turn as ``session``): counting tokens never runs on the event loop nor beside another
+        turn's generation. Cancelling waits for the count to finish (milliseconds) before the lock is let go."""
+        async with self._llm_lock.hold(session):
             return await run_blocking(
                 self.executor,
                 lambda _cancel: fit_prompt(
@@ -219,7 +264,7 @@ class Engines:
                     close()
                 loop.call_soon_threadsafe(queue.put_nowait, _Done(error))
 
-        async with self._llm_lock:
+        async with self._llm_lock.hold(timer.session_id):
             cancel = self.gate.cancel_event(*_interrupters(self.llm))
             worker = asyncio.ensure_future(run_blocking(self.executor, job, cancel))
             try:

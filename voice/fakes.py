@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from voice.budget import FakeClock
+from voice.kvcache import KvCache, KvStats
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
 
@@ -92,6 +93,9 @@ class FakeLlm:
 
     Prompt evaluation costs ``prefill_ms_per_token`` for each token not already in the cache, so TTFT
     behaves like the real thing: small when the prefix is cached, growing with uncached prompt length.
+    With ``kv_cache_bytes`` > 0 it also keeps per-conversation states like the real LLM (a
+    :class:`~voice.kvcache.KvCache` of ``kv_bytes_per_token`` per token), so interleaved sessions each
+    evaluate only their new tokens until the bound evicts their state.
     """
 
     replies: Sequence[str] = ("Hello! How can I help you today?",)
@@ -100,12 +104,22 @@ class FakeLlm:
     itl_ms: float = 10.0
     context: int = 2048
     delay: Delay = Delay()
+    kv_cache_bytes: int = 0
+    kv_bytes_per_token: int = 1000
 
     def __post_init__(self) -> None:
         self._next = itertools.cycle(self.replies)
         self._cache: list[str] = []
         self._lock = threading.Lock()
+        self._kv: KvCache[list[str]] = KvCache(self.kv_cache_bytes)
+        self._ids: dict[str, int] = {}
         self.prompts: list[list[ChatMessage]] = []
+
+    def kv_stats(self) -> KvStats | None:
+        return self._kv.stats() if self._kv.enabled else None
+
+    def _token_ids(self, words: Sequence[str]) -> list[int]:
+        return [self._ids.setdefault(w, len(self._ids)) for w in words]
 
     @property
     def n_ctx(self) -> int:
@@ -129,22 +143,40 @@ class FakeLlm:
                 if a != b:
                     break
                 reused += 1
+            kv = self._kv.plan(self._token_ids(tokens), reused)
+            if kv.restore is not None:
+                self._cache = list(self._kv.get(kv.restore))
+                reused = kv.cached_tokens
             evaluated = len(tokens) - reused
-            yield PromptInfo(len(tokens), reused, evaluated)
+            yield PromptInfo(
+                len(tokens),
+                reused,
+                evaluated,
+                kv_reevaluated_tokens=min(kv.reevaluated_tokens, evaluated),
+                kv_cache_bytes=self._kv.stats().bytes_in_use,
+            )
             self._cache = list(tokens)
-            words = next(self._next).split(" ")
-            for i, word in enumerate(words[:max_tokens]):
-                if cancel.is_set():
-                    return
-                if i == 0:
-                    self.delay.wait_ms(self.ttft_floor_ms + evaluated * self.prefill_ms_per_token)
-                else:
-                    self.delay.wait_ms(self.itl_ms)
-                piece = word if i == 0 else " " + word
-                self._cache.append(word)
-                yield TextDelta(piece)
+            try:
+                yield from self._reply(evaluated, max_tokens, cancel)
+            finally:
+                size = len(self._cache) * self.kv_bytes_per_token
+                common = len(render_words(messages[:1]))  # the system prompt and the next role marker
+                self._kv.put(self._token_ids(self._cache), list(self._cache), size, common_tokens=common)
         finally:
             self._lock.release()
+
+    def _reply(self, evaluated: int, max_tokens: int, cancel: threading.Event) -> Iterator[TextDelta]:
+        words = next(self._next).split(" ")
+        for i, word in enumerate(words[:max_tokens]):
+            if cancel.is_set():
+                return
+            if i == 0:
+                self.delay.wait_ms(self.ttft_floor_ms + evaluated * self.prefill_ms_per_token)
+            else:
+                self.delay.wait_ms(self.itl_ms)
+            piece = word if i == 0 else " " + word
+            self._cache.append(word)
+            yield TextDelta(piece)
 
 
 @dataclass

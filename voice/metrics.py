@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from voice.budget import TurnReport
+from voice.kvcache import KvStats
 
 BUCKETS_MS: tuple[float, ...] = (50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000)
 
@@ -46,6 +47,8 @@ class Metrics:
         self.sessions_active = 0
         self.queue_depth = 0
         self.ready = False
+        self.kv: KvStats | None = None
+        """The LLM's saved per-conversation KV states (None: the LLM keeps none)."""
 
     def turn(self, report: TurnReport) -> None:
         with self._lock:
@@ -91,6 +94,7 @@ class Metrics:
             lines.append("# HELP voice_queue_depth turns using or waiting for the shared STT/LLM")
             lines.append("# TYPE voice_queue_depth gauge")
             lines.append(f"voice_queue_depth {self.queue_depth}")
+            lines += self._kv_lines()
             lines.append("# HELP voice_stage_latency_ms stage latency of completed turns, milliseconds")
             lines.append("# TYPE voice_stage_latency_ms histogram")
             for name, h in sorted(self.stages.items()):
@@ -102,3 +106,32 @@ class Metrics:
                 lines.append(f'voice_stage_latency_ms_sum{{stage="{name}"}} {h.sum_ms:.3f}')
                 lines.append(f'voice_stage_latency_ms_count{{stage="{name}"}} {h.count}')
             return "\n".join(lines) + "\n"
+
+    def _kv_lines(self) -> list[str]:
+        kv = self.kv
+        if kv is None:
+            return []
+        rows = (
+            ("kv_cache_bytes", "gauge", "saved per-conversation KV states in memory, bytes", kv.bytes_in_use),
+            ("kv_cache_limit_bytes", "gauge", "bound of the saved KV states ([llm] kv_cache_mb)", kv.limit_bytes),
+            ("kv_cache_states", "gauge", "saved KV states (about one per conversation)", kv.states),
+            ("kv_restores_total", "counter", "saved KV states restored before a turn's prompt", kv.restores),
+            ("kv_evictions_total", "counter", "saved KV states evicted because the bound was full", kv.evictions),
+            (
+                "kv_reevaluated_tokens_total",
+                "counter",
+                "prompt tokens evaluated again because their saved KV state had been evicted",
+                kv.reevaluated_tokens,
+            ),
+            ("kv_save_seconds_total", "counter", "time spent saving KV states", round(kv.save_ms_total / 1000, 6)),
+            (
+                "kv_restore_seconds_total",
+                "counter",
+                "time spent restoring KV states",
+                round(kv.restore_ms_total / 1000, 6),
+            ),
+        )
+        lines = []
+        for name, kind, help_, value in rows:
+            lines += [f"# HELP voice_{name} {help_}", f"# TYPE voice_{name} {kind}", f"voice_{name} {value}"]
+        return lines

@@ -66,6 +66,8 @@ class ProtocolError:
     code: str
     message: str
     close_code: int | None = None
+    retry_after_ms: int | None = None
+    """For ``busy``: when to try again (an estimate), sent as ``retry_after_ms`` in the error event."""
 
 
 # Error codes sent in ``error`` events.
@@ -203,7 +205,8 @@ def event(kind: str, **fields: Any) -> str:
 
 
 def error_event(err: ProtocolError) -> str:
-    return event("error", code=err.code, message=err.message, fatal=err.close_code is not None)
+    extra = {} if err.retry_after_ms is None else {"retry_after_ms": err.retry_after_ms}
+    return event("error", code=err.code, message=err.message, fatal=err.close_code is not None, **extra)
 
 
 @dataclass(frozen=True)

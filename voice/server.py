@@ -219,6 +219,7 @@ class VoiceServer:
             if token and self._token_header_ok(request) is not True:
                 return connection.respond(http.HTTPStatus.UNAUTHORIZED, "send Authorization: Bearer <token>\n")
             self.metrics.queue_depth = self.engines.queue_depth if self.engines else 0
+            self.metrics.kv = self.engines.kv_stats() if self.engines else None
             self.metrics.sessions_active = len(self.sessions)
             self.metrics.ready = self.engines is not None and not self.stopping
             return connection.respond(http.HTTPStatus.OK, self.metrics.render())

@@ -30,6 +30,12 @@ class PromptInfo:
     evaluated_tokens: int
     trimmed_messages: int = 0
     """History messages dropped to fit the context window."""
+    kv_restore_ms: float = 0.0
+    """Time spent copying this conversation's saved KV state back into the context (0: none restored)."""
+    kv_reevaluated_tokens: int = 0
+    """Of ``evaluated_tokens``, those a saved KV state held until it was evicted (the KV cache was full)."""
+    kv_cache_bytes: int = 0
+    """Saved KV states in memory when the prompt was planned (0: no per-conversation KV cache)."""
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,9 @@ async def run_turn(
 
     async def think(admission: Admission) -> None:
         system = ChatMessage("system", config.llm.system_prompt)
-        messages, dropped = await engines.fit_prompt(system, history, reply_tokens=config.llm.max_reply_tokens)
+        messages, dropped = await engines.fit_prompt(
+            system, history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
+        )
         progress.trimmed_messages = dropped
         splitter = SentenceSplitter(
             SplitterConfig(
@@ -268,7 +270,7 @@ async def run_turn(
                 await sink.send_event(event("interrupt", turn_id=tid))
     except BusyError as e:
         outcome = "busy"
-        await fail(ProtocolError(BUSY, str(e)))
+        await fail(ProtocolError(BUSY, str(e), retry_after_ms=e.retry_after_ms))
     except ContextTooSmallError as e:
         outcome = "error"
         history.clear()
@@ -325,6 +327,10 @@ def _report(
         outcome="cancelled" if cancelled else outcome,
         prompt_tokens_reused=prompt.reused_tokens if prompt else 0,
         prompt_tokens_evaluated=prompt.evaluated_tokens if prompt else 0,
+        kv_restore_ms=prompt.kv_restore_ms if prompt else 0.0,
+        kv_evicted=bool(prompt and prompt.kv_reevaluated_tokens > 0),
+        kv_reevaluated_tokens=prompt.kv_reevaluated_tokens if prompt else 0,
+        kv_cache_mb=round(prompt.kv_cache_bytes / 2**20, 2) if prompt else 0.0,
         transcript=progress.transcript,
         reply_text=" ".join(progress.spoken),
         reply_audio_ms=round(progress.audio_ms, 1),

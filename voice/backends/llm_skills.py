@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from voice import skills
 from voice.grounding import Clock, local_now
+from voice.kvcache import KvStats
 from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 
 
@@ -32,6 +33,10 @@ class SkillsLlm:
 
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
         return self.inner.count_tokens(messages)
+
+    def kv_stats(self) -> KvStats | None:
+        fn = getattr(self.inner, "kv_stats", None)
+        return fn() if callable(fn) else None
 
     def interrupt(self) -> None:
         fn = getattr(self.inner, "interrupt", None)

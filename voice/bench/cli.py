@@ -1,4 +1,5 @@
-"""Argument parsing for ``voice bench e2e | matrix | prefill | speculative | contention | remote``.
+"""Argument parsing for ``voice bench e2e | matrix | prefill | speculative | contention | remote | load | kv``
+and the other ``voice bench`` commands.
 
 Heavy modules (models, matplotlib) are imported only when a command runs, so ``voice --help`` stays fast.
 """
@@ -322,6 +323,48 @@ def add_bench_parser(sub: Any) -> None:
     r.add_argument("--no-e2e", action="store_true", help="the text comparison only")
     _outputs(r, "reply and turn")
     r.set_defaults(func=_runner("remote"))
+
+    ld = bs.add_parser(
+        "load",
+        help="N simulated talkers at once: mouth-to-ear, queue waits, busy, tokens per turn vs N; capacity",
+        description="For each N, N talkers speak the recordings into the server at once, in real time, in "
+        "multi-turn conversations (listening to each reply, then a 200-600 ms pause). Capacity = the largest "
+        "N with p95 mouth-to-ear <= 800 ms and no busy.",
+    )
+    _speech(ld)
+    ld.add_argument("--sessions", default="1,2,4,8", help="comma-separated talker counts (default 1,2,4,8)")
+    ld.add_argument("--turns", type=int, default=4, help="turns per conversation (default 4)")
+    ld.add_argument("--pause-min-ms", type=float, default=200.0, help="shortest pause after a reply (200)")
+    ld.add_argument("--pause-max-ms", type=float, default=600.0, help="longest pause after a reply (600)")
+    ld.add_argument("--seed", type=int, default=1, help="seed of the pauses and start offsets (default 1)")
+    ld.add_argument(
+        "--compare-kv",
+        action="store_true",
+        help="run the sweep twice in-process: [llm] kv_cache_mb = 0 (off), then as configured (before/after)",
+    )
+    ld.add_argument("--url", default=None, help="load a running server instead (ws://host:port/)")
+    ld.add_argument("--token", default=None, help="token for --url, if the server needs one")
+    ld.add_argument("--reply-timeout", type=float, default=60.0, help="seconds to wait for a reply (default 60)")
+    ld.add_argument("--llm", default=None, help="LLM model (catalogue name), overriding the config")
+    _config(ld)
+    _outputs(ld, "level and turn")
+    ld.set_defaults(func=_runner("load_cmd"))
+
+    kv = bs.add_parser(
+        "kv",
+        help="TTFT of a long conversation and of many sessions at the KV memory bound ([llm] kv_cache_mb)",
+        description="Text mode, greedy: S sessions taking turns at each KV bound (0 = off): TTFT, evaluated "
+        "tokens, evictions, save/restore cost; and one long conversation through the context window.",
+    )
+    _config(kv)
+    kv.add_argument("--llm", default=None, help="LLM (default: the configured one)")
+    kv.add_argument("--sessions", type=int, default=8, help="conversations taking turns (default 8)")
+    kv.add_argument("--turns", type=int, default=4, help="turns per conversation (default 4)")
+    kv.add_argument("--bounds-mb", default="0,8,24,256", help="KV bounds in MB to compare (default 0,8,24,256)")
+    kv.add_argument("--long-turns", type=int, default=40, help="turns of the long conversation (default 40)")
+    kv.add_argument("--n-ctx", type=int, default=None, help="context window for both parts (default: config)")
+    _outputs(kv, "turn")
+    kv.set_defaults(func=_runner("kv"))
 
     def usage(args: argparse.Namespace) -> int:
         b.print_help()

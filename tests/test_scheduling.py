@@ -1,0 +1,127 @@
+"""Fair scheduling across sessions: round-robin model locks, TTS before other work, and a quick ``busy`` with a
+retry hint under overload. Fakes and a fake clock only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import EnginesFactory, make_config
+from tests.test_turn import ListSink
+from voice.budget import FakeClock, TurnTimer
+from voice.engine import DEFAULT_RETRY_AFTER_MS, BusyError, Engines
+from voice.fairlock import FairLock
+from voice.fakes import Delay, FakeLlm
+from voice.history import History
+from voice.protocol import BUSY, ProtocolError, error_event
+from voice.stages import ChatMessage
+from voice.turn import Utterance, run_turn
+
+
+async def test_fair_lock_serves_keys_round_robin() -> None:
+    lock = FairLock()
+    order: list[str] = []
+    release_first = asyncio.Event()
+
+    async def use(key: str, tag: str, hold: asyncio.Event | None = None) -> None:
+        async with lock.hold(key):
+            order.append(tag)
+            if hold is not None:
+                await hold.wait()
+
+    first = asyncio.create_task(use("A", "A1", release_first))
+    await asyncio.sleep(0)
+    # While A1 holds the lock, A queues three more, then B and C one each.
+    waiters = [asyncio.create_task(use(k, t)) for k, t in (("A", "A2"), ("A", "A3"), ("A", "A4"), ("B", "B1"))]
+    await asyncio.sleep(0)
+    waiters.append(asyncio.create_task(use("C", "C1")))
+    await asyncio.sleep(0)
+    assert lock.waiting() == {"A": 3, "B": 1, "C": 1}
+    release_first.set()
+    await asyncio.gather(first, *waiters)
+    # First come first served would give A1 A2 A3 A4 B1 C1.
+    assert order == ["A1", "B1", "C1", "A2", "A3", "A4"]
+    assert not lock.locked()
+
+
+async def test_fair_lock_cancelled_waiter_is_skipped() -> None:
+    lock = FairLock()
+    await lock.acquire("A")
+    got: list[str] = []
+
+    async def use(key: str) -> None:
+        async with lock.hold(key):
+            got.append(key)
+
+    b, c = asyncio.create_task(use("B")), asyncio.create_task(use("C"))
+    await asyncio.sleep(0)
+    b.cancel()
+    await asyncio.sleep(0)
+    lock.release()
+    await c
+    assert got == ["C"] and b.cancelled() and not lock.locked()
+    with pytest.raises(RuntimeError, match="not locked"):
+        lock.release()
+
+
+async def test_llm_turns_are_served_round_robin_by_session(
+    fake_engines: EnginesFactory, clock: FakeClock
+) -> None:
+    llm = FakeLlm(replies=("One two three.",), delay=Delay(clock))
+    engines = fake_engines(clock=clock, llm=llm)
+
+    async def generate(session: str, text: str) -> None:
+        timer = TurnTimer(clock, session, 1)
+        stream = engines.generate([ChatMessage("user", text)], timer, max_tokens=8)
+        async for _ in stream:
+            pass
+
+    # Session A has three turns queued (a speculative reply, the committed one, ...), then B has one.
+    tasks = [asyncio.create_task(generate(s, t)) for s, t in (("A", "a1"), ("A", "a2"), ("A", "a3"), ("B", "b1"))]
+    await asyncio.gather(*tasks)
+    served = [p[-1].content for p in llm.prompts]
+    assert served == ["a1", "b1", "a2", "a3"]
+
+
+def test_busy_carries_a_retry_hint_from_how_long_turns_hold_their_place(
+    fake_engines: EnginesFactory, clock: FakeClock
+) -> None:
+    engines: Engines = fake_engines(clock=clock, max_queue=2)
+    a, b = engines.admit(), engines.admit()
+    with pytest.raises(BusyError) as first:
+        engines.admit()
+    assert first.value.retry_after_ms == DEFAULT_RETRY_AFTER_MS  # nothing measured yet
+    clock.advance_ms(800)
+    a.release()
+    c = engines.admit()
+    with pytest.raises(BusyError) as second:
+        engines.admit()
+    # Two places, each held ~800 ms: one frees about every 400 ms (Little's law).
+    assert second.value.retry_after_ms == 400
+    assert "400 ms" in str(second.value)
+    b.release()
+    c.release()
+    assert engines.queue_depth == 0
+
+
+def test_busy_error_event_has_retry_after_ms() -> None:
+    ev = json.loads(error_event(ProtocolError(BUSY, "full", retry_after_ms=250)))
+    assert ev == {"type": "error", "code": "busy", "message": "full", "fatal": False, "retry_after_ms": 250}
+    assert "retry_after_ms" not in json.loads(error_event(ProtocolError("internal", "x")))
+
+
+async def test_busy_turn_reports_the_hint_to_the_client(fake_engines: EnginesFactory, clock: FakeClock) -> None:
+    engines = fake_engines(clock=clock, max_queue=1)
+    held = engines.admit()
+    sink = ListSink()
+    timer = TurnTimer(clock, "s", 1)
+    report = await run_turn(
+        engines, make_config(), History(), Utterance(np.zeros(1600, np.float32), 300.0, False), timer, sink
+    )
+    held.release()
+    assert report.outcome == "busy"
+    errors = [e for e in sink.events if e["type"] == "error"]
+    assert errors[0]["code"] == "busy" and errors[0]["retry_after_ms"] == DEFAULT_RETRY_AFTER_MS
