@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import SPEECH_DIR
 from tests.netkit import sync_http_status, until
 from voice.audio import load_audio
 from voice.backends.llm_llama import LlamaLlm
@@ -115,7 +114,10 @@ def test_a_turn_through_voice_serve_with_the_openai_backend(server: LlamaServer,
                 break
         assert port is not None, f"serve did not start (exit {proc.poll()})"
         threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
-        speech = load_audio(SPEECH_DIR / "rhasspy3_this_is_a_test.wav", 16_000)
+        # espeak-ng (a Debian package ./dev setup installs): no dependency on recordings outside the repository.
+        wav = tmp_path / "q.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(wav), "This is a test."], check=True)
+        speech = load_audio(wav, 16_000)
         report, probe_errors = asyncio.run(_one_turn(port, speech))
     finally:
         proc.terminate()
