@@ -375,6 +375,27 @@ def test_matrix_conclusions() -> None:
     assert lines[2].endswith("human gap at p50: none.")
 
 
+def test_matrix_verdict_needs_speed_and_quality() -> None:
+    rows = matrix_result({})["rows"]  # small: p50 450 ms (p50 only); big: 2000 ms (no)
+    # The fast model answers badly: nothing meets turn-taking; the best trade-off is the most accurate fast one.
+    matrix.attach_quality(rows, {"small": {"right_pct": 40.0, "items": 93}, "big": {"right_pct": 90.0}}, 80.0)
+    assert [r.get("meets_turn_taking") for r in rows] == [False, False, None]
+    lines = matrix.conclusions(rows, 80.0)
+    assert lines[3].endswith("at least 80 % of the quality set right): none.")
+    assert lines[4].startswith("Best trade-off: base + big + joe-medium (the fastest of those at least 80 % right)")
+    # Fast and right: it meets turn-taking timing and is the pick.
+    matrix.attach_quality(rows, {"small": {"right_pct": 85.0}, "big": {"right_pct": 90.0}}, 80.0)
+    lines = matrix.conclusions(rows, 80.0)
+    assert lines[3].endswith("right): tiny.en + small + joe-medium.") and "Best trade-off: tiny.en + small" in lines[4]
+    # Nobody reaches the bar: the most accurate within the target.
+    matrix.attach_quality(rows, {"small": {"right_pct": 50.0}, "big": {"right_pct": 70.0}}, 80.0)
+    assert "none is 80 % right; the most accurate within 500 ms at p50" in matrix.conclusions(rows, 80.0)[4]
+    assert "tiny.en + small" in matrix.conclusions(rows, 80.0)[4]
+    # A quality run that failed rates nothing.
+    matrix.attach_quality(rows, {"small": {"error": "exit code 1"}}, 80.0)
+    assert rows[0]["quality_right_pct"] is None and rows[0]["meets_turn_taking"] is False
+
+
 # ---------------------------------------------------------------------------------------------- report files
 def test_every_report_writes_markdown_and_png(tmp_path: Path) -> None:
     machine = machine_info(["voice", "bench"])

@@ -183,6 +183,15 @@ def add_bench_parser(sub: Any) -> None:
     m.add_argument(
         "--keep", type=Path, default=None, metavar="DIR", help="keep each combination's JSON and log in DIR"
     )
+    m.add_argument(
+        "--quality-bar",
+        type=float,
+        default=80.0,
+        metavar="PCT",
+        help="a combination meets turn-taking timing only with its LLM this %% right on the quality set (80)",
+    )
+    m.add_argument("--quality-items", default=None, help="item ids or categories of the quality set (default: all)")
+    m.add_argument("--no-quality", action="store_true", help="speed only: skip the quality set")
     _outputs(m, "combination")
     m.set_defaults(func=_runner("matrix"))
 

@@ -3,6 +3,13 @@
 Each combination runs in a process of its own (``python -m voice.cli bench e2e … --json``), one after
 another on the same machine, with the same clips, repeats and warm-up. The RAM peak of a combination is
 that process's ``ru_maxrss`` as reported by ``wait4`` (models + in-process server + client).
+
+Speed is not the answer on its own: every LLM of the matrix is also asked the quality question set in text
+mode (``voice bench quality``, its own process, greedy; ``--quality-items`` picks a subset), and a combination
+**meets human turn-taking timing only if it meets the latency target and the quality bar** (``--quality-bar``,
+default 80 % of the items answered right, an honest "I can't" counting as right where it is). The answer names
+the best trade-off: the fastest combination over the bar; if none is, the most accurate within the target; if
+none is either, the most accurate.
 """
 
 from __future__ import annotations
@@ -117,6 +124,39 @@ def run_combination(
     return row
 
 
+def run_quality(args: argparse.Namespace, llm: str, workdir: Path) -> dict[str, Any]:
+    """``voice bench quality`` (text mode) for one LLM in its own process: its summary, or an ``error``."""
+    json_path = workdir / f"quality-{llm}.json"
+    log_path = workdir / f"quality-{llm}.log"
+    cmd = [sys.executable, "-m", "voice.cli", "--log-level", "WARNING", "bench", "quality", "--llm", llm,
+           "--json", str(json_path)]  # fmt: skip
+    if args.quality_items:
+        cmd += ["--items", args.quality_items]
+    if args.config:
+        cmd += ["--config", str(args.config)]
+    with log_path.open("w", encoding="utf-8") as log:
+        code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+    if not json_path.is_file():
+        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        return {"error": " | ".join(tail) or f"exit code {code}"}
+    (model,) = json.loads(json_path.read_text(encoding="utf-8"))["models"]
+    summary: dict[str, Any] = model["summary"]
+    return summary
+
+
+def attach_quality(rows: list[dict[str, Any]], quality: dict[str, dict[str, Any]], bar_pct: float) -> None:
+    """Give every measured row its LLM's quality and the joint verdict (pure)."""
+    for r in rows:
+        if "error" in r:
+            continue
+        q = quality.get(r["llm"], {})
+        right = q.get("right_pct")
+        r["quality_right_pct"] = right
+        r["quality_items"] = q.get("items")
+        r["meets_quality"] = right is not None and right >= bar_pct
+        r["meets_turn_taking"] = r["meets_quality"] and r["meets_target"] in ("yes", "p50 only")
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -153,6 +193,14 @@ def run(args: argparse.Namespace) -> int:
             rows.append(row)
             bar.write(_line(row))
         bar.close()
+        quality: dict[str, dict[str, Any]] = {}
+        if not args.no_quality:
+            for llm in models["llm"]:
+                print(f"quality (text mode) of {llm} …", flush=True)
+                quality[llm] = run_quality(args, llm, workdir)
+            attach_quality(rows, quality, args.quality_bar)
+        meta["quality_bar_pct"] = None if args.no_quality else args.quality_bar
+        meta["quality"] = quality
         if args.keep is None:
             for r in rows:  # the files are gone with the temporary directory
                 r.pop("json", None)
@@ -162,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(text_table(*_table(rows)))
     print()
-    print("\n".join(conclusions(rows)))
+    print("\n".join(conclusions(rows, meta.get("quality_bar_pct"))))
     write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
     return 0 if all("error" not in r for r in rows) else 1
 
@@ -192,6 +240,8 @@ def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
         "others' CPU %",
         f"≤{TARGET_MS} ms",
         f"≤{HUMAN_GAP_MS} ms",
+        "right %",
+        "meets turn-taking",
     ]
     body: list[list[Any]] = []
     for r in rows:
@@ -213,12 +263,14 @@ def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
                 r.get("other_processes_cpu_percent"),
                 r["meets_target"],
                 r["meets_human_gap"],
+                r.get("quality_right_pct"),
+                {True: "yes", False: "no", None: "—"}[r.get("meets_turn_taking")],
             ]
         )
     return header, body
 
 
-def conclusions(rows: list[dict[str, Any]]) -> list[str]:
+def conclusions(rows: list[dict[str, Any]], quality_bar_pct: float | None = None) -> list[str]:
     ok = [r for r in rows if "error" not in r and r["p50_ms"] is not None]
     if not ok:
         return ["no combination produced a measurement"]
@@ -237,8 +289,30 @@ def conclusions(rows: list[dict[str, Any]]) -> list[str]:
         f"Meet {TARGET_MS} ms at p95: {', '.join(map(name, meets)) or 'none'}; at p50: "
         f"{', '.join(map(name, meets_p50)) or 'none'}.",
         f"Meet the ~{HUMAN_GAP_MS} ms human gap at p50: {', '.join(map(name, human)) or 'none'}.",
-        "Judge speed next to quality: a model that answers badly can answer fast (see what each LLM said).",
     ]
+    if quality_bar_pct is None:
+        out.append("Judge speed next to quality: a model that answers badly can answer fast (see what each LLM said).")
+        return out
+    rated = [r for r in ok if r.get("quality_right_pct") is not None]
+    good = [r for r in rated if r["meets_quality"]]
+    both = [r for r in good if r["meets_turn_taking"]]
+    out.append(
+        f"Meet human turn-taking timing (the {TARGET_MS} ms target at p50 or better AND at least "
+        f"{quality_bar_pct:g} % of the quality set right): {', '.join(map(name, both)) or 'none'}."
+    )
+    if good:
+        pick, why = min(good, key=lambda r: r["p50_ms"]), f"the fastest of those at least {quality_bar_pct:g} % right"
+    elif [r for r in rated if r in meets_p50]:
+        pick = max((r for r in rated if r in meets_p50), key=lambda r: r["quality_right_pct"])
+        why = f"none is {quality_bar_pct:g} % right; the most accurate within {TARGET_MS} ms at p50"
+    elif rated:
+        pick, why = max(rated, key=lambda r: r["quality_right_pct"]), "none is fast or right enough; the most accurate"
+    else:
+        return [*out, "No LLM could be rated for quality (see the quality logs)."]
+    out.append(
+        f"Best trade-off: {name(pick)} ({why}): {pick['quality_right_pct']:g} % right, mouth-to-ear p50 "
+        f"{pick['p50_ms']:.0f} ms, p95 {pick['p95_ms']:.0f} ms."
+    )
     return out
 
 
@@ -258,7 +332,7 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
         "",
         "## Answer",
         "",
-        *[f"- {line}" for line in conclusions(rows)],
+        *[f"- {line}" for line in conclusions(rows, meta.get("quality_bar_pct"))],
         "",
     ]
     if png is not None:
@@ -272,6 +346,10 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
         "- **m2e** = mouth-to-ear measured at the client (first audible reply sample − the clip's speech end); "
         "stage columns are p50s of the server's stages (they need not add up to the m2e p50).",
         "- **WER** = STT word error rate over all clips pooled (what the assistant heard vs transcripts.tsv).",
+        "- **right %** = the LLM's share of the quality question set answered right in text mode (`voice bench "
+        "quality`, greedy; an honest refusal is right where the item expects one); **meets turn-taking** = the "
+        f"{TARGET_MS} ms target met at p50 or better and right % at or over the bar "
+        f"({meta.get('quality_bar_pct') if meta.get('quality_bar_pct') is not None else 'not measured'}).",
         "- **LLM tok/s** = p50 over turns of 1000 / mean inter-token latency, measured inside the running "
         "pipeline (TTS interleaves with decoding through the compute gate, so it is lower than alone).",
         "- **RAM peak** = `ru_maxrss` of the combination's process (models + server + client), from `wait4`.",
