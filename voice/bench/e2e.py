@@ -587,7 +587,7 @@ class E2eResult:
         }
 
     def _compared(self) -> dict[str, Any]:
-        from voice.bench.e2e_compare import added_latency
+        from voice.bench.pairing import added_latency
 
         direct = [t for t in self.direct if t.phase == "measured"]
         return {

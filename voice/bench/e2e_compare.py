@@ -21,6 +21,9 @@ from typing import Any
 
 from voice.bench import stats
 from voice.bench.e2e import E2eOptions, PlanItem, TurnResult, run_plan
+from voice.bench.pairing import added_latency
+
+__all__ = ["METHOD", "ROUTE_DIRECT", "added_latency", "compare_lines", "direct_options", "run_compared"]
 
 ROUTE_DIRECT = "direct"
 
@@ -54,35 +57,6 @@ async def run_compared(
         for address, o, into, report in legs if n % 2 == 0 else legs[::-1]:
             into += await run_plan(address, [item], o, report)
     return proxied, direct
-
-
-def added_latency(proxied: Sequence[TurnResult], direct: Sequence[TurnResult]) -> dict[str, Any]:
-    """Paired difference of mouth-to-ear (proxied − direct, ms) over the measured turns of both routes."""
-
-    def usable(turns: Sequence[TurnResult]) -> dict[tuple[str, int], float]:
-        return {
-            (t.clip, t.repeat): t.mouth_to_ear_ms
-            for t in turns
-            if t.phase == "measured" and t.mouth_to_ear_ms is not None and not t.uncertain
-        }
-
-    a, b = usable(proxied), usable(direct)
-    pairs = sorted(set(a) & set(b))
-    diffs = [a[k] - b[k] for k in pairs]
-    recon_a = {(t.clip, t.repeat): t.reconciliation_error_ms for t in proxied}
-    recon_b = {(t.clip, t.repeat): t.reconciliation_error_ms for t in direct}
-    outside = [x - y for k in pairs if (x := recon_a.get(k)) is not None and (y := recon_b.get(k)) is not None]
-    return {
-        "n_pairs": len(pairs),
-        "added_ms": stats.describe(diffs),
-        "added_outside_server_ms": stats.describe(outside),
-        "proxied": stats.describe([a[k] for k in pairs]),
-        "direct": stats.describe([b[k] for k in pairs]),
-        "pairs": [
-            {"clip": clip, "repeat": rep, "proxied_ms": a[(clip, rep)], "direct_ms": b[(clip, rep)]}
-            for clip, rep in pairs
-        ],
-    }
 
 
 def compare_lines(cmp: dict[str, Any], proxied_bursts: int, direct_bursts: int) -> list[str]:
