@@ -76,3 +76,13 @@ async def test_run_blocking_cancel_waits_for_the_thread() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert finished.is_set()  # cancellation only propagated after the thread returned
+
+
+def test_numpy_blas_runs_on_one_thread_once_the_backends_are_imported() -> None:
+    # OpenBLAS's spinning worker thread halved llama.cpp's speed after every log-mel (voice/backends/__init__.py).
+    from threadpoolctl import threadpool_info
+
+    import voice.backends  # noqa: F401
+
+    blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert blas and all(lib["num_threads"] == 1 for lib in blas)
