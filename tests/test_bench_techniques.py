@@ -16,7 +16,8 @@ def test_steps_start_serial_and_end_at_the_defaults() -> None:
     plan = steps(Config())
     names = [s.name for s, _ in plan]
     assert names == [
-        "serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn", "early_pause", "energy_pause"
+        "serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn", "early_pause", "energy_pause",
+        "gated_turn_model",
     ]
     serial = plan[0][1]
     assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
@@ -24,9 +25,9 @@ def test_steps_start_serial_and_end_at_the_defaults() -> None:
     assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
     # The last step is what a user gets, and says so.
     assert plan[-1][1] == Config() and plan[-1][0].description.endswith("(= the configuration given)")
-    assert [s.name for s, c in plan if c == Config()] == ["energy_pause"]
-    chosen = select(plan, "smart_turn,energy_pause")
-    assert [s.name for s, _ in chosen] == ["smart_turn", "energy_pause"] and chosen[1][1] == plan[-1][1]
+    assert [s.name for s, c in plan if c == Config()] == ["gated_turn_model"]
+    chosen = select(plan, "smart_turn,gated_turn_model")
+    assert [s.name for s, _ in chosen] == ["smart_turn", "gated_turn_model"] and chosen[1][1] == plan[-1][1]
     with pytest.raises(BenchError, match=r"unknown step.*warp"):
         select(plan, "warp")
     # Every step changes something.

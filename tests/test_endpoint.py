@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 
 from voice.config import TurnConfig, VadConfig
@@ -241,3 +243,42 @@ def test_an_early_speculation_still_asks_the_model_after_score_after_ms() -> Non
             events.extend((i, ev) for ev in ep.score_pause())
     assert [(i, type(e).__name__) for i, e in events] == [(0, "SpeechStarted"), (5, "SpeechPaused"), (9, "SpeechEnded")]
     assert asked == [8]  # on the audio up to the third silent frame (96 ms), not the pause's first
+
+
+ENERGY_END = dataclasses.replace(ENERGY, end_on_energy=True)
+
+
+def test_end_on_energy_counts_the_window_from_the_energy_drop_not_the_vads_lag() -> None:
+    # Speech stops at frame 5; the VAD hears silence only from frame 9 (its lag: 128 ms).
+    levels, probs = [LOUD] * 5 + [QUIET] * 20, [0.9] * 9 + [0.1] * 16
+    vad_end = [(i, e) for i, e in run_levels(levels, probs, ENERGY) if isinstance(e, SpeechEnded)]
+    energy_end = [(i, e) for i, e in run_levels(levels, probs, ENERGY_END) if isinstance(e, SpeechEnded)]
+    # 320 ms = 10 frames of silence: from frame 9 (VAD) the turn ends at frame 18, from frame 5 (energy) at 14.
+    assert [i for i, _ in vad_end] == [18] and [i for i, _ in energy_end] == [14]
+    (_, end), (_, before) = energy_end[0], vad_end[0]
+    assert isinstance(end, SpeechEnded) and isinstance(before, SpeechEnded)
+    assert end.trailing_silence_ms == 320.0 and np.array_equal(end.audio, before.audio[: len(end.audio)])
+
+
+def test_end_on_energy_needs_the_vad_to_hear_silence_and_ignores_a_quiet_voice() -> None:
+    # A quiet voice the VAD hears as speech for 15 frames after the energy drop: speech resumes, and the quiet
+    # run it spoke in is not silence: the window counts from the VAD's silence (frame 20) as without the key.
+    levels, probs = [LOUD] * 5 + [QUIET] * 35, [0.9] * 20 + [0.1] * 20
+    ends = [i for i, e in run_levels(levels, probs, ENERGY_END) if isinstance(e, SpeechEnded)]
+    assert ends == [i for i, e in run_levels(levels, probs, ENERGY) if isinstance(e, SpeechEnded)] == [29]
+
+
+def test_end_on_energy_changes_nothing_in_noise() -> None:
+    levels, probs = [LOUD] * 5 + [LOUD / 10] * 20, [0.9] * 9 + [0.1] * 16
+    def summary(events: list[tuple[int, object]]) -> list[tuple[int, str]]:
+        return [(i, type(e).__name__) for i, e in events]
+
+    assert summary(run_levels(levels, probs, ENERGY_END)) == summary(run_levels(levels, probs, ENERGY))
+
+
+def test_end_on_energy_with_the_model_ends_when_it_scores_if_the_quiet_run_is_long_enough() -> None:
+    turn = dataclasses.replace(ENERGY_END, complete_silence_ms=160)
+    events = run_levels([LOUD] * 5 + [QUIET] * 30, [0.9] * 9 + [0.1] * 26, turn, scores=[0.9])
+    assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
+    # Scored at the VAD's pause (96 ms of its silence, frame 11): 7 quiet frames (224 ms) ≥ 160 ms: it ends there.
+    assert [i for i, _ in events][2] == 11

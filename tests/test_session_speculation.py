@@ -8,6 +8,7 @@ go out after ``speech_ended``, in order, and the report says it was speculative.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -202,3 +203,46 @@ def test_the_users_wait_starts_at_the_last_sound_not_where_the_vad_noticed() -> 
     # Never less than what the VAD counted; audio with no sound in it keeps the VAD's count.
     assert silence_after_speech_ms(SpeechEnded(audio, 600.0, False, 500.0)) == 600.0
     assert silence_after_speech_ms(SpeechEnded(silence(1.0), 320.0, False, 500.0)) == 320.0
+
+
+async def scoring_order(fake_engines: EnginesFactory, *, in_gate: bool) -> list[str]:
+    """What happened first: the end of another model's compute step (holding the gate when the pause came),
+    or the end-of-turn model's call."""
+    import threading
+
+    from tests.units import MS
+    from voice.compute import Priority
+
+    clock = FakeClock()
+    order: list[str] = []
+    session, _ = make_session(fake_engines, clock, turn_score=lambda _audio: order.append("score") or 0.9)
+    turn = dataclasses.replace(session.config.turn, score_in_gate=in_gate)
+    session.configure(dataclasses.replace(session.config, turn=turn))
+    holding, release = threading.Event(), threading.Event()
+
+    def other_step() -> None:  # e.g. a llama.cpp step of another session's reply
+        with session.engines.gate.slot(Priority.LLM):
+            holding.set()
+            release.wait(10)
+            order.append("step")
+
+    step = threading.Thread(target=other_step)
+    step.start()
+    holding.wait(10)
+    timer = threading.Timer(50 * MS, release.set)
+    timer.start()
+    client = Client(session)
+    await start(session)
+    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.5)]))
+    release.set()
+    step.join(10)
+    timer.cancel()
+    await session.wait_turns(timeout_s=10)
+    await client.close()
+    return order
+
+
+async def test_the_end_of_turn_model_waits_for_the_cores_in_the_gate(fake_engines: EnginesFactory) -> None:
+    # In the gate it never runs beside another compute step; on the VAD thread (the old way) it does.
+    assert await scoring_order(fake_engines, in_gate=True) == ["step", "score"]
+    assert await scoring_order(fake_engines, in_gate=False) == ["score", "step"]

@@ -29,6 +29,9 @@ _T = TypeVar("_T")
 class Priority(enum.IntEnum):
     """Lower value runs first."""
 
+    TURN = -1
+    """The end-of-turn model: one short call (~36 ms) that decides when the turn ends, and so when the
+    held reply may be let out (``[turn] score_in_gate``)."""
     TTS = 0
     STT = 1
     LLM = 2

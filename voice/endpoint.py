@@ -127,6 +127,7 @@ class Endpointer:
         self._peak_db = -math.inf  # the loudest voiced frame of the utterance
         self._quiet_samples = 0  # quiet frames in a row (energy), since the last loud one
         self._lagging_samples = 0  # after an energy pause: quiet frames the VAD still calls speech
+        self._quiet_voice = False  # speech resumed on quiet frames: the quiet run is speech until a loud frame
         self._scored = False  # this pause's audio has been handed to the end-of-turn model
         self._pre_roll: deque[np.ndarray] = deque()
         self._pre_roll_samples = 0
@@ -172,6 +173,7 @@ class Endpointer:
         self._peak_db = -math.inf
         self._quiet_samples = 0
         self._lagging_samples = 0
+        self._quiet_voice = False
         self._scored = False
 
     def _resume(self) -> SpeechResumed:
@@ -180,6 +182,7 @@ class Endpointer:
         self._turn_score = None
         self._pending = None
         self._lagging_samples = 0
+        self._quiet_voice = self._quiet_samples > 0  # resumed while quiet: a quiet voice, not a lagging VAD
         self._end_samples = self._samples(self.config.silence_ms)
         return SpeechResumed()
 
@@ -208,6 +211,7 @@ class Endpointer:
         self._utterance_samples += n
         quiet = self._quiet(frame, probability)
         self._quiet_samples = self._quiet_samples + n if quiet else 0
+        self._quiet_voice = self._quiet_voice and quiet
         if probability < self.config.neg_threshold:
             self._silence_samples += n
         else:
@@ -230,7 +234,7 @@ class Endpointer:
             self._scored = True  # the VAD's own pause: ask the end-of-turn model (on the audio so far)
             if self.turn_score is not None:
                 self._pending = np.concatenate(self._utterance).astype(np.float32, copy=False)
-        if self._silence_samples >= self._end_samples:
+        if self._end_silence_samples() >= self._end_samples:
             events.extend(self._end(forced=False))
         elif self._utterance_samples >= self._samples(self.config.max_utterance_s * 1000):
             events.extend(self._end(forced=True))
@@ -269,9 +273,17 @@ class Endpointer:
         complete = self._turn_score >= self.turn.complete_threshold
         end_ms = self.turn.complete_silence_ms if complete else self.turn.incomplete_silence_ms
         self._end_samples = self._samples(end_ms)
-        if self._silence_samples >= self._end_samples:
+        if self._end_silence_samples() >= self._end_samples:
             return self._end(forced=False)
         return []
+
+    def _end_silence_samples(self) -> int:
+        """The silence that counts towards the end of the turn: the VAD's, or with ``[turn] end_on_energy``,
+        during a pause, the quiet run since the energy dropped, once the VAD hears silence too (not after speech
+        resumed in a quiet voice: then the VAD decides until a loud frame)."""
+        if self.turn.end_on_energy and self._paused and self._silence_samples > 0 and not self._quiet_voice:
+            return max(self._silence_samples, self._quiet_samples)
+        return self._silence_samples
 
     def force_end(self) -> list[EndpointEvent]:
         """End the utterance now (``end_turn``); nothing happens outside speech."""
@@ -279,7 +291,7 @@ class Endpointer:
 
     def _end(self, *, forced: bool) -> list[EndpointEvent]:
         voiced_ms = self._ms(self._voiced_samples)
-        trailing_ms = 0.0 if forced else self._ms(self._silence_samples)
+        trailing_ms = 0.0 if forced else self._ms(self._end_silence_samples())
         score = self._turn_score
         audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
         self.reset()

@@ -19,6 +19,7 @@ import soxr
 
 from voice.audio import AudioFileError, analyse_speech
 from voice.budget import Clock, TurnReport, TurnTimer
+from voice.compute import Priority
 from voice.config import Config
 from voice.endpoint import (
     STT_SAMPLE_RATE_HZ,
@@ -228,9 +229,15 @@ class Session:
         for ev in await loop.run_in_executor(self.engines.vad_executor, self._detect, frames):
             await self._on_endpoint_event(ev)
         if self._endpointer.score_pending:
-            # The speculative reply (if any) has started: now ask the end-of-turn model, on the VAD thread,
-            # before any later frame of this session is endpointed.
-            for ev in await loop.run_in_executor(self.engines.vad_executor, self._score_pause):
+            # The speculative reply (if any) has started: now ask the end-of-turn model, before any later
+            # frame of this session is endpointed (this reader awaits it; other sessions' VAD goes on).
+            # With [turn] score_in_gate it runs in a model thread through the compute gate, first in line:
+            # beside llama.cpp's two threads it would double the reply's prefill time for its ~40 ms.
+            if self.config.turn.score_in_gate:
+                events = await loop.run_in_executor(self.engines.executor, self._score_pause_gated)
+            else:
+                events = await loop.run_in_executor(self.engines.vad_executor, self._score_pause)
+            for ev in events:
                 await self._on_endpoint_event(ev)
         return None
 
@@ -253,6 +260,11 @@ class Session:
         if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
             self._reset_vad()
         return events
+
+    def _score_pause_gated(self) -> list[EndpointEvent]:
+        """:meth:`_score_pause` holding the compute gate (:attr:`Priority.TURN`: before any waiting step)."""
+        with self.engines.gate.slot(Priority.TURN):
+            return self._score_pause()
 
     def _reset_vad(self) -> None:
         if self._vad is not None:

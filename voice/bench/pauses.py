@@ -15,8 +15,9 @@ Strategies compared: the silence window alone (``[vad] silence_ms``, and the sam
 context) and the end-of-turn model (Smart Turn v3.2: ``[turn] complete_silence_ms`` when it scores the turn
 complete, ``incomplete_silence_ms`` when not), with the configured complete window and with ``[vad]
 silence_ms`` as the complete window. The model is asked at the first pause, as in the server: after
-``[turn] speculate_after_ms`` of silence (or the complete window, if shorter). Offline and deterministic: no
-server, no timing.
+``[turn] speculate_after_ms`` of silence (or the complete window, if shorter). The configured silence window
+and every end-of-turn-model strategy also run with ``[turn] end_on_energy`` flipped (the window counted from
+the energy drop instead of the VAD's lagging silence). Offline and deterministic: no server, no timing.
 """
 
 from __future__ import annotations
@@ -155,7 +156,15 @@ def strategies(base: Config, silences_ms: list[int], smart_complete_ms: list[int
             )
             label = f"smart-turn ({t.complete_silence_ms}/{t.incomplete_silence_ms} ms)"
             out.append(Strategy(label, dataclasses.replace(base, turn=t), model.score))
-    return out
+    return [*out, *[energy_variant(s) for s in out if s.config.vad.silence_ms == base.vad.silence_ms]]
+
+
+def energy_variant(strategy: Strategy) -> Strategy:
+    """``strategy`` with ``[turn] end_on_energy`` flipped: the window counted from the energy drop, or not."""
+    on = not strategy.config.turn.end_on_energy
+    turn = dataclasses.replace(strategy.config.turn, end_on_energy=on)
+    label = strategy.name.replace(" (config)", "") + (" + end on energy" if on else " (VAD end)")
+    return Strategy(label, dataclasses.replace(strategy.config, turn=turn), strategy.scorer)
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

@@ -19,9 +19,11 @@ Steps (each is the previous one plus):
 6. ``early_pause`` — the reply starts after 32 ms of the VAD's silence instead of 96 (the end-of-turn model is
    still asked after 96 ms: ``[turn] score_after_ms``);
 7. ``energy_pause`` — a 30 dB drop in energy also counts towards that pause (``[turn] pause_energy_drop_db``):
-   the VAD's probability lags the end of speech by 50–150 ms, the energy does not.
+   the VAD's probability lags the end of speech by 50–150 ms, the energy does not;
+8. ``gated_turn_model`` — the end-of-turn model runs first through the compute gate, alone on the cores
+   (``[turn] score_in_gate``), instead of on the VAD thread beside the reply's STT and LLM.
 
-All seven together are the default configuration. The step whose configuration is the one given
+All eight together are the default configuration. The step whose configuration is the one given
 (``--config``, by default ``config.toml``) says so in its description; ``--steps`` runs a subset (each still
 on top of all the steps before it), e.g. ``--steps smart_turn,early_pause,energy_pause``.
 """
@@ -65,7 +67,14 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
     """The cumulative steps and their configs, from ``base`` (the user's config: models, VAD, …)."""
     serial = _set(
         _set(
-            _set(base, "turn", speculate_after_ms=0, end_of_turn_model="", pause_energy_drop_db=0.0),
+            _set(
+                base,
+                "turn",
+                speculate_after_ms=0,
+                end_of_turn_model="",
+                pause_energy_drop_db=0.0,
+                score_in_gate=False,
+            ),
             "stt",
             min_window_s=0.0,
         ),
@@ -114,6 +123,11 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
             "energy_pause",
             f"+ a {ENERGY_DROP_DB:g} dB energy drop also counts towards that pause",
             lambda c: _set(c, "turn", pause_energy_drop_db=ENERGY_DROP_DB),
+        ),
+        Step(
+            "gated_turn_model",
+            "+ the end-of-turn model runs alone on the cores (first through the compute gate)",
+            lambda c: _set(c, "turn", score_in_gate=True),
         ),
     ]
     out: list[tuple[Step, Config]] = []
