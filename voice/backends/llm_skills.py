@@ -1,4 +1,5 @@
-"""An LLM that answers what :mod:`voice.skills` recognises itself, and passes everything else on.
+"""An LLM that answers what :mod:`voice.skills` recognises itself (and, with :mod:`voice.capabilities`, the
+requests it cannot carry out, honestly), and passes everything else on.
 
 Same interface as the LLM it wraps, so the engine, the turn and the session do not change. A matched
 turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;
@@ -10,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
-from voice import skills
+from voice import capabilities, skills
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
 from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
@@ -47,7 +48,9 @@ class SkillsLlm:
         self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
     ) -> Iterator[LlmEvent]:
         last = messages[-1] if messages else None
-        reply = skills.answer(last.content, self._clock()) if last and last.role == "user" else None
+        reply = None
+        if last is not None and last.role == "user":
+            reply = skills.answer(last.content, self._clock()) or capabilities.cannot(last.content)
         if reply is None:
             return self.inner.generate(messages, max_tokens=max_tokens, cancel=cancel)
         self.answered += 1

@@ -1,0 +1,112 @@
+"""Requests the assistant cannot carry out: matched by intent, with phrasings that are not in the quality set.
+
+Both directions are checked: requests that need a missing ability get the honest reply naming it, and questions
+*about* the same things go to the LLM. A pattern that only knew the quality set's sentences fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from voice.bench.quality_set import REFUSAL
+from voice.capabilities import LIMITS, cannot, limit_for
+
+NEEDS = [
+    ("Switch the kitchen lights off, please.", "devices"),
+    ("Could you dim the bedroom lamp?", "devices"),
+    ("Hey, turn off all the lights.", "devices"),
+    ("Turn the heating up.", "devices"),
+    ("Open the garage.", "devices"),
+    ("Unlock the back door.", "devices"),
+    ("Did I leave the oven on?", "devices"),
+    ("Are the windows closed?", "devices"),
+    ("Set the air conditioning to 19.", "devices"),
+    ("Mute the TV.", "devices"),
+    ("How warm is it in here?", "sensors"),
+    ("What's the humidity in the bedroom?", "sensors"),
+    ("Is it going to snow this weekend?", "weather"),
+    ("Do I need an umbrella?", "weather"),
+    ("How's the weather in London?", "weather"),
+    ("What will the temperature be tomorrow?", "weather"),
+    ("Any news this morning?", "news"),
+    ("Read me the latest headlines.", "news"),
+    ("How much is a Tesla share price worth?", "news"),
+    ("Who won the match last night?", "news"),
+    ("Play Bohemian Rhapsody by Queen.", "media"),
+    ("Can you play the radio?", "media"),
+    ("Next song.", "media"),
+    ("Text my sister that I'm late.", "phone"),
+    ("Please call Dave.", "phone"),
+    ("Send an email to my boss.", "phone"),
+    ("Open Spotify.", "apps"),
+    ("Launch the terminal.", "apps"),
+    ("Search the web for pizza places.", "apps"),
+    ("Remind me to buy milk.", "calendar"),
+    ("Wake me up at seven.", "calendar"),
+    ("Do I have any meetings on Friday?", "calendar"),
+    ("Add eggs to my shopping list.", "calendar"),
+    ("Order me a pizza.", "calendar"),
+    ("Show me the doorbell camera.", "camera"),
+    ("Who's at the door?", "camera"),
+    ("Can you see me?", "camera"),
+]
+
+FOR_THE_LLM = [
+    "How does a thermostat work?",
+    "Why does it rain?",
+    "What causes thunderstorms?",
+    "What is the temperature on the surface of Venus?",
+    "What is a weather front?",
+    "Who invented the telephone?",
+    "Who invented the camera?",
+    "What is fake news?",
+    "How do you play chess?",
+    "Can you play twenty questions with me?",
+    "Let's play a game.",
+    "In what order are the planets?",
+    "What is the schedule of the Tour de France?",
+    "Tell me a joke about lamps.",
+    "What is the capital of Spain?",
+    "How many minutes are in two hours?",
+    "Set a timer for five minutes.",
+    "What time is it?",
+    "Thanks, that's all.",
+    "Explain how a garage door opener works.",
+]
+
+
+@pytest.mark.parametrize(("request_text", "ability"), NEEDS)
+def test_a_request_for_a_missing_ability_is_refused_honestly(request_text: str, ability: str) -> None:
+    found = limit_for(request_text)
+    assert found is not None and found.name == ability
+    reply = cannot(request_text)
+    assert reply is not None and REFUSAL.search(reply)  # the quality bench's own honest-refusal check
+
+
+@pytest.mark.parametrize("question", FOR_THE_LLM)
+def test_a_question_about_the_same_things_goes_to_the_llm(question: str) -> None:
+    assert limit_for(question) is None
+
+
+def test_every_limit_says_what_it_cannot_do_and_is_tested() -> None:
+    assert {lim.name for lim in LIMITS} == {ability for _, ability in NEEDS}
+    assert all(REFUSAL.search(lim.reply) for lim in LIMITS)
+
+
+def test_the_skills_layer_refuses_before_the_llm_and_passes_the_rest_on() -> None:
+    import threading
+
+    from voice.backends.llm_skills import SkillsLlm
+    from voice.fakes import FakeLlm
+    from voice.stages import ChatMessage, PromptInfo, TextDelta
+
+    llm = SkillsLlm(FakeLlm(replies=("The lamp is on.", "A thermostat measures heat.")))
+    sys = ChatMessage("system", "S")
+
+    def ask(text: str) -> list[object]:
+        return list(llm.generate([sys, ChatMessage("user", text)], max_tokens=9, cancel=threading.Event()))
+
+    refused = ask("Turn on the living room lamp.")
+    assert refused[0] == PromptInfo(0, 0, 0) and refused[1:] == [TextDelta(LIMITS[0].reply)]
+    passed = "".join(e.text for e in ask("How does a thermostat work?") if isinstance(e, TextDelta))
+    assert "The lamp is on." in passed and llm.answered == 1  # the model's first reply, unused until now
