@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
@@ -23,11 +24,18 @@ def test_steps_start_serial_and_end_at_the_defaults() -> None:
     assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
     assert serial.turn.end_of_turn_model == ""
     assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
-    # The last step is what a user gets, and says so.
-    assert plan[-1][1] == Config() and plan[-1][0].description.endswith("(= the configuration given)")
-    assert [s.name for s, c in plan if c == Config()] == ["gated_turn_model"]
+    # The last step run by default is what a user gets, and says so; the trial comes after it, on top of it.
+    default_run = select(plan, None)
+    assert [s.name for s, _ in default_run] == names[:-1]
+    assert default_run[-1][1] == Config()
+    assert default_run[-1][0].description.endswith("(= the configuration given)")
+    assert [s.name for s, c in plan if c == Config()] == ["energy_pause"]
+    trial = plan[-1]
+    assert trial[0].trial and trial[1] == dataclasses.replace(
+        Config(), turn=dataclasses.replace(Config().turn, score_in_gate=True)
+    )
     chosen = select(plan, "smart_turn,gated_turn_model")
-    assert [s.name for s, _ in chosen] == ["smart_turn", "gated_turn_model"] and chosen[1][1] == plan[-1][1]
+    assert [s.name for s, _ in chosen] == ["smart_turn", "gated_turn_model"] and chosen[1][1] == trial[1]
     with pytest.raises(BenchError, match=r"unknown step.*warp"):
         select(plan, "warp")
     # Every step changes something.

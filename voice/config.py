@@ -78,8 +78,8 @@ class TurnConfig:
     """With the classifier: it is asked once the VAD has heard this much silence (at most complete_silence_ms)."""
     pause_energy_drop_db: float = 30.0
     """A frame this many dB under the utterance's loudest counts towards the pause (not the end); 0 = VAD only."""
-    score_in_gate: bool = True
-    """The end-of-turn model runs alone on the cores (the compute gate, before any other step) in a model
+    score_in_gate: bool = False
+    """True: the end-of-turn model runs alone on the cores (the compute gate, before any other step) in a model
     thread, instead of on the VAD thread beside the speculative reply's STT and LLM."""
     end_on_energy: bool = False
     """After a pause found on energy, the turn's silence window also counts from the energy drop (once the VAD

@@ -6,8 +6,9 @@ zero mean and unit variance, as Whisper log-mel features (80 mels × 800 frames)
 ``FeatureExtractor`` computes exactly those features (checked against the reference extraction: identical to
 1e-4), so no feature code is copied here.
 
-It is asked once per pause (see :mod:`voice.endpoint`), by default in a model thread holding the compute gate
-(``[turn] score_in_gate``): two intra-op threads, about 36 ms on the 2-core reference machine (45 ms on one).
+It is asked once per pause (see :mod:`voice.endpoint`), by default on the VAD thread beside the speculative
+reply, or with ``[turn] score_in_gate`` in a model thread holding the compute gate: two intra-op threads,
+about 36 ms alone on the 2-core reference machine (45 ms on one).
 Blocking; one call at a time (a lock), so several sessions share one session.
 """
 

@@ -20,12 +20,17 @@ Steps (each is the previous one plus):
    still asked after 96 ms: ``[turn] score_after_ms``);
 7. ``energy_pause`` — a 30 dB drop in energy also counts towards that pause (``[turn] pause_energy_drop_db``):
    the VAD's probability lags the end of speech by 50–150 ms, the energy does not;
-8. ``gated_turn_model`` — the end-of-turn model runs first through the compute gate, alone on the cores
-   (``[turn] score_in_gate``), instead of on the VAD thread beside the reply's STT and LLM.
 
-All eight together are the default configuration. The step whose configuration is the one given
+All seven together are the default configuration. The step whose configuration is the one given
 (``--config``, by default ``config.toml``) says so in its description; ``--steps`` runs a subset (each still
 on top of all the steps before it), e.g. ``--steps smart_turn,early_pause,energy_pause``.
+
+*Trials* are techniques measured and not made defaults; each runs on top of all seven steps, only when named
+in ``--steps``:
+
+* ``gated_turn_model`` — the end-of-turn model runs first through the compute gate, alone on the cores
+  (``[turn] score_in_gate``), instead of on the VAD thread beside the reply's STT and LLM. Two sittings on
+  2026-12-03: p50 422/424 ms vs 421/421 without, p95 605/647 vs 538/540 (results ``…-techniques-gate-*``).
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class Step:
     name: str
     description: str
     apply: Callable[[Config], Config]
+    trial: bool = False
+    """Measured, not a default: applied on top of every non-trial step, run only when named in ``--steps``."""
 
 
 def _set(config: Config, section: str, **values: Any) -> Config:
@@ -126,14 +133,18 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
         ),
         Step(
             "gated_turn_model",
-            "+ the end-of-turn model runs alone on the cores (first through the compute gate)",
+            "+ the end-of-turn model runs alone on the cores (first through the compute gate); a trial, not a default",
             lambda c: _set(c, "turn", score_in_gate=True),
+            trial=True,
         ),
     ]
     out: list[tuple[Step, Config]] = []
-    config = serial
+    config = defaults_reached = serial
     for step in plan:
-        config = step.apply(config)
+        if step.trial:
+            config = step.apply(defaults_reached)
+        else:
+            config = defaults_reached = step.apply(defaults_reached)
         if config == base:
             step = dataclasses.replace(step, description=step.description + " (= the configuration given)")
         out.append((step, config))
@@ -141,9 +152,10 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
 
 
 def select(all_steps: list[tuple[Step, Config]], names: str | None) -> list[tuple[Step, Config]]:
-    """The steps named in ``names`` (comma-separated; all when None), each with its cumulative config."""
+    """The steps named in ``names`` (comma-separated; all but the trials when None), each with its
+    cumulative config."""
     if not names:
-        return all_steps
+        return [(step, config) for step, config in all_steps if not step.trial]
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     known = [step.name for step, _ in all_steps]
     unknown = [n for n in wanted if n not in known]
