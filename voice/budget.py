@@ -166,6 +166,10 @@ class TurnReport:
     """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
     turn_score: float | None = None
     """The end-of-turn model's probability that the turn was complete (None: no model)."""
+    initiator: str = "user"
+    """Who started the turn: ``user`` (they spoke or typed) or ``timer`` (a timer rang: the server speaks by
+    itself; ``speech_end`` and ``endpoint`` are then the moment it was due, so ``total_ms`` is how late the
+    announcement's first audio was)."""
     kv_restore_ms: float = 0.0
     """Time spent restoring this conversation's saved KV state before its prompt (0: none restored)."""
     kv_evicted: bool = False

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from voice.stages import ChatMessage, Role
+from voice.timers import TimerBook
 
 
 class ContextTooSmallError(ValueError):
@@ -20,9 +21,14 @@ class ContextTooSmallError(ValueError):
 
 @dataclass
 class History:
-    """The messages of one conversation after the system prompt. Owned by one session."""
+    """The messages of one conversation after the system prompt, and its timers. Owned by one session."""
 
     messages: list[ChatMessage] = field(default_factory=list)
+    timers: TimerBook = field(default_factory=TimerBook)
+
+    def copy(self) -> History:
+        """An independent copy (a speculative reply's: adopted if it is committed, else dropped)."""
+        return History(list(self.messages), self.timers.copy())
 
     def add(self, role: Role, content: str) -> None:
         """Append a message; consecutive messages of the same role are merged (cancelled turns)."""
@@ -36,6 +42,7 @@ class History:
             self.messages.append(ChatMessage(role, content))
 
     def clear(self) -> None:
+        """Forget the messages (the timers keep running)."""
         self.messages.clear()
 
 

@@ -48,6 +48,7 @@ from voice.protocol import (
 )
 from voice.speculation import HeldSink
 from voice.stages import VadStream
+from voice.timers import ring_text
 from voice.turn import ReplySink, Utterance, cancelled_report, run_turn
 
 log = logging.getLogger("voice.session")
@@ -62,6 +63,10 @@ RESAMPLE_QUALITY = "LQ"
 BARGE_IN = "barge-in"
 #: The cancel message of a speculative turn thrown away because the user went on speaking.
 DISCARD = "speculation-discarded"
+#: A timer that falls due while the user is speaking rings this long after the next check (seconds).
+RING_RETRY_S = 0.2
+#: The ringer looks at the conversation's timers at least this often (seconds).
+RING_CHECK_S = 1.0
 
 
 @dataclass(eq=False)
@@ -136,6 +141,8 @@ class Session:
         self.speculations_discarded = 0
         self.speak_replies = True
         """False: replies are sent as text only (``reply_text``), without synthesizing audio."""
+        self._ringer: asyncio.Task[None] | None = None
+        self._timers_changed = asyncio.Event()
 
     def configure(self, config: Config) -> None:
         """Use ``config`` from now on (a client's own settings: system prompt, silence window, barge-in).
@@ -185,6 +192,7 @@ class Session:
             # A new conversation: stop the reply in flight (reported as cancelled), then forget.
             await self.cancel_turns()
             self.history.clear()
+            self.history.timers.clear()
         elif isinstance(msg, Stop):
             self.stopping = True
         return None
@@ -324,25 +332,32 @@ class Session:
         await self._start_turn(utterance, min(ended_ns or now_ns, now_ns), now_ns, None)
 
     async def _start_turn(
-        self, utterance: Utterance, speech_end_ns: int, now_ns: int, ev: SpeechEnded | None
+        self,
+        utterance: Utterance,
+        speech_end_ns: int,
+        now_ns: int,
+        ev: SpeechEnded | None,
+        *,
+        initiator: str = "user",
     ) -> None:
         timer = TurnTimer(self.clock, self.id, self._turn_id)
         timer.mark("speech_end", at_ns=speech_end_ns)
         timer.mark("endpoint", at_ns=now_ns)
-        await self.outbox.send_event(
-            event(
-                "speech_ended",
-                turn_id=self._turn_id,
-                forced=utterance.forced,
-                trailing_silence_ms=round(utterance.trailing_silence_ms, 1),
+        if initiator == "user":
+            await self.outbox.send_event(
+                event(
+                    "speech_ended",
+                    turn_id=self._turn_id,
+                    forced=utterance.forced,
+                    trailing_silence_ms=round(utterance.trailing_silence_ms, 1),
+                )
             )
-        )
         previous = self._turn
-        discarded, self._discarded = self._discarded, 0
+        discarded, self._discarded = (self._discarded, 0) if initiator == "user" else (0, self._discarded)
         turn_score = ev.turn_score if ev is not None else None
 
         def fields() -> dict[str, object]:
-            return {"speculations_discarded": discarded, "turn_score": turn_score}
+            return {"speculations_discarded": discarded, "turn_score": turn_score, "initiator": initiator}
 
         task = asyncio.create_task(self._run(previous, utterance, timer, fields), name=f"{self.id}-turn")
         # A task cancelled before it ran (barge-in right after the endpoint, or while it waited for the
@@ -363,7 +378,7 @@ class Session:
         timer = TurnTimer(self.clock, self.id, self._turn_id + 1)
         timer.mark("speech_end", at_ns=now_ns - round(ev.trailing_silence_ms * 1e6))
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, False)
-        spec = _Speculation(HeldSink(self.outbox), History(list(self.history.messages)), timer, now_ns)
+        spec = _Speculation(HeldSink(self.outbox), self.history.copy(), timer, now_ns)
         discarded_before = self._discarded
 
         def fields() -> dict[str, object]:
@@ -496,22 +511,69 @@ class Session:
             )
         finally:
             self.outbox.forget_turn(timer.turn_id)
+            self._arm_ringer()
         sent_ns = timer.marks_ns.get("first_audio_sent")
         if sent_ns is not None:
             self._playback = (timer.turn_id, sent_ns + round(report.reply_audio_ms * 1e6))
         return report
 
+    # ------------------------------------------------------------------ timers
+    def _arm_ringer(self) -> None:
+        """Make sure the ringer runs while the conversation has timers (called after every turn)."""
+        if not self.history.timers.timers or self.stopping:
+            return
+        if self._ringer is None or self._ringer.done():
+            self._ringer = asyncio.get_running_loop().create_task(self._ring_loop(), name=f"{self.id}-timers")
+        self._timers_changed.set()
+
+    async def _ring_loop(self) -> None:
+        """Sleep until the soonest timer is due, then ring it; ends when no timer is left. Cancelled by
+        :meth:`cancel_turns` (session end, reset)."""
+        while (due_ns := self.history.timers.next_due_ns()) is not None:
+            wait_s = (due_ns - self.clock.now_ns()) / 1e9
+            if wait_s > 0:
+                self._timers_changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._timers_changed.wait(), timeout=min(wait_s, RING_CHECK_S))
+                continue
+            if not await self.ring_due():
+                await asyncio.sleep(RING_RETRY_S)
+
+    async def ring_due(self) -> int:
+        """Speak every timer due now, each as a server-initiated turn (report ``initiator = "timer"``, its
+        ``total_ms`` counted from the moment it was due). Returns how many rang: none while the user is in
+        an utterance or a speculative reply is held (it rings once their turn has started)."""
+        if self.in_speech or self._speculation is not None or self.stopping:
+            return 0
+        now_ns = self.clock.now_ns()
+        due = self.history.timers.pop_due(now_ns)
+        for t in due:
+            self._turn_id += 1
+            utterance = Utterance(np.zeros(0, np.float32), 0.0, False, text="", announce=ring_text(t))
+            await self._start_turn(utterance, t.due_ns, now_ns, None, initiator="timer")
+        return len(due)
+
     def in_flight(self) -> list[asyncio.Task[TurnReport]]:
         return [t for t in self.turns if not t.done()]
 
     async def cancel_turns(self) -> None:
-        """Cancel the turns in flight (each is reported as cancelled) and wait until they stopped."""
+        """Cancel the turns in flight (each is reported as cancelled) and the timers' ringer, and wait until
+        they stopped. The timers stay in the conversation (a turn after this arms the ringer again)."""
+        await self._stop_ringer()
         pending = self.in_flight()
         for t in pending:
             t.cancel()
         for t in pending:
             with contextlib.suppress(BaseException):
                 await t
+        await self._stop_ringer()  # a cancelled turn arms it again on its way out
+
+    async def _stop_ringer(self) -> None:
+        ringer, self._ringer = self._ringer, None
+        if ringer is not None:
+            ringer.cancel()
+            with contextlib.suppress(BaseException):
+                await ringer
 
     async def wait_turns(self, timeout_s: float | None = None) -> bool:
         """Wait for the turns in flight to finish; False if some still run after ``timeout_s``."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,7 +33,8 @@ from voice.engine import Admission, BusyError, Engines
 from voice.history import ContextTooSmallError, History
 from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError, error_event, event
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
-from voice.stages import ChatMessage, PromptInfo
+from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.timers import handle as handle_timer
 
 log = logging.getLogger("voice.turn")
 
@@ -65,6 +66,8 @@ class Utterance:
     text: str | None = None
     """What the user said when it is already known and in the history (a typed message, or nothing new:
     answer the conversation as it stands): the turn skips STT (its stages count 0 ms) and answers."""
+    announce: str | None = None
+    """A reply the server speaks by itself (a timer ringing): no STT and no LLM, the text is spoken as is."""
 
 
 @dataclass
@@ -188,12 +191,14 @@ async def run_turn(
         if announced:
             await sink.send_event(event("audio_end", turn_id=tid, audio_ms=round(progress.audio_ms, 1)))
 
-    async def think(admission: Admission) -> None:
-        system = ChatMessage("system", config.llm.system_prompt)
-        messages, dropped = await engines.fit_prompt(
-            system, history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
-        )
-        progress.trimmed_messages = dropped
+    async def think(admission: Admission, local: str | None) -> None:
+        messages: list[ChatMessage] = []
+        if local is None:
+            system = ChatMessage("system", config.llm.system_prompt)
+            messages, dropped = await engines.fit_prompt(
+                system, history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
+            )
+            progress.trimmed_messages = dropped
         splitter = SentenceSplitter(
             SplitterConfig(
                 min_first_clause_words=config.tts.min_first_clause_words,
@@ -206,7 +211,11 @@ async def run_turn(
         async with asyncio.TaskGroup() as tg:
             tg.create_task(speak(clauses))
             # If anything below raises, the task group cancels the TTS task.
-            stream = engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
+            stream = (
+                _local_reply(local, timer)
+                if local is not None
+                else engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
+            )
             async with contextlib.aclosing(stream):
                 async for ev, t_ns in stream:
                     if isinstance(ev, PromptInfo):
@@ -254,10 +263,15 @@ async def run_turn(
                 text = await hear()
             if not reply:
                 raise asyncio.CancelledError
-            if not text and utterance.text is None:
+            local = utterance.announce
+            if local is None and text and config.llm.skills:
+                # Timers change the conversation's state, so they are handled here, on its history (a
+                # speculative turn's copy), not in the stateless skills of the LLM wrapper.
+                local = handle_timer(text, history.timers, timer.clock.now_ns())
+            if not text and utterance.text is None and local is None:
                 outcome = "no_speech"
             else:
-                await think(admission)
+                await think(admission, local)
         await delivery.wait()
     except asyncio.CancelledError:
         cancelled = True
@@ -298,6 +312,14 @@ async def run_turn(
     if cancelled:
         raise asyncio.CancelledError
     return report
+
+
+async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[LlmEvent, int], None]:
+    """A reply known without the LLM (a timer command or announcement), streamed as the LLM's would be: the
+    ``llm_*`` stages then measure only the matching (no prompt is evaluated)."""
+    timer.mark("llm_start")
+    yield PromptInfo(prompt_tokens=0, reused_tokens=0, evaluated_tokens=0), timer.clock.now_ns()
+    yield TextDelta(text), timer.token()
 
 
 async def _put_clause(
