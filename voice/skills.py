@@ -2,7 +2,7 @@
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
-Timers are not here: a ringing timer needs a reply the server starts by itself (a session change).
+Timers keep state and ring by themselves: :mod:`voice.timers`.
 """
 
 from __future__ import annotations
