@@ -12,7 +12,7 @@ NOW = datetime(2026, 12, 3, 16, 35)  # a Thursday
 def test_committed_set_loads_with_every_category() -> None:
     items = load_items(Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml")
     assert len(items) >= 80
-    assert {i.category for i in items} == {"knowledge", "clock", "arithmetic", "followup", "cannot", "ramble"}
+    assert {i.category for i in items} == {"knowledge", "clock", "arithmetic", "followup", "cannot", "ramble", "timer"}
 
 
 @pytest.mark.parametrize(

@@ -305,9 +305,16 @@ def add_bench_parser(sub: Any) -> None:
         "quality",
         help="is the reply right: a question set with checks, per LLM, beside TTFT and reply time",
         description="Text mode: every question straight to the LLM (greedy) with the configured system "
-        "prompt; replies judged by the checks in the question set (see benchmarks/quality_questions.toml).",
+        "prompt; replies judged by the checks in the question set (see benchmarks/quality_questions.toml). "
+        "Spoken mode (--spoken): every question spoken by espeak-ng voices through the whole loop (VAD, end "
+        "of turn, STT, skills, LLM, TTS), so STT errors count.",
     )
     _config(q)
+    q.add_argument("--spoken", action="store_true", help="spoken mode: the whole loop, STT errors count")
+    q.add_argument(
+        "--speech", type=Path, default=None,
+        help="with --spoken: also recordings in this folder whose transcripts.tsv text is a question of the set",
+    )  # fmt: skip
     q.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
     q.add_argument("--questions", type=Path, default=None, help="question set TOML")
     q.add_argument("--items", default=None, help="comma-separated item ids or categories to run")

@@ -1,15 +1,19 @@
-"""``voice bench quality`` (text mode): is the reply right, beside how fast it came.
+"""``voice bench quality``: is the reply right, beside how fast it came.
 
-Every question of the set goes straight to the LLM with the configured system prompt, after the item's
+Text mode (the default): every question of the set goes straight to the LLM with the configured system
+prompt (through the local skills and timers when ``[llm] skills`` is on, as in the server), after the item's
 earlier turns (their replies kept in the history, as the server keeps them). Greedy decoding, so results
 are deterministic for a model and config. Each reply is judged by :mod:`voice.bench.quality_set`.
 Spoken length is estimated from the word count at 150 words per minute (Piper's joe-medium speaks ~2.5
 words/s at length_scale 1.0).
+
+Spoken mode (``--spoken``): the same set spoken through the whole loop, see :mod:`voice.bench.quality_spoken`.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import threading
@@ -27,13 +31,24 @@ from voice.bench.markdown import md_table, text_table
 from voice.bench.quality_set import Item, QuestionSetError, judge, load_items
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, TextDelta
+from voice.timers import TimerBook
+from voice.timers import handle as handle_timer
 
 DEFAULT_SET = BENCHMARKS_DIR / "quality_questions.toml"
 WORDS_PER_S = 2.5
 
 
-def ask(llm: Any, config: Config, history: list[ChatMessage], question: str) -> dict[str, Any]:
-    """One turn: the reply, its token count, TTFT and reply time (monotonic clock)."""
+def ask(
+    llm: Any, config: Config, history: list[ChatMessage], question: str, timers: TimerBook | None = None
+) -> dict[str, Any]:
+    """One turn: the reply, its token count, TTFT and reply time (monotonic clock). With ``timers`` (skills
+    on) a timer command is answered from it, as the server does, without the LLM."""
+    if timers is not None:
+        start_ns = time.monotonic_ns()
+        local = handle_timer(question, timers, start_ns)
+        if local is not None:
+            ms = round((time.monotonic_ns() - start_ns) / 1e6, 1)
+            return {"reply": local, "tokens": 1, "ttft_ms": ms, "reply_ms": ms}
     messages = [ChatMessage("system", config.llm.system_prompt), *history, ChatMessage("user", question)]
     start_s = time.monotonic()
     first_s: float | None = None
@@ -55,10 +70,11 @@ def ask(llm: Any, config: Config, history: list[ChatMessage], question: str) -> 
 
 def run_item(llm: Any, config: Config, item: Item) -> dict[str, Any]:
     history: list[ChatMessage] = []
+    timers = TimerBook() if config.llm.skills else None
     for q in item.previous:
-        prev = ask(llm, config, history, q)
+        prev = ask(llm, config, history, q, timers)
         history += [ChatMessage("user", q), ChatMessage("assistant", prev["reply"])]
-    res = ask(llm, config, history, item.question)
+    res = ask(llm, config, history, item.question, timers)
     verdict = judge(item, res["reply"], datetime.now().astimezone())
     words = len(res["reply"].split())
     return {
@@ -112,6 +128,8 @@ def summary_row(name: str, s: dict[str, Any]) -> list[Any]:
 
 
 def markdown(result: dict[str, Any]) -> str:
+    if result.get("mode") == "spoken":
+        return markdown_spoken(result)
     parts = ["# voice bench quality (text mode)", "", machine_markdown(result["machine"]), ""]
     parts += [f"Question set: `{result['question_set']}`; system prompt: {result['system_prompt']!r}; "
               f"max_reply_tokens {result['max_reply_tokens']}; greedy.", ""]  # fmt: skip
@@ -142,7 +160,10 @@ def run(args: argparse.Namespace) -> int:
         wanted = {x.strip() for x in args.items.split(",")}
         items = [i for i in items if i.id in wanted or i.category in wanted]
     llm_names = names(args.llm, config.llm.model)
+    if getattr(args, "spoken", False):
+        return _write(run_spoken(args, config, items, llm_names, set_path), json_path, md_path)
     result: dict[str, Any] = {
+        "mode": "text",
         "machine": machine_info(),
         **llm_settings(config),
         "question_set": str(set_path),
@@ -165,6 +186,10 @@ def run(args: argparse.Namespace) -> int:
         del llm
     finish(result["machine"])
     print(text_table(SUMMARY_HEADER, [summary_row(m["llm"], m["summary"]) for m in result["models"]]))
+    return _write(result, json_path, md_path)
+
+
+def _write(result: dict[str, Any], json_path: Path | None, md_path: Path | None) -> int:
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
@@ -172,3 +197,79 @@ def run(args: argparse.Namespace) -> int:
         md_path.parent.mkdir(parents=True, exist_ok=True)
         md_path.write_text(markdown(result) + "\n", encoding="utf-8")
     return 0
+
+
+SPOKEN_HEADER = [
+    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "hit the token cap", "median reply audio s",
+    "STT WER (norm.)", "heard as 2+ turns",
+]  # fmt: skip
+
+
+def spoken_row(name: str, s: dict[str, Any]) -> list[Any]:
+    return [
+        name, s["items"], s["right_pct"], s["honest_refusal_pct"], s["cap_or_repeat_pct"], s["hit_cap"],
+        s["median_reply_audio_s"], s["stt_wer_normalized"], s["split_turns"],
+    ]  # fmt: skip
+
+
+def run_spoken(
+    args: argparse.Namespace, config: Config, items: list[Item], llm_names: list[str], set_path: Path
+) -> dict[str, Any]:
+    from voice.bench.quality_spoken import ESPEAK_VOICES, run_spoken_item, spoken_items, summarize_spoken
+    from voice.loader import load_engines
+
+    print(f"speaking {len(items)} items with espeak-ng …", flush=True)
+    spoken = spoken_items(items, getattr(args, "speech", None))
+    result: dict[str, Any] = {
+        "mode": "spoken",
+        "machine": machine_info(),
+        **llm_settings(config),
+        "question_set": str(set_path),
+        "voices": [f"espeak-ng:{v}" for v in ESPEAK_VOICES],
+        "speech_dir": str(args.speech) if getattr(args, "speech", None) else None,
+        "stt": config.stt.model,
+        "tts": config.tts.model,
+        "system_prompt": config.llm.system_prompt,
+        "max_reply_tokens": config.llm.max_reply_tokens,
+        "skills": config.llm.skills,
+        "models": [],
+    }
+    for name in llm_names:
+        print(f"loading {name} with STT {config.stt.model} and TTS {config.tts.model} …", flush=True)
+        cfg = dataclasses.replace(config, llm=dataclasses.replace(config.llm, model=name))
+        engines = load_engines(cfg)
+        try:
+            rows = []
+            for sp in spoken:
+                row = run_spoken_item(engines, cfg, sp)
+                print(f"  {'ok ' if row['right'] else 'BAD'} {row['id']}: heard {row['transcript'][:50]!r} → "
+                      f"{row['reply'][:70]!r}", flush=True)  # fmt: skip
+                rows.append(row)
+        finally:
+            engines.close()
+        result["models"].append({"llm": name, "summary": summarize_spoken(rows), "rows": rows})
+    finish(result["machine"])
+    print(text_table(SPOKEN_HEADER, [spoken_row(m["llm"], m["summary"]) for m in result["models"]]))
+    return result
+
+
+def markdown_spoken(result: dict[str, Any]) -> str:
+    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result["machine"]), ""]
+    parts += [f"Question set: `{result['question_set']}`, spoken by {', '.join(result['voices'])} in turn"
+              + (f" and the matching recordings of `{result['speech_dir']}`" if result["speech_dir"] else "")
+              + f"; STT `{result['stt']}`, TTS `{result['tts']}`; the whole loop (VAD, end of turn, "
+              f"speculation, STT, skills, LLM, TTS) in one session per item; max_reply_tokens "
+              f"{result['max_reply_tokens']}; greedy.", ""]  # fmt: skip
+    parts += [md_table(SPOKEN_HEADER, [spoken_row(m["llm"], m["summary"]) for m in result["models"]]), ""]
+    for m in result["models"]:
+        cats = m["summary"]["right_pct_by_category"]
+        parts += [f"## {m['llm']}", "", "Right % by category: "
+                  + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
+        rows = [
+            [r["id"], r["voice"], r["question"], r["transcript"], r["reply"], "yes" if r["right"] else "no",
+             "; ".join(r["failed"]), r["tokens"], r["reply_audio_s"]]
+            for r in m["rows"]
+        ]  # fmt: skip
+        parts += [md_table(["id", "voice", "question", "heard", "reply", "right", "why not", "tokens", "audio s"],
+                           rows, align="lllllllrr"), ""]  # fmt: skip
+    return "\n".join(parts)

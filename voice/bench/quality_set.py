@@ -15,7 +15,7 @@ from pathlib import Path
 
 from voice.loops import repeats
 
-CATEGORIES = ("knowledge", "clock", "arithmetic", "followup", "cannot", "ramble")
+CATEGORIES = ("knowledge", "clock", "arithmetic", "followup", "cannot", "ramble", "timer")
 CLOCKS = ("time", "date", "weekday", "year", "month")
 _KEYS = {"id", "category", "question", "previous", "any", "all", "none", "regex", "clock", "refusal"}
 

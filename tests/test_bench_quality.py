@@ -1,0 +1,44 @@
+"""voice bench quality: timers answered as the server answers them, and spoken mode through a Session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import EnginesFactory, make_config, silence, tone
+from voice.bench.quality import run_item
+from voice.bench.quality_set import load_items
+from voice.bench.quality_spoken import SpokenItem, run_spoken_item, summarize_spoken
+from voice.fakes import FakeLlm, FakeStt
+
+SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
+
+
+def test_text_mode_answers_timer_items_from_the_timers_not_the_llm() -> None:
+    items = [i for i in load_items(SET) if i.category == "timer"]
+    assert len(items) >= 5
+    llm = FakeLlm(replies=("I have set it for you.",))
+    on = make_config(llm={"skills": True})
+    rows = [run_item(llm, on, item) for item in items]
+    assert all(r["right"] for r in rows), [(r["id"], r["reply"]) for r in rows]
+    # Without skills the same items reach the LLM, whose reply is judged wrong: the checks can fail.
+    off = make_config(llm={"skills": False})
+    assert not any(run_item(llm, off, item)["right"] for item in items)
+
+
+def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFactory) -> None:
+    (item,) = [i for i in load_items(SET) if i.id == "t-cancel"]
+    audio = np.concatenate([silence(0.2), tone(0.6)])
+    config = make_config(tts={"min_first_clause_words": 1})
+    # The loop hears the earlier turn and the question right: the timer set in the first is cancelled.
+    heard_right = fake_engines(stt=FakeStt(texts=("Set a timer for five minutes.", "Cancel the timer."), latency_ms=1))
+    row = run_spoken_item(heard_right, config, SpokenItem(item, "test", (audio,), audio))
+    assert row["transcript"] == "Cancel the timer." and row["turns"] == 1
+    assert row["reply"] == "5 minute timer cancelled." and row["right"] and row["reply_audio_s"] > 0
+    # The STT mishears the earlier turn: no timer was set, so the reply is wrong, and counted so.
+    misheard = fake_engines(stt=FakeStt(texts=("Set the table for five.", "Cancel the timer."), latency_ms=1))
+    bad = run_spoken_item(misheard, config, SpokenItem(item, "test", (audio,), audio))
+    assert bad["reply"] == "No timers are running." and not bad["right"]
+    s = summarize_spoken([row, bad])
+    assert s["right_pct"] == 50.0 and s["items"] == 2 and s["hit_cap"] == 0

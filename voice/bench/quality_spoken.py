@@ -1,0 +1,205 @@
+"""``voice bench quality --spoken``: the question set through the whole loop, so STT errors count.
+
+Every question (and the earlier turns of a follow-up) is spoken by espeak-ng, a voice unlike the reply
+voice: the catalogue has one Piper voice (joe-medium, the reply voice) and PyPI carries no other, so the
+Piper speakers the issue asked for are not available here; three espeak-ng voices take turns instead, item by
+item. Recordings given with ``--speech DIR`` whose ``transcripts.tsv`` text is a question of the set are
+added as items of their own (``<id>@<file>``).
+
+Each item is a new :class:`~voice.session.Session` (a new conversation) driven without a socket: its audio
+goes in as 32 ms frames of 16-bit PCM followed by 1.5 s of silence, and the session does everything the
+server does (VAD, end of turn with the end-of-turn model, STT, skills and timers, LLM with the repetition
+controls, the spoken-length cap, TTS). The audio is fed as fast as the loop keeps up: after each frame the
+feeder waits until no model is busy, on a clock that advances with the audio, so the loop decides as a
+live session on an infinitely fast machine would, and a whole set takes minutes. Speculation
+(``[turn] speculate_after_ms``) is off here: it changes when a reply starts, never what it says (a
+speculative reply is committed only when the turn really ended at its pause), and fed faster than real time
+its discarded starts would only queue up. Latency is not measured here (``voice bench e2e`` does that).
+What is judged is the reply the user would have heard: the text of every turn the session produced for the
+question. Its length is the synthesized audio's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import shutil
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.audio import float_to_pcm16, load_audio
+from voice.bench.clips import BenchError, read_transcripts
+from voice.bench.quality_set import Item, judge
+from voice.bench.stats import corpus_wer_normalized
+from voice.budget import FakeClock, TurnReport
+from voice.config import Config
+from voice.engine import Engines
+from voice.session import Session
+
+RATE_HZ = 16_000
+FRAME_SAMPLES = 512  # 32 ms, the VAD's frame
+TRAILING_SILENCE_S = 1.5  # longer than [turn] incomplete_silence_ms: every turn ends on its own
+#: espeak-ng voices that take turns, item by item (an American man, a British woman, an American variant).
+ESPEAK_VOICES = ("en-us", "en-gb+f3", "en-us+m7")
+
+
+@dataclass(frozen=True)
+class SpokenItem:
+    item: Item
+    voice: str
+    """``espeak-ng:<voice>`` or ``recording:<file>``."""
+    previous_audio: tuple[np.ndarray, ...]
+    audio: np.ndarray
+    """float32 mono 16 kHz."""
+
+
+def espeak(text: str, voice: str, folder: Path, name: str) -> np.ndarray:
+    exe = shutil.which("espeak-ng")
+    if exe is None:
+        raise BenchError("espeak-ng is not installed (Debian package espeak-ng; ./dev setup installs it)")
+    path = folder / f"{name}.wav"
+    subprocess.run([exe, "-v", voice, "-s", "160", "-w", str(path), text], check=True)
+    return load_audio(path, RATE_HZ)
+
+
+def spoken_items(items: Sequence[Item], speech_dir: Path | None = None) -> list[SpokenItem]:
+    """Every item spoken by espeak-ng (voices in turn), plus the recordings in ``speech_dir`` that ask one
+    of the items' questions (matched on normalized words)."""
+    out: list[SpokenItem] = []
+    with tempfile.TemporaryDirectory(prefix="voice-quality-") as tmp:
+        folder = Path(tmp)
+        for n, item in enumerate(items):
+            voice = ESPEAK_VOICES[n % len(ESPEAK_VOICES)]
+            previous = tuple(espeak(q, voice, folder, f"{item.id}-p{k}") for k, q in enumerate(item.previous))
+            out.append(SpokenItem(item, f"espeak-ng:{voice}", previous, espeak(item.question, voice, folder, item.id)))
+    if speech_dir is not None:
+        tsv = speech_dir / "transcripts.tsv"
+        if not tsv.is_file():
+            raise BenchError(f"{tsv} not found: --speech needs a folder with transcripts.tsv")
+        by_words = {_words(i.question): i for i in items if not i.previous}
+        for name, text in read_transcripts(tsv).items():
+            match = by_words.get(_words(text))
+            if match is not None:
+                item = Item(**{**match.__dict__, "id": f"{match.id}@{name}"})
+                out.append(SpokenItem(item, f"recording:{name}", (), load_audio(speech_dir / name, RATE_HZ)))
+    return out
+
+
+def _words(text: str) -> str:
+    return " ".join("".join(c for c in w if c.isalnum()) for w in text.lower().split())
+
+
+class _Drain:
+    """The socket's side of the outbox: takes every frame (and says it was sent), keeps nothing."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while (frame := await self._session.outbox.next_frame()) is not None:
+            if frame[1] is not None:
+                frame[1]()
+
+    async def close(self) -> None:
+        self._session.outbox.close()
+        await self._task
+
+
+async def _say(session: Session, clock: FakeClock, audio: np.ndarray) -> None:
+    """Speak ``audio`` and then silence into the session, the clock advancing with the audio; force the end
+    of the turn if the VAD still hears speech, then wait until the reply has been spoken."""
+    samples = np.concatenate([audio.astype(np.float32), np.zeros(int(TRAILING_SILENCE_S * RATE_HZ), np.float32)])
+    for i in range(0, len(samples), FRAME_SAMPLES):
+        frame = samples[i : i + FRAME_SAMPLES]
+        clock.advance_ms(len(frame) * 1000 / RATE_HZ)
+        err = await session.on_audio(float_to_pcm16(frame))
+        if err is not None:
+            raise BenchError(f"the session refused the audio: {err.message}")
+        await asyncio.sleep(0)  # let a turn start, as between a live client's frames
+        while not session.engines.idle():  # noqa: ASYNC110 (worker threads' state: no event to await)
+            await asyncio.sleep(0.002)
+    if session.in_speech:
+        await session.on_text(json.dumps({"type": "end_turn"}))
+    await session.wait_turns()
+
+
+async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> list[TurnReport]:
+    """One item in a new session: the earlier turns, then the question. Returns the question's turn reports."""
+    clock = FakeClock()
+    reports: list[TurnReport] = []
+    config = dataclasses.replace(config, turn=dataclasses.replace(config.turn, speculate_after_ms=0))
+    session = Session(f"q-{spoken.item.id}", engines, config, clock, on_report=reports.append)
+    drain = _Drain(session)
+    try:
+        await session.on_text(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
+        for audio in spoken.previous_audio:
+            await _say(session, clock, audio)
+        before = len(reports)
+        await _say(session, clock, spoken.audio)
+        return [r for r in reports[before:] if r.initiator == "user"]
+    finally:
+        await session.cancel_turns()
+        await drain.close()
+
+
+def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> dict[str, Any]:
+    reports = asyncio.run(ask_spoken(engines, config, spoken))
+    answered = [r for r in reports if r.outcome == "ok"]
+    transcript = " ".join(r.transcript for r in reports).strip()
+    reply = " ".join(r.reply_text for r in answered).strip()
+    verdict = judge(spoken.item, reply, datetime.now().astimezone())
+    return {
+        "id": spoken.item.id,
+        "category": spoken.item.category,
+        "voice": spoken.voice,
+        "question": spoken.item.question,
+        "transcript": transcript,
+        "wer_normalized": _round(corpus_wer_normalized([(spoken.item.question, transcript)])),
+        "turns": len(reports),
+        "outcomes": [r.outcome for r in reports],
+        "reply": reply,
+        "tokens": sum(r.generated_tokens for r in answered),
+        "reply_audio_s": round(sum(r.reply_audio_ms for r in answered) / 1000, 2),
+        "right": verdict.right,
+        "refusal_expected": spoken.item.refusal,
+        "refused": verdict.refused,
+        "repeats": verdict.repeats,
+        "hit_cap": any(r.generated_tokens >= config.llm.max_reply_tokens for r in answered),
+        "failed": list(verdict.failed),
+    }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def summarize_spoken(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def pct(n: int, d: int) -> float | None:
+        return round(100 * n / d, 1) if d else None
+
+    refusals = [r for r in rows if r["refusal_expected"]]
+    by_cat = {
+        c: pct(sum(r["right"] for r in rows if r["category"] == c), sum(r["category"] == c for r in rows))
+        for c in dict.fromkeys(r["category"] for r in rows)
+    }
+    return {
+        "items": len(rows),
+        "right_pct": pct(sum(r["right"] for r in rows), len(rows)),
+        "honest_refusal_pct": pct(sum(r["refused"] for r in refusals), len(refusals)),
+        "cap_or_repeat_pct": pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
+        "hit_cap": sum(r["hit_cap"] for r in rows),
+        "median_reply_audio_s": statistics.median(r["reply_audio_s"] for r in rows) if rows else None,
+        "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in rows)),
+        "split_turns": sum(r["turns"] > 1 for r in rows),
+        "right_pct_by_category": by_cat,
+    }
