@@ -93,6 +93,30 @@ def test_whisper_on_real_recordings(real: Engines) -> None:
     assert float(np.median(errors)) <= 0.2, errors
 
 
+TIMER_COMMANDS = {
+    "Set a timer for ten minutes.": 600.0,
+    "Set a timer for thirty seconds.": 30.0,
+    "Start a timer for one and a half minutes.": 90.0,
+    "Set a five minute timer.": 300.0,
+}
+
+
+def test_spoken_timer_commands_set_the_right_timer(real: Engines, tmp_path: Path) -> None:
+    """Timer commands spoken by espeak-ng, heard by the real Whisper, set the stated duration (the reply says
+    it); a spoken question that is not a command sets nothing."""
+    from voice import timers
+
+    book = timers.TimerBook()
+    for phrase, seconds in TIMER_COMMANDS.items():
+        heard = real.stt.transcribe(espeak(phrase, tmp_path))
+        reply = timers.handle(heard, book, 0)
+        assert reply is not None, (phrase, heard)
+        assert [t.duration_s for t in book.timers] == [seconds], (phrase, heard, reply)
+        book.clear()
+    heard = real.stt.transcribe(espeak("What is seven times thirty?", tmp_path))
+    assert timers.handle(heard, book, 0) is None and book.timers == (), heard
+
+
 NAMED = {
     "Remind me to call Siobhan tomorrow.": "siobhan",
     "Tell me about Kubernetes pods.": "kubernetes",

@@ -12,14 +12,9 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-_UNIT_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen"
-)
-_TEN_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
-_UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split(" "))}
-_TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split(" "), start=2)}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+from voice.numbers import parse_number, say_number
+from voice.units import convert
+
 _OPS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
     "+": lambda a, b: a + b,
@@ -34,41 +29,6 @@ _OPS: dict[str, Callable[[float, float], float]] = {
     "/": lambda a, b: a / b,
 }
 _OP_RE = "|".join(re.escape(k) for k in sorted(_OPS, key=len, reverse=True))
-_FILLER = {"and", "a", "after", "by", "the"}
-
-
-def parse_number(text: str) -> float | None:
-    """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``; else None."""
-    t = text.strip().lower().replace(",", "")
-    if re.fullmatch(r"-?\d+(\.\d+)?", t):
-        return float(t)
-    words = [w for w in re.split(r"[\s-]+", t) if w]
-    if not words or all(w in _FILLER for w in words):
-        return None
-    total, current, seen = 0, 0, False
-    for w in words:
-        if w in _UNITS:
-            current += _UNITS[w]
-        elif w in _TENS:
-            current += _TENS[w]
-        elif w in _SCALES:
-            current = max(current, 1) * _SCALES[w]
-            if _SCALES[w] >= 1000:
-                total, current = total + current, 0
-        elif re.fullmatch(r"\d+", w):
-            current += int(w)
-        elif w in _FILLER:
-            continue
-        else:
-            return None
-        seen = True
-    return float(total + current) if seen else None
-
-
-def say_number(x: float) -> str:
-    if math.isclose(x, round(x), abs_tol=1e-9):
-        return str(round(x))
-    return f"{x:.4f}".rstrip("0").rstrip(".")
 
 
 def _clean(transcript: str) -> str:
@@ -106,7 +66,7 @@ def answer(transcript: str, now: datetime) -> str | None:
     """The exact reply to ``transcript`` if a skill recognises it, else None."""
     t = _clean(transcript)
     if re.search(r"\bwhat time is it\b|\bwhat'?s the time\b|\bwhat is the time\b|^the time( now)?$|\bcurrent time\b"
-                 r"|\btime is it\b", t):  # fmt: skip
+                 r"|\btime is it\b|^(the )?(current )?time( right)? now$|\bthe time (right )?now\b", t):  # fmt: skip
         return f"It's {now.strftime('%H:%M')}."
     if re.search(r"\bwhat day (of the week )?is (it|today)\b|\bwhich day is (it|today)\b", t):
         return f"Today is {now.strftime('%A')}."
@@ -118,4 +78,4 @@ def answer(transcript: str, now: datetime) -> str | None:
         return f"It's {now.year}."
     if re.fullmatch(r"what month is (it|this)( now)?", t):
         return f"It's {now.strftime('%B')}."
-    return _arithmetic(t)
+    return _arithmetic(t) or convert(t)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from voice.skills import parse_number
+from voice.numbers import parse_number
 
 NS_PER_S = 1_000_000_000
 MIN_TIMER_S = 1.0
