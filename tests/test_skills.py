@@ -52,3 +52,25 @@ def test_wrapper_answers_matches_and_delegates_the_rest() -> None:
                                cancel=threading.Event()))  # fmt: skip
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert "From the model." in text and llm.answered == 1
+
+
+@pytest.mark.parametrize(
+    ("transcript", "location", "reply"),
+    [
+        ("Where am I right now?", "", "I don't know where you are: I have no location service, "
+         "and no location is set."),
+        ("What city am I in?", "Porto", "You're in Porto."),
+        ("Where am I going wrong with this recipe?", "Porto", None),  # not a location question
+        ("Thank you very much.", "", "You're welcome."),
+        ("That's all, thanks.", "", "Goodbye."),
+        ("Thanks, and what is the capital of Peru?", "", None),  # a question after the thanks: the LLM
+    ],
+)
+def test_location_and_courtesy(transcript: str, location: str, reply: str | None) -> None:
+    assert answer(transcript, NOW, location) == reply
+
+
+def test_the_wrapper_knows_the_configured_location() -> None:
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW, location="Porto")
+    events = list(llm.generate([ChatMessage("user", "Where am I?")], max_tokens=8, cancel=threading.Event()))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["You're in Porto."]

@@ -62,9 +62,19 @@ def _arithmetic(t: str) -> str | None:
     return f"{say_number(a)} {word.get(op, op)} {say_number(b)} is {say_number(_OPS[op](a, b))}."
 
 
-def answer(transcript: str, now: datetime) -> str | None:
-    """The exact reply to ``transcript`` if a skill recognises it, else None."""
+def answer(transcript: str, now: datetime, location: str = "") -> str | None:
+    """The exact reply to ``transcript`` if a skill recognises it, else None. ``location`` is the configured
+    one (``[llm] location``; empty: unknown)."""
     t = _clean(transcript)
+    if re.fullmatch(r"(where am i|where are we|what'?s my location|what is my location|what city am i in)"
+                    r"( right)?( now)?", t):  # fmt: skip
+        if location.strip():
+            return f"You're in {location.strip()}."
+        return "I don't know where you are: I have no location service, and no location is set."
+    if re.fullmatch(r"(ok |okay )?(thanks|thank you)( very much| so much| a lot)?(,? that'?s all| bye| goodbye)?", t):
+        return "You're welcome."
+    if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
+        return "Goodbye."
     if re.search(r"\bwhat time is it\b|\bwhat'?s the time\b|\bwhat is the time\b|^the time( now)?$|\bcurrent time\b"
                  r"|\btime is it\b|^(the )?(current )?time( right)? now$|\bthe time (right )?now\b", t):  # fmt: skip
         return f"It's {now.strftime('%H:%M')}."

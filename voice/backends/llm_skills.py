@@ -18,9 +18,10 @@ from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 
 
 class SkillsLlm:
-    def __init__(self, inner: Llm, *, clock: Clock = local_now) -> None:
+    def __init__(self, inner: Llm, *, clock: Clock = local_now, location: str = "") -> None:
         self.inner = inner
         self._clock = clock
+        self._location = location
         self.answered = 0
         """Turns a skill answered (for benches and logs)."""
 
@@ -50,7 +51,7 @@ class SkillsLlm:
         last = messages[-1] if messages else None
         reply = None
         if last is not None and last.role == "user":
-            reply = skills.answer(last.content, self._clock()) or capabilities.cannot(last.content)
+            reply = skills.answer(last.content, self._clock(), self._location) or capabilities.cannot(last.content)
         if reply is None:
             return self.inner.generate(messages, max_tokens=max_tokens, cancel=cancel)
         self.answered += 1

@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
         if config.llm.skills:
-            llm = SkillsLlm(llm)
+            llm = SkillsLlm(llm, location=config.llm.location)
         rows = []
         for item in items:
             row = run_item(llm, config, item)
