@@ -60,3 +60,9 @@ def test_bad_file_names_the_item(tmp_path: Path) -> None:
     f.write_text('[[item]]\nid = "a"\ncategory = "knowledge"\nquestion = "?"\n')
     with pytest.raises(QuestionSetError, match="states no check"):
         load_items(f)
+
+
+def test_a_zero_padded_time_before_ten_is_right() -> None:
+    early = datetime(2026, 12, 4, 1, 30)
+    assert clock_ok("time", "It's 01:30.", early) and clock_ok("time", "It is 1:30 am", early)
+    assert not clock_ok("time", "It's 11:30.", early)

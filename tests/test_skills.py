@@ -5,7 +5,7 @@ import pytest
 
 from voice.backends.llm_skills import SkillsLlm
 from voice.fakes import FakeLlm
-from voice.skills import answer, parse_number
+from voice.skills import answer, follow_up, parse_number
 from voice.stages import ChatMessage, PromptInfo, TextDelta
 
 NOW = datetime(2026, 12, 3, 16, 5)
@@ -74,3 +74,28 @@ def test_the_wrapper_knows_the_configured_location() -> None:
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW, location="Porto")
     events = list(llm.generate([ChatMessage("user", "Where am I?")], max_tokens=8, cancel=threading.Event()))
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["You're in Porto."]
+
+
+@pytest.mark.parametrize(
+    ("transcript", "previous", "reply"),
+    [
+        ("Now double that.", "20 plus 5 is 25.", "25 doubled is 50."),
+        ("Divide it by four.", "10 plus 10 is 20.", "20 divided by 4 is 5."),
+        ("Take 5 from that.", "There are 60 seconds in a minute.", "60 minus 5 is 55."),
+        ("What is that times 3?", "It is 12.", "12 times 3 is 36."),
+        ("Divide that by zero.", "It is 12.", "Dividing by zero has no answer."),
+        ("Double that.", "Paris is the capital of France.", None),  # no number to work on
+        ("Double that.", "It's 12:30.", None),  # a clock time is not a result
+        ("Double the recipe.", "It is 12.", None),
+    ],
+)
+def test_follow_up_arithmetic_on_the_previous_answer(transcript: str, previous: str, reply: str | None) -> None:
+    assert follow_up(transcript, previous) == reply
+
+
+def test_the_wrapper_follows_up_on_its_own_previous_answer() -> None:
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW)
+    messages = [ChatMessage("user", "What is 6 times 7?"), ChatMessage("assistant", "6 times 7 is 42."),
+                ChatMessage("user", "Add 8 to that.")]  # fmt: skip
+    events = list(llm.generate(messages, max_tokens=8, cancel=threading.Event()))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["42 plus 8 is 50."]

@@ -89,3 +89,53 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
     if re.fullmatch(r"what month is (it|this)( now)?", t):
         return f"It's {now.strftime('%B')}."
     return _arithmetic(t) or convert(t)
+
+
+_THAT = r"(?:that|it|the result|the answer|that number)"
+_FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
+    (rf"(?:now |and |then )?double {_THAT}", lambda a, b: a * 2, "doubled"),
+    (rf"(?:now |and |then )?triple {_THAT}", lambda a, b: a * 3, "tripled"),
+    (rf"(?:now |and |then )?halve {_THAT}|(?:now |and |then )?half (?:of )?{_THAT}", lambda a, b: a / 2, "halved"),
+    (rf"(?:now |and |then )?(?:add|plus) (?P<n>.+?) (?:to|on) {_THAT}", lambda a, b: a + b, "plus"),
+    (rf"(?:now |and |then )?(?:subtract|take away|minus|take) (?P<n>.+?) from {_THAT}", lambda a, b: a - b, "minus"),
+    (rf"(?:now |and |then )?multiply {_THAT} by (?P<n>.+)", lambda a, b: a * b, "times"),
+    (rf"(?:now |and |then )?divide {_THAT} by (?P<n>.+)", lambda a, b: a / b, "divided by"),
+    (
+        rf"(?:now |and |then )?(?:what is |what'?s )?{_THAT} (?P<op>plus|minus|times|divided by) (?P<n>.+)",
+        _OPS["+"],
+        "",
+    ),
+)
+
+
+def _last_number(text: str) -> float | None:
+    """The last number written in digits in ``text`` (the result of the assistant's previous answer)."""
+    found = re.findall(r"(?<![\d:])-?\d[\d,]*(?:\.\d+)?(?![\d:])", text)  # not a clock time
+    return parse_number(found[-1].rstrip(",")) if found else None
+
+
+def follow_up(transcript: str, previous_reply: str) -> str | None:
+    """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
+    when that answer ended in a number; else None."""
+    t = _clean(transcript)
+    prev = _last_number(previous_reply)
+    if prev is None:
+        return None
+    for pattern, fn, word in _FOLLOW_UPS:
+        m = re.fullmatch(pattern, t)
+        if not m:
+            continue
+        groups = m.groupdict()
+        if groups.get("op"):
+            word = groups["op"]
+            fn = _OPS[word]
+        n = parse_number(groups["n"]) if groups.get("n") else 0.0
+        if n is None:
+            return None
+        if word == "divided by" and n == 0:
+            return "Dividing by zero has no answer."
+        result = fn(prev, n)
+        if "n" in groups:
+            return f"{say_number(prev)} {word} {say_number(n)} is {say_number(result)}."
+        return f"{say_number(prev)} {word} is {say_number(result)}."
+    return None

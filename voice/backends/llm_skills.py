@@ -51,7 +51,12 @@ class SkillsLlm:
         last = messages[-1] if messages else None
         reply = None
         if last is not None and last.role == "user":
-            reply = skills.answer(last.content, self._clock(), self._location) or capabilities.cannot(last.content)
+            previous = next((m.content for m in reversed(messages[:-1]) if m.role == "assistant"), "")
+            reply = (
+                skills.answer(last.content, self._clock(), self._location)
+                or skills.follow_up(last.content, previous)
+                or capabilities.cannot(last.content)
+            )
         if reply is None:
             return self.inner.generate(messages, max_tokens=max_tokens, cancel=cancel)
         self.answered += 1

@@ -132,6 +132,7 @@ def _times(now: datetime) -> list[str]:
     for delta in (-1, 0, 1):
         t = now + timedelta(minutes=delta)
         out.append(f"{t.hour}:{t.minute:02d}")
+        out.append(f"{t.hour:02d}:{t.minute:02d}")  # "01:30" (the lookbehind refuses "1:30" inside it)
         out.append(f"{(t.hour % 12) or 12}:{t.minute:02d}")
     return out
 
