@@ -22,6 +22,7 @@ def test_text_mode_answers_timer_items_from_the_timers_not_the_llm() -> None:
     on = make_config(llm={"skills": True})
     rows = [run_item(llm, on, item) for item in items]
     assert all(r["right"] for r in rows), [(r["id"], r["reply"]) for r in rows]
+    assert {r["by"] for r in rows} == {"skill"}
     # Without skills the same items reach the LLM, whose reply is judged wrong: the checks can fail.
     off = make_config(llm={"skills": False})
     assert not any(run_item(llm, off, item)["right"] for item in items)
@@ -36,6 +37,7 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFa
     row = run_spoken_item(heard_right, config, SpokenItem(item, "test", (audio,), audio))
     assert row["transcript"] == "Cancel the timer." and row["turns"] == 1
     assert row["reply"] == "5 minute timer cancelled." and row["right"] and row["reply_audio_s"] > 0
+    assert row["by"] == "skill"
     # The STT mishears the earlier turn: no timer was set, so the reply is wrong, and counted so.
     misheard = fake_engines(stt=FakeStt(texts=("Set the table for five.", "Cancel the timer."), latency_ms=1))
     bad = run_spoken_item(misheard, config, SpokenItem(item, "test", (audio,), audio))

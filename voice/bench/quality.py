@@ -30,7 +30,7 @@ from voice.bench.machine import BENCHMARKS_DIR, finish, machine_info, machine_ma
 from voice.bench.markdown import md_table, text_table
 from voice.bench.quality_set import Item, QuestionSetError, judge, load_items
 from voice.config import Config, load_config
-from voice.stages import ChatMessage, TextDelta
+from voice.stages import ChatMessage, PromptInfo, TextDelta
 from voice.timers import TimerBook
 from voice.timers import handle as handle_timer
 
@@ -48,12 +48,14 @@ def ask(
         local = handle_timer(question, timers, start_ns)
         if local is not None:
             ms = round((time.monotonic_ns() - start_ns) / 1e6, 1)
-            return {"reply": local, "tokens": 1, "ttft_ms": ms, "reply_ms": ms}
+            return {"reply": local, "tokens": 1, "ttft_ms": ms, "reply_ms": ms, "by": "skill"}
     messages = [ChatMessage("system", config.llm.system_prompt), *history, ChatMessage("user", question)]
     start_s = time.monotonic()
     first_s: float | None = None
-    text, tokens = "", 0
+    text, tokens, by = "", 0, "llm"
     for ev in llm.generate(messages, max_tokens=config.llm.max_reply_tokens, cancel=threading.Event()):
+        if isinstance(ev, PromptInfo) and ev.prompt_tokens == 0:
+            by = "skill"  # no prompt evaluated: a skill answered (voice.backends.llm_skills)
         if isinstance(ev, TextDelta):
             tokens += 1
             if first_s is None:
@@ -63,6 +65,7 @@ def ask(
     return {
         "reply": text.strip(),
         "tokens": tokens,
+        "by": by,
         "ttft_ms": round(((first_s or end_s) - start_s) * 1000, 1),
         "reply_ms": round((end_s - start_s) * 1000, 1),
     }
@@ -108,22 +111,28 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "honest_refusal_pct": pct(sum(r["refused"] for r in refusals), len(refusals)),
         "cap_or_repeat_pct": pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
         "median_spoken_s_est": statistics.median(r["spoken_s_est"] for r in rows),
-        "median_ttft_ms": statistics.median(r["ttft_ms"] for r in rows),
-        "median_reply_ms": statistics.median(r["reply_ms"] for r in rows),
+        "by_skill_pct": pct(sum(r.get("by") == "skill" for r in rows), len(rows)),
+        "median_ttft_ms": _median(r["ttft_ms"] for r in rows if r.get("by") != "skill"),
+        "median_reply_ms": _median(r["reply_ms"] for r in rows if r.get("by") != "skill"),
         "right_pct_by_category": by_cat,
     }
 
 
+def _median(values: Any) -> float | None:
+    v = list(values)
+    return statistics.median(v) if v else None
+
+
 SUMMARY_HEADER = [
     "llm", "items", "right %", "honest refusals %", "cap/repeat %", "median spoken s (est.)",
-    "median TTFT ms", "median reply ms",
+    "answered by skills %", "median TTFT ms (LLM)", "median reply ms (LLM)",
 ]  # fmt: skip
 
 
 def summary_row(name: str, s: dict[str, Any]) -> list[Any]:
     return [
         name, s["items"], s["right_pct"], s["honest_refusal_pct"], s["cap_or_repeat_pct"],
-        s["median_spoken_s_est"], s["median_ttft_ms"], s["median_reply_ms"],
+        s["median_spoken_s_est"], s.get("by_skill_pct"), s["median_ttft_ms"], s["median_reply_ms"],
     ]  # fmt: skip
 
 
@@ -140,11 +149,11 @@ def markdown(result: dict[str, Any]) -> str:
                   + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
         rows = [
             [r["id"], r["question"], r["reply"], "yes" if r["right"] else "no", "; ".join(r["failed"]),
-             r["tokens"], r["ttft_ms"], r["reply_ms"]]
+             r.get("by", "llm"), r["tokens"], r["ttft_ms"], r["reply_ms"]]
             for r in m["rows"]
         ]  # fmt: skip
-        parts += [md_table(["id", "question", "reply", "right", "why not", "tokens", "TTFT ms", "reply ms"],
-                           rows, align="llllllrr"), ""]  # fmt: skip
+        parts += [md_table(["id", "question", "reply", "right", "why not", "by", "tokens", "TTFT ms", "reply ms"],
+                           rows, align="lllllllrr"), ""]  # fmt: skip
     return "\n".join(parts)
 
 
@@ -200,15 +209,15 @@ def _write(result: dict[str, Any], json_path: Path | None, md_path: Path | None)
 
 
 SPOKEN_HEADER = [
-    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "hit the token cap", "median reply audio s",
-    "STT WER (norm.)", "heard as 2+ turns",
+    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "hit the token cap", "answered by skills %",
+    "median reply audio s", "STT WER (norm.)", "heard as 2+ turns",
 ]  # fmt: skip
 
 
 def spoken_row(name: str, s: dict[str, Any]) -> list[Any]:
     return [
         name, s["items"], s["right_pct"], s["honest_refusal_pct"], s["cap_or_repeat_pct"], s["hit_cap"],
-        s["median_reply_audio_s"], s["stt_wer_normalized"], s["split_turns"],
+        s["by_skill_pct"], s["median_reply_audio_s"], s["stt_wer_normalized"], s["split_turns"],
     ]  # fmt: skip
 
 
@@ -267,9 +276,9 @@ def markdown_spoken(result: dict[str, Any]) -> str:
                   + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
         rows = [
             [r["id"], r["voice"], r["question"], r["transcript"], r["reply"], "yes" if r["right"] else "no",
-             "; ".join(r["failed"]), r["tokens"], r["reply_audio_s"]]
+             "; ".join(r["failed"]), r["by"], r["tokens"], r["reply_audio_s"]]
             for r in m["rows"]
         ]  # fmt: skip
-        parts += [md_table(["id", "voice", "question", "heard", "reply", "right", "why not", "tokens", "audio s"],
-                           rows, align="lllllllrr"), ""]  # fmt: skip
+        parts += [md_table(["id", "voice", "question", "heard", "reply", "right", "why not", "by", "tokens",
+                            "audio s"], rows, align="llllllllrr"), ""]  # fmt: skip
     return "\n".join(parts)

@@ -169,6 +169,9 @@ def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> dic
         "outcomes": [r.outcome for r in reports],
         "reply": reply,
         "tokens": sum(r.generated_tokens for r in answered),
+        # No prompt evaluated or reused: a skill or a timer answered, not the LLM.
+        "by": "skill" if answered and all(r.prompt_tokens_evaluated + r.prompt_tokens_reused == 0 for r in answered)
+        else "llm",
         "reply_audio_s": round(sum(r.reply_audio_ms for r in answered) / 1000, 2),
         "right": verdict.right,
         "refusal_expected": spoken.item.refusal,
@@ -198,6 +201,7 @@ def summarize_spoken(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "honest_refusal_pct": pct(sum(r["refused"] for r in refusals), len(refusals)),
         "cap_or_repeat_pct": pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
         "hit_cap": sum(r["hit_cap"] for r in rows),
+        "by_skill_pct": pct(sum(r["by"] == "skill" for r in rows), len(rows)),
         "median_reply_audio_s": statistics.median(r["reply_audio_s"] for r in rows) if rows else None,
         "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in rows)),
         "split_turns": sum(r["turns"] > 1 for r in rows),
