@@ -1,6 +1,7 @@
 import dataclasses
 
 import numpy as np
+import pytest
 
 from voice.config import TurnConfig, VadConfig
 from voice.endpoint import Endpointer, SpeechEnded, SpeechPaused, SpeechStarted
@@ -282,3 +283,16 @@ def test_end_on_energy_with_the_model_ends_when_it_scores_if_the_quiet_run_is_lo
     assert names(events) == ["SpeechStarted", "SpeechPaused", "SpeechEnded"]
     # Scored at the VAD's pause (96 ms of its silence, frame 11): 7 quiet frames (224 ms) ≥ 160 ms: it ends there.
     assert [i for i, _ in events][2] == 11
+
+
+def test_the_end_carries_the_vads_probability_of_every_frame() -> None:
+    ep = Endpointer(VadConfig(silence_ms=96, pre_roll_ms=64, min_speech_ms=32))
+    frames = [np.full(512, i, np.float32) for i in range(12)]
+    probs = [0.0, 0.0, 0.0, 0.9, 0.8, 0.9, 0.7, 0.1, 0.0, 0.0, 0.0, 0.0]
+    events = [e for f, p in zip(frames, probs, strict=True) for e in ep.feed(f, p)]
+    (end,) = [e for e in events if isinstance(e, SpeechEnded)]
+    assert end.frame_samples == 512 and end.probabilities is not None
+    assert len(end.probabilities) * 512 == len(end.audio)
+    # Frame k of the audio is the one fed with probability k: the pre-roll keeps both in step.
+    first = int(end.audio[0])
+    assert end.probabilities.tolist() == pytest.approx(probs[first : first + len(end.probabilities)])

@@ -205,6 +205,29 @@ def test_the_users_wait_starts_at_the_last_sound_not_where_the_vad_noticed() -> 
     assert silence_after_speech_ms(SpeechEnded(silence(1.0), 320.0, False, 500.0)) == 320.0
 
 
+def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_the_speech_end() -> None:
+    """The session uses the benchmarks' reference method (voice.speech_end) on the VAD's own per-frame
+    probabilities, so the server's endpoint_silence agrees with the client's reference speech end, also when
+    a soft tail or a click follows the speech."""
+    from voice.endpoint import SpeechEnded
+    from voice.session import silence_after_speech_ms
+
+    rng = np.random.default_rng(7)
+    noise = lambda s: (0.003 * rng.standard_normal(int(16000 * s))).astype(np.float32)  # noqa: E731
+    breath = np.zeros(int(0.45 * 16000), np.float32)
+    breath[3200:5600] = 0.05 * rng.standard_normal(2400)  # a breath 200-350 ms after: loud, not voiced speech
+    for tail in (noise(0.45), noise(0.45) + breath):
+        audio = np.concatenate([noise(0.3), tone(0.5) + noise(0.5), tail])
+        # Silero-like: speech from the tone's start, still "speech" 128 ms after it ended (its lag).
+        probs = np.zeros(-(-len(audio) // 512), np.float32)
+        probs[int(0.3 * 16000) // 512 : int((0.8 + 0.128) * 16000) // 512] = 0.9
+        ev = SpeechEnded(audio, 320.0, False, 500.0, None, probs, 512)
+        assert abs(silence_after_speech_ms(ev) - 450.0) <= 10.0
+    # Without the probabilities (frames of mixed sizes) the energy estimate is kept: it takes the breath for
+    # the end of speech.
+    assert silence_after_speech_ms(SpeechEnded(audio, 320.0, False, 500.0)) < 320.0 + 10.0
+
+
 async def scoring_order(fake_engines: EnginesFactory, *, in_gate: bool) -> list[str]:
     """What happened first: the end of another model's compute step (holding the gate when the pause came),
     or the end-of-turn model's call."""

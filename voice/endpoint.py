@@ -72,6 +72,11 @@ class SpeechEnded:
     voiced_ms: float
     turn_score: float | None = None
     """The end-of-turn model's probability that the turn was complete (None: no model, or no pause)."""
+    probabilities: np.ndarray | None = None
+    """The VAD's speech probability of each frame of ``audio`` (None when the frames were not all one size):
+    with them the session finds where the speech really ended (:mod:`voice.speech_end`)."""
+    frame_samples: int = 0
+    """The size of those frames."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,10 @@ class Endpointer:
         self._quiet_voice = False  # speech resumed on quiet frames: the quiet run is speech until a loud frame
         self._scored = False  # this pause's audio has been handed to the end-of-turn model
         self._pre_roll: deque[np.ndarray] = deque()
+        self._pre_roll_probs: deque[float] = deque()
         self._pre_roll_samples = 0
         self._utterance: list[np.ndarray] = []
+        self._utterance_probs: list[float] = []
         self._utterance_samples = 0
         self._in_speech = False
         self._silence_samples = 0
@@ -160,8 +167,10 @@ class Endpointer:
     def reset(self) -> None:
         """Forget any partial utterance and the pre-roll."""
         self._pre_roll.clear()
+        self._pre_roll_probs.clear()
         self._pre_roll_samples = 0
         self._utterance = []
+        self._utterance_probs = []
         self._utterance_samples = 0
         self._in_speech = False
         self._silence_samples = 0
@@ -193,21 +202,26 @@ class Endpointer:
         self._position_samples += n
         if not self._in_speech:
             self._pre_roll.append(frame)
+            self._pre_roll_probs.append(probability)
             self._pre_roll_samples += n
             limit = self._samples(self.config.pre_roll_ms) + n
             while self._pre_roll_samples > limit and len(self._pre_roll) > 1:
                 self._pre_roll_samples -= len(self._pre_roll.popleft())
+                self._pre_roll_probs.popleft()
             if probability >= self.config.threshold:
                 self._in_speech = True
                 self._utterance = list(self._pre_roll)
+                self._utterance_probs = list(self._pre_roll_probs)
                 self._utterance_samples = self._pre_roll_samples
                 self._pre_roll.clear()
+                self._pre_roll_probs.clear()
                 self._pre_roll_samples = 0
                 self._voiced_samples = n
                 self._silence_samples = 0
                 events.append(SpeechStarted(self._ms(self._position_samples - n)))
             return events
         self._utterance.append(frame)
+        self._utterance_probs.append(probability)
         self._utterance_samples += n
         quiet = self._quiet(frame, probability)
         self._quiet_samples = self._quiet_samples + n if quiet else 0
@@ -294,7 +308,14 @@ class Endpointer:
         trailing_ms = 0.0 if forced else self._ms(self._end_silence_samples())
         score = self._turn_score
         audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
+        sizes = {len(f) for f in self._utterance}
+        probs = np.asarray(self._utterance_probs, np.float32) if len(sizes) == 1 else None
+        frame_samples = sizes.pop() if len(sizes) == 1 else 0
         self.reset()
         if voiced_ms < self.config.min_speech_ms and not forced:
             return []
-        return [SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score)]
+        return [
+            SpeechEnded(
+                audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score, probs, frame_samples
+            )
+        ]

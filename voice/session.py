@@ -47,6 +47,7 @@ from voice.protocol import (
     event,
 )
 from voice.speculation import HeldSink
+from voice.speech_end import find_speech_end
 from voice.stages import VadStream
 from voice.timers import ring_text
 from voice.turn import ReplySink, Utterance, cancelled_report, run_turn
@@ -85,14 +86,22 @@ class _Speculation:
 
 
 def silence_after_speech_ms(ev: SpeechEnded) -> float:
-    """How long before the endpoint the user stopped speaking: the silence after the utterance's last voiced
-    10 ms by energy, or the silence the VAD counted if that is longer. Silero's probability stays up for
-    ~50-150 ms after the last word, so the VAD's count alone leaves its lag out of the user's wait; with this,
-    the ``endpoint_silence`` stage includes it, as mouth-to-ear does."""
+    """How long before the endpoint the user stopped speaking. Silero's probability stays up for ~50-150 ms
+    after the last word, so the VAD's silence count alone leaves its lag out of the user's wait; with this, the
+    ``endpoint_silence`` stage includes it, as mouth-to-ear does.
+
+    With the VAD's per-frame probabilities it is where :func:`voice.speech_end.find_speech_end` (the same
+    method as the benchmarks' reference speech end: the last voiced speech, then where its sound falls to
+    the background) puts the end; when that is ambiguous (noise at speech level, no voiced speech), or
+    without probabilities, the silence after the last voiced 10 ms by energy, or the VAD's count if longer."""
     try:
         energy = analyse_speech(ev.audio, STT_SAMPLE_RATE_HZ, min_segment_ms=60.0)
     except AudioFileError:
         return ev.trailing_silence_ms
+    if ev.probabilities is not None and ev.frame_samples > 0 and not ev.forced:
+        end = find_speech_end(ev.audio, STT_SAMPLE_RATE_HZ, ev.probabilities, energy, ev.frame_samples)
+        if end.ambiguous is None:
+            return max(0.0, len(ev.audio) / STT_SAMPLE_RATE_HZ - end.end_s) * 1000.0
     after_ms = (len(ev.audio) - energy.last_voiced_sample) * 1000.0 / STT_SAMPLE_RATE_HZ
     return max(ev.trailing_silence_ms, after_ms)
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from voice.audio import AUDIO_SUFFIXES, AudioFileError, EnergyAnalysis, analyse_speech, load_audio
 from voice.bench.machine import REPO_ROOT
-from voice.bench.speech_end import SpeechEnd, find_speech_end
 from voice.client import Utterance
+from voice.speech_end import SpeechEnd, find_speech_end
 
 CLIENT_RATE_HZ = 16_000
 TRANSCRIPTS_NAME = "transcripts.tsv"
@@ -46,7 +46,7 @@ class Clip:
     analysis: EnergyAnalysis
     """The whole-clip energy analysis (speech start; the speech end when the detector finds none)."""
     speech_end: SpeechEnd
-    """The reference speech end (:mod:`voice.bench.speech_end`), or the annotated one."""
+    """The reference speech end (:mod:`voice.speech_end`), or the annotated one."""
     reference: str | None
     """The transcript from ``transcripts.tsv``, if any."""
     file_rate_hz: int

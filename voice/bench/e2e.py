@@ -4,7 +4,7 @@ Every clip is spoken into the server over a websocket as a microphone would: in 
 frames, then silence until the reply has come (:func:`voice.client.converse`). On the client's monotonic
 clock:
 
-* **speech end** = the clip's reference speech end (:mod:`voice.bench.speech_end`: an offline speech
+* **speech end** = the clip's reference speech end (:mod:`voice.speech_end`: an offline speech
   detector locates the last speech, the background-subtracted energy envelope places its end), independent
   of the server's endpointing, or the end annotated in ``transcripts.tsv``;
 * **first audio** = when the first non-silent reply sample would sound: arrival of its chunk plus its offset
@@ -34,11 +34,11 @@ from voice.audio import write_wav
 from voice.bench import burst, stats
 from voice.bench.clips import BenchError, Clip
 from voice.bench.machine import Guard
-from voice.bench.speech_end import METHOD as SPEECH_END_METHOD
 from voice.budget import STAGES
 from voice.client import ClientTurn, Conversation, converse
 from voice.config import Config
 from voice.engine import Engines
+from voice.speech_end import METHOD as SPEECH_END_METHOD
 
 log = logging.getLogger("voice.bench")
 

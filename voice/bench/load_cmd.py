@@ -25,9 +25,9 @@ from voice.bench.load import (
 )
 from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
-from voice.bench.speech_end import METHOD as SPEECH_END_METHOD
 from voice.bench.stats import TARGET_MS
 from voice.config import Config, load_config
+from voice.speech_end import METHOD as SPEECH_END_METHOD
 
 HEADER = (
     "N",
