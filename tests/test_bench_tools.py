@@ -391,6 +391,11 @@ def test_matrix_verdict_needs_speed_and_quality() -> None:
     matrix.attach_quality(rows, {"small": {"right_pct": 50.0}, "big": {"right_pct": 70.0}}, 80.0)
     assert "none is 80 % right; the most accurate within 500 ms at p50" in matrix.conclusions(rows, 80.0)[4]
     assert "tiny.en + small" in matrix.conclusions(rows, 80.0)[4]
+    # Spoken mode rates each STT + LLM pair: the same LLM can pass with one STT and fail with the other.
+    spoken = {"tiny.en+small": {"right_pct": 82.0}, "base+big": {"right_pct": 60.0}}
+    matrix.attach_quality(rows, spoken, 80.0, spoken=True)
+    assert [r.get("quality_right_pct") for r in rows[:2]] == [82.0, 60.0]
+    assert rows[0]["meets_turn_taking"] and not rows[1]["meets_turn_taking"]
     # A quality run that failed rates nothing.
     matrix.attach_quality(rows, {"small": {"error": "exit code 1"}}, 80.0)
     assert rows[0]["quality_right_pct"] is None and rows[0]["meets_turn_taking"] is False

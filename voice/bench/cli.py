@@ -192,6 +192,11 @@ def add_bench_parser(sub: Any) -> None:
     )
     m.add_argument("--quality-items", default=None, help="item ids or categories of the quality set (default: all)")
     m.add_argument("--no-quality", action="store_true", help="speed only: skip the quality set")
+    m.add_argument(
+        "--spoken-quality", action="store_true",
+        help="rate each STT + LLM on the quality set in spoken mode (the whole loop: STT errors count) instead "
+        "of each LLM in text mode",
+    )  # fmt: skip
     _outputs(m, "combination")
     m.set_defaults(func=_runner("matrix"))
 
@@ -311,6 +316,7 @@ def add_bench_parser(sub: Any) -> None:
     )
     _config(q)
     q.add_argument("--spoken", action="store_true", help="spoken mode: the whole loop, STT errors count")
+    q.add_argument("--stt", default=None, help="with --spoken: the STT model (default: the configured one)")
     q.add_argument(
         "--speech", type=Path, default=None,
         help="with --spoken: also recordings in this folder whose transcripts.tsv text is a question of the set",

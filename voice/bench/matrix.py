@@ -5,7 +5,9 @@ another on the same machine, with the same clips, repeats and warm-up. The RAM p
 that process's ``ru_maxrss`` as reported by ``wait4`` (models + in-process server + client).
 
 Speed is not the answer on its own: every LLM of the matrix is also asked the quality question set in text
-mode (``voice bench quality``, its own process, greedy; ``--quality-items`` picks a subset), and a combination
+mode (``voice bench quality``, its own process, greedy; ``--quality-items`` picks a subset) — or, with
+``--spoken-quality``, every STT + LLM pair answers it in spoken mode, through the whole loop, so the STT's
+errors count too — and a combination
 **meets human turn-taking timing only if it meets the latency target and the quality bar** (``--quality-bar``,
 default 80 % of the items answered right, an honest "I can't" counting as right where it is). The answer names
 the best trade-off: the fastest combination over the bar; if none is, the most accurate within the target; if
@@ -124,12 +126,21 @@ def run_combination(
     return row
 
 
-def run_quality(args: argparse.Namespace, llm: str, workdir: Path) -> dict[str, Any]:
-    """``voice bench quality`` (text mode) for one LLM in its own process: its summary, or an ``error``."""
-    json_path = workdir / f"quality-{llm}.json"
-    log_path = workdir / f"quality-{llm}.log"
+def quality_key(stt: str, llm: str, spoken: bool) -> str:
+    """Text-mode quality depends on the LLM only; spoken-mode quality on the STT too."""
+    return f"{stt}+{llm}" if spoken else llm
+
+
+def run_quality(args: argparse.Namespace, llm: str, workdir: Path, stt: str | None = None) -> dict[str, Any]:
+    """``voice bench quality`` for one LLM in its own process (spoken mode through ``stt`` when given, else text
+    mode): its summary, or an ``error``."""
+    key = llm if stt is None else f"{stt}+{llm}"
+    json_path = workdir / f"quality-{key}.json"
+    log_path = workdir / f"quality-{key}.log"
     cmd = [sys.executable, "-m", "voice.cli", "--log-level", "WARNING", "bench", "quality", "--llm", llm,
            "--json", str(json_path)]  # fmt: skip
+    if stt is not None:
+        cmd += ["--spoken", "--stt", stt]
     if args.quality_items:
         cmd += ["--items", args.quality_items]
     if args.config:
@@ -144,12 +155,15 @@ def run_quality(args: argparse.Namespace, llm: str, workdir: Path) -> dict[str, 
     return summary
 
 
-def attach_quality(rows: list[dict[str, Any]], quality: dict[str, dict[str, Any]], bar_pct: float) -> None:
-    """Give every measured row its LLM's quality and the joint verdict (pure)."""
+def attach_quality(
+    rows: list[dict[str, Any]], quality: dict[str, dict[str, Any]], bar_pct: float, *, spoken: bool = False
+) -> None:
+    """Give every measured row its quality (its LLM's in text mode, its STT + LLM's in spoken mode) and the
+    joint verdict (pure)."""
     for r in rows:
         if "error" in r:
             continue
-        q = quality.get(r["llm"], {})
+        q = quality.get(quality_key(r["stt"], r["llm"], spoken), {})
         right = q.get("right_pct")
         r["quality_right_pct"] = right
         r["quality_items"] = q.get("items")
@@ -194,12 +208,19 @@ def run(args: argparse.Namespace) -> int:
             bar.write(_line(row))
         bar.close()
         quality: dict[str, dict[str, Any]] = {}
-        if not args.no_quality:
+        spoken = bool(getattr(args, "spoken_quality", False))
+        if not args.no_quality and spoken:
+            for stt, llm in itertools.product(models["stt"], models["llm"]):
+                print(f"quality (spoken mode) of {stt} + {llm} …", flush=True)
+                quality[quality_key(stt, llm, True)] = run_quality(args, llm, workdir, stt)
+            attach_quality(rows, quality, args.quality_bar, spoken=True)
+        elif not args.no_quality:
             for llm in models["llm"]:
                 print(f"quality (text mode) of {llm} …", flush=True)
                 quality[llm] = run_quality(args, llm, workdir)
             attach_quality(rows, quality, args.quality_bar)
         meta["quality_bar_pct"] = None if args.no_quality else args.quality_bar
+        meta["quality_mode"] = "spoken" if spoken else "text"
         meta["quality"] = quality
         if args.keep is None:
             for r in rows:  # the files are gone with the temporary directory
@@ -346,8 +367,10 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
         "- **m2e** = mouth-to-ear measured at the client (first audible reply sample − the clip's speech end); "
         "stage columns are p50s of the server's stages (they need not add up to the m2e p50).",
         "- **WER** = STT word error rate over all clips pooled (what the assistant heard vs transcripts.tsv).",
-        "- **right %** = the LLM's share of the quality question set answered right in text mode (`voice bench "
-        "quality`, greedy; an honest refusal is right where the item expects one); **meets turn-taking** = the "
+        f"- **right %** = the share of the quality question set answered right in {meta.get('quality_mode', 'text')} "
+        "mode (`voice bench quality`, greedy; text mode: the LLM alone, so the same for every STT; spoken mode: "
+        "the questions spoken by espeak-ng through the whole loop with that STT; an honest refusal is right "
+        "where the item expects one); **meets turn-taking** = the "
         f"{TARGET_MS} ms target met at p50 or better and right % at or over the bar "
         f"({meta.get('quality_bar_pct') if meta.get('quality_bar_pct') is not None else 'not measured'}).",
         "- **LLM tok/s** = p50 over turns of 1000 / mean inter-token latency, measured inside the running "

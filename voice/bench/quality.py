@@ -170,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
         items = [i for i in items if i.id in wanted or i.category in wanted]
     llm_names = names(args.llm, config.llm.model)
     if getattr(args, "spoken", False):
+        if getattr(args, "stt", None):
+            config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
         return _write(run_spoken(args, config, items, llm_names, set_path), json_path, md_path)
     result: dict[str, Any] = {
         "mode": "text",
