@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import soxr
 
-from voice.audio import analyse_speech, load_audio, write_wav
+from voice.audio import analyse_speech, load_audio, pcm16_to_float, write_wav
 from voice.client import Utterance, converse
 from voice.config import Config
 from voice.engine import Engines
@@ -25,7 +25,7 @@ LEAD_IN_S = 0.3
 
 def synthesize_question(engines: Engines, text: str, rate_hz: int = 16_000) -> Utterance:
     """Speak ``text`` with the project's own TTS, as a 16 kHz clip with a short silent lead-in."""
-    pcm = np.concatenate(list(engines.tts.synthesize(text))).astype(np.float32) / 32768.0
+    pcm = pcm16_to_float(np.concatenate(list(engines.tts.synthesize(text))).astype("<i2").tobytes())
     audio = soxr.resample(pcm, engines.tts.sample_rate, rate_hz).astype(np.float32)
     audio = np.concatenate([np.zeros(int(LEAD_IN_S * rate_hz), np.float32), audio])
     return Utterance(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)

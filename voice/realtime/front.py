@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 import soxr
 
+from voice.audio import pcm16_to_float
 from voice.budget import Clock, TurnReport
 from voice.config import Config, ConfigError
 from voice.endpoint import STT_SAMPLE_RATE_HZ
@@ -230,7 +231,7 @@ class RealtimeFront:
             pcm = b"".join(p for p, _ in self._committed)
             ended_ns = self._committed[-1][1]
             self._committed.clear()
-            audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+            audio = pcm16_to_float(pcm)
             audio = soxr.resample(audio, REALTIME_RATE_HZ, STT_SAMPLE_RATE_HZ).astype(np.float32)
             await self.session.end_utterance(audio, ended_ns=ended_ns)
         else:
