@@ -241,6 +241,10 @@ def add_bench_parser(sub: Any) -> None:
     q.add_argument("--pauses", default="150,250,300,450,600", help="pause lengths to splice in (ms)")
     q.add_argument("--silences", default="200,500", help="silence windows to compare besides the config's (ms)")
     q.add_argument("--no-smart-turn", action="store_true", help="leave the end-of-turn model out")
+    q.add_argument(
+        "--thresholds", default="",
+        help="Smart Turn 'complete' thresholds to compare besides the config's, e.g. 0.7,0.9",
+    )  # fmt: skip
     _outputs(q, "strategy")
     q.set_defaults(func=_runner("pauses"))
 

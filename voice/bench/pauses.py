@@ -132,7 +132,9 @@ def evaluate(
     return rows
 
 
-def strategies(base: Config, silences_ms: list[int], smart_complete_ms: list[int]) -> list[Strategy]:
+def strategies(
+    base: Config, silences_ms: list[int], smart_complete_ms: list[int], thresholds: list[float] | None = None
+) -> list[Strategy]:
     out = []
     for ms in silences_ms:
         cfg = dataclasses.replace(
@@ -148,15 +150,24 @@ def strategies(base: Config, silences_ms: list[int], smart_complete_ms: list[int
 
         model = SmartTurn(locate(DEFAULT_MODELS_ROOT, Catalogue.load().get("smart-turn-v3.2")))
         for complete_ms in smart_complete_ms:
-            t = dataclasses.replace(
-                base.turn,
-                end_of_turn_model="smart-turn-v3.2",
-                complete_silence_ms=complete_ms,
-                incomplete_silence_ms=max(complete_ms, base.turn.incomplete_silence_ms),
-            )
-            label = f"smart-turn ({t.complete_silence_ms}/{t.incomplete_silence_ms} ms)"
-            out.append(Strategy(label, dataclasses.replace(base, turn=t), model.score))
-    return [*out, *[energy_variant(s) for s in out if s.config.vad.silence_ms == base.vad.silence_ms]]
+            for threshold in thresholds or [base.turn.complete_threshold]:
+                t = dataclasses.replace(
+                    base.turn,
+                    end_of_turn_model="smart-turn-v3.2",
+                    complete_silence_ms=complete_ms,
+                    incomplete_silence_ms=max(complete_ms, base.turn.incomplete_silence_ms),
+                    complete_threshold=threshold,
+                )
+                label = f"smart-turn ({t.complete_silence_ms}/{t.incomplete_silence_ms} ms)"
+                if threshold != base.turn.complete_threshold:
+                    label += f", complete at p >= {threshold:g}"
+                out.append(Strategy(label, dataclasses.replace(base, turn=t), model.score))
+    threshold = base.turn.complete_threshold
+    same = [
+        s for s in out
+        if s.config.vad.silence_ms == base.vad.silence_ms and s.config.turn.complete_threshold == threshold
+    ]  # fmt: skip
+    return [*out, *[energy_variant(s) for s in same]]
 
 
 def energy_variant(strategy: Strategy) -> Strategy:
@@ -179,7 +190,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     pauses = [int(p) for p in args.pauses.split(",")]
     silences = sorted({base.vad.silence_ms, *(int(s) for s in args.silences.split(",") if s)})
     smart = [] if args.no_smart_turn else sorted({base.turn.complete_silence_ms, base.vad.silence_ms})
-    rows = evaluate(clips, strategies(base, silences, smart), pauses, SileroVad(), print)
+    thresholds = sorted({base.turn.complete_threshold, *(float(t) for t in args.thresholds.split(",") if t)})
+    rows = evaluate(clips, strategies(base, silences, smart, thresholds), pauses, SileroVad(), print)
     return {
         "tool": "voice bench pauses",
         "machine": info,
