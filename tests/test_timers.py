@@ -48,6 +48,7 @@ NOT_COMMANDS = [
     "How long should I boil an egg, 10 minutes?",
     "What time is it?",
     "I waited 10 minutes for the bus.",
+    "I ran 5 times in 30 minutes.",
     "",
 ]
 

@@ -186,7 +186,8 @@ def parse(text: str) -> TimerCommand | None:
     t = _normalize(text)
     if not t:
         return None
-    has_timer_word = re.search(rf"\b{_TIMER_WORD}\b", t) is not None
+    # "times" only as Whisper's mishearing of "timer for" ("7 times after 30 seconds"), not "5 times in an hour".
+    has_timer_word = re.search(r"\b(?:timers?|time her|timor|tymer)\b|\btimes (?:after|for|of)\b", t) is not None
     if re.search(r"\b(cancel|stop|delete|remove|clear|end|turn off|kill|dismiss)\b", t) and re.search(
         r"\btimers?\b", t
     ):
