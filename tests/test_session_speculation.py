@@ -210,7 +210,7 @@ def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_th
     probabilities, so the server's endpoint_silence agrees with the client's reference speech end, also when
     a soft tail or a click follows the speech."""
     from voice.endpoint import SpeechEnded
-    from voice.session import silence_after_speech_ms
+    from voice.session import _with_speech_end, silence_after_speech_ms
 
     rng = np.random.default_rng(7)
     noise = lambda s: (0.003 * rng.standard_normal(int(16000 * s))).astype(np.float32)  # noqa: E731
@@ -223,6 +223,16 @@ def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_th
         probs[int(0.3 * 16000) // 512 : int((0.8 + 0.128) * 16000) // 512] = 0.9
         ev = SpeechEnded(audio, 320.0, False, 500.0, None, probs, 512)
         assert abs(silence_after_speech_ms(ev) - 450.0) <= 10.0
+    # A long utterance: only its last seconds are analysed, with the same result.
+    long_audio = np.concatenate([noise(0.3), tone(4.5) + noise(4.5), noise(0.45)])
+    long_probs = np.zeros(-(-len(long_audio) // 512), np.float32)
+    long_probs[int(0.3 * 16000) // 512 : int((4.8 + 0.128) * 16000) // 512] = 0.9
+    long_ev = SpeechEnded(long_audio, 320.0, False, 4500.0, None, long_probs, 512)
+    assert abs(silence_after_speech_ms(long_ev) - 450.0) <= 10.0
+    # The session works it out in the VAD's thread and carries it on the event: the event loop only reads it.
+    (done,) = _with_speech_end([long_ev])
+    assert isinstance(done, SpeechEnded) and done.silence_after_speech_ms == silence_after_speech_ms(long_ev)
+    assert silence_after_speech_ms(dataclasses.replace(long_ev, silence_after_speech_ms=123.0)) == 123.0
     # Without the probabilities (frames of mixed sizes) the energy estimate is kept: it takes the breath for
     # the end of speech.
     assert silence_after_speech_ms(SpeechEnded(audio, 320.0, False, 500.0)) < 320.0 + 10.0

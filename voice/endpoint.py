@@ -77,6 +77,9 @@ class SpeechEnded:
     with them the session finds where the speech really ended (:mod:`voice.speech_end`)."""
     frame_samples: int = 0
     """The size of those frames."""
+    silence_after_speech_ms: float | None = None
+    """How long before this event the speech really ended, when already worked out (the session does it in
+    the VAD's worker thread, off the event loop: :func:`voice.session.silence_after_speech_ms`)."""
 
 
 @dataclass(frozen=True)

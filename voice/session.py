@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,6 +65,9 @@ RESAMPLE_QUALITY = "LQ"
 BARGE_IN = "barge-in"
 #: The cancel message of a speculative turn thrown away because the user went on speaking.
 DISCARD = "speculation-discarded"
+#: The speech end is looked for in this much of the utterance's end (seconds): it holds the last words and the
+#: silence after them, whose quiet frames give the background.
+SPEECH_END_TAIL_S = 3.0
 #: A timer that falls due while the user is speaking rings this long after the next check (seconds).
 RING_RETRY_S = 0.2
 #: The ringer looks at the conversation's timers at least this often (seconds).
@@ -93,17 +97,35 @@ def silence_after_speech_ms(ev: SpeechEnded) -> float:
     With the VAD's per-frame probabilities it is where :func:`voice.speech_end.find_speech_end` (the same
     method as the benchmarks' reference speech end: the last voiced speech, then where its sound falls to
     the background) puts the end; when that is ambiguous (noise at speech level, no voiced speech), or
-    without probabilities, the silence after the last voiced 10 ms by energy, or the VAD's count if longer."""
+    without probabilities, the silence after the last voiced 10 ms by energy, or the VAD's count if longer.
+    Only the last :data:`SPEECH_END_TAIL_S` of the utterance is analysed (a few ms of CPU, in the VAD's worker
+    thread: see :meth:`Session._detect`)."""
+    if ev.silence_after_speech_ms is not None:
+        return ev.silence_after_speech_ms
     try:
         energy = analyse_speech(ev.audio, STT_SAMPLE_RATE_HZ, min_segment_ms=60.0)
     except AudioFileError:
         return ev.trailing_silence_ms
     if ev.probabilities is not None and ev.frame_samples > 0 and not ev.forced:
-        end = find_speech_end(ev.audio, STT_SAMPLE_RATE_HZ, ev.probabilities, energy, ev.frame_samples)
+        frames = min(len(ev.probabilities), round(SPEECH_END_TAIL_S * STT_SAMPLE_RATE_HZ / ev.frame_samples))
+        tail = ev.audio[(len(ev.probabilities) - frames) * ev.frame_samples :]
+        end = find_speech_end(tail, STT_SAMPLE_RATE_HZ, ev.probabilities[-frames:], energy, ev.frame_samples)
         if end.ambiguous is None:
-            return max(0.0, len(ev.audio) / STT_SAMPLE_RATE_HZ - end.end_s) * 1000.0
+            return max(0.0, len(tail) / STT_SAMPLE_RATE_HZ - end.end_s) * 1000.0
     after_ms = (len(ev.audio) - energy.last_voiced_sample) * 1000.0 / STT_SAMPLE_RATE_HZ
     return max(ev.trailing_silence_ms, after_ms)
+
+
+def _with_speech_end(events: list[EndpointEvent]) -> list[EndpointEvent]:
+    """The events, each :class:`SpeechEnded` with its :func:`silence_after_speech_ms` worked out. Called in the
+    VAD's worker thread: the few ms of numpy it takes would otherwise run on the event loop and hold back the
+    reply that the endpoint lets out."""
+    return [
+        dataclasses.replace(ev, silence_after_speech_ms=silence_after_speech_ms(ev))
+        if isinstance(ev, SpeechEnded)
+        else ev
+        for ev in events
+    ]
 
 
 class Session:
@@ -269,14 +291,14 @@ class Session:
             events.extend(self._endpointer.feed(frame, self._vad.probability(frame)))
             if was_in_speech and not self._endpointer.in_speech:  # ended, forced or too short
                 self._reset_vad()
-        return events
+        return _with_speech_end(events)
 
     def _score_pause(self) -> list[EndpointEvent]:
         """The end-of-turn model on the pending pause, in the VAD thread (see :meth:`Endpointer.score_pause`)."""
         events = self._endpointer.score_pause()
         if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
             self._reset_vad()
-        return events
+        return _with_speech_end(events)
 
     def _score_pause_gated(self) -> list[EndpointEvent]:
         """:meth:`_score_pause` holding the compute gate (:attr:`Priority.TURN`: before any waiting step)."""
