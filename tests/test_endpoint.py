@@ -296,20 +296,3 @@ def test_the_end_carries_the_vads_probability_of_every_frame() -> None:
     # Frame k of the audio is the one fed with probability k: the pre-roll keeps both in step.
     first = int(end.audio[0])
     assert end.probabilities.tolist() == pytest.approx(probs[first : first + len(end.probabilities)])
-
-
-def test_the_end_carries_up_to_a_second_of_audio_from_before_the_pre_roll() -> None:
-    from voice.endpoint import ANALYSIS_LEAD_MS
-
-    ep = Endpointer(VadConfig(silence_ms=96, pre_roll_ms=64, min_speech_ms=32))
-    n_lead = 50  # 1.6 s of frames before the speech: only the last ANALYSIS_LEAD_MS (+ a frame) are kept
-    probs = [0.0] * n_lead + [0.9, 0.9, 0.9, 0.0, 0.0, 0.0, 0.0]
-    frames = [np.full(512, i, np.float32) for i in range(len(probs))]
-    events = [e for f, p in zip(frames, probs, strict=True) for e in ep.feed(f, p)]
-    (end,) = [e for e in events if isinstance(e, SpeechEnded)]
-    assert end.lead_audio is not None and end.lead_probabilities is not None
-    assert len(end.lead_audio) == 512 * len(end.lead_probabilities)
-    lead_ms = len(end.lead_audio) / 16
-    assert ANALYSIS_LEAD_MS - 32 <= lead_ms <= ANALYSIS_LEAD_MS + 64
-    # The lead ends exactly where the utterance (its pre-roll) begins: no frame lost or repeated.
-    assert int(end.lead_audio[-1]) + 1 == int(end.audio[0])

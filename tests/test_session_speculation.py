@@ -223,14 +223,6 @@ def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_th
         probs[int(0.3 * 16000) // 512 : int((0.8 + 0.128) * 16000) // 512] = 0.9
         ev = SpeechEnded(audio, 320.0, False, 500.0, None, probs, 512)
         assert abs(silence_after_speech_ms(ev) - 450.0) <= 10.0
-    # Noise before the utterance (the lead, not sent to STT) gives the background too: the same end, now
-    # also when the utterance's own quiet frames are few (a short pre-roll and a short silence window).
-    short = np.concatenate([noise(0.064), tone(0.5) + noise(0.5), noise(0.35)])
-    short_probs = np.zeros(-(-len(short) // 512), np.float32)
-    short_probs[1 : int((0.564 + 0.128) * 16000) // 512] = 0.9
-    lead = noise(1.0)[: 31 * 512]
-    with_lead = SpeechEnded(short, 320.0, False, 500.0, None, short_probs, 512, lead, np.zeros(31, np.float32))
-    assert abs(silence_after_speech_ms(with_lead) - 350.0) <= 10.0
     # A long utterance: only its last seconds are analysed, with the same result.
     long_audio = np.concatenate([noise(0.3), tone(4.5) + noise(4.5), noise(0.45)])
     long_probs = np.zeros(-(-len(long_audio) // 512), np.float32)

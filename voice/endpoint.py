@@ -33,7 +33,6 @@ reaches ``[turn] score_after_ms``, however early the reply started: its score de
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import deque
 from collections.abc import Callable
@@ -78,11 +77,6 @@ class SpeechEnded:
     with them the session finds where the speech really ended (:mod:`voice.speech_end`)."""
     frame_samples: int = 0
     """The size of those frames."""
-    lead_audio: np.ndarray | None = None
-    """Up to :data:`ANALYSIS_LEAD_MS` of the audio heard before ``audio`` (before its pre-roll), for finding where
-    the speech ended against the background (not for STT)."""
-    lead_probabilities: np.ndarray | None = None
-    """The VAD's probability of each frame of ``lead_audio``."""
     silence_after_speech_ms: float | None = None
     """How long before this event the speech really ended, when already worked out (the session does it in
     the VAD's worker thread, off the event loop: :func:`voice.session.silence_after_speech_ms`)."""
@@ -112,9 +106,6 @@ EndpointEvent = SpeechStarted | SpeechEnded | SpeechPaused | SpeechResumed
 
 #: ``turn_score(audio) -> probability that the turn is complete``; blocking, called from the VAD thread.
 TurnScorer = Callable[[np.ndarray], float]
-#: Audio kept from before an utterance's pre-roll, for the speech-end analysis only (milliseconds): with it the
-#: background is estimated on more than the utterance's own quiet frames, as the benchmarks' reference is.
-ANALYSIS_LEAD_MS = 1000
 
 
 class Endpointer:
@@ -149,9 +140,6 @@ class Endpointer:
         self._pre_roll: deque[np.ndarray] = deque()
         self._pre_roll_probs: deque[float] = deque()
         self._pre_roll_samples = 0
-        self._lead: deque[tuple[np.ndarray, float]] = deque()  # the pre-roll and up to ANALYSIS_LEAD_MS before it
-        self._lead_samples = 0
-        self._utterance_lead: list[tuple[np.ndarray, float]] = []
         self._utterance: list[np.ndarray] = []
         self._utterance_probs: list[float] = []
         self._utterance_samples = 0
@@ -184,9 +172,6 @@ class Endpointer:
         self._pre_roll.clear()
         self._pre_roll_probs.clear()
         self._pre_roll_samples = 0
-        self._lead.clear()
-        self._lead_samples = 0
-        self._utterance_lead = []
         self._utterance = []
         self._utterance_probs = []
         self._utterance_samples = 0
@@ -222,11 +207,6 @@ class Endpointer:
             self._pre_roll.append(frame)
             self._pre_roll_probs.append(probability)
             self._pre_roll_samples += n
-            self._lead.append((frame, probability))
-            self._lead_samples += n
-            lead_limit = self._samples(self.config.pre_roll_ms + ANALYSIS_LEAD_MS) + n
-            while self._lead_samples > lead_limit and len(self._lead) > 1:
-                self._lead_samples -= len(self._lead.popleft()[0])
             limit = self._samples(self.config.pre_roll_ms) + n
             while self._pre_roll_samples > limit and len(self._pre_roll) > 1:
                 self._pre_roll_samples -= len(self._pre_roll.popleft())
@@ -235,9 +215,6 @@ class Endpointer:
                 self._in_speech = True
                 self._utterance = list(self._pre_roll)
                 self._utterance_probs = list(self._pre_roll_probs)
-                self._utterance_lead = list(self._lead)[: len(self._lead) - len(self._pre_roll)]
-                self._lead.clear()
-                self._lead_samples = 0
                 self._utterance_samples = self._pre_roll_samples
                 self._pre_roll.clear()
                 self._pre_roll_probs.clear()
@@ -334,22 +311,14 @@ class Endpointer:
         trailing_ms = 0.0 if forced else self._ms(self._end_silence_samples())
         score = self._turn_score
         audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
-        sizes = {len(f) for f in self._utterance} | {len(f) for f, _ in self._utterance_lead}
+        sizes = {len(f) for f in self._utterance}
         probs = np.asarray(self._utterance_probs, np.float32) if len(sizes) == 1 else None
         frame_samples = sizes.pop() if len(sizes) == 1 else 0
-        lead = self._utterance_lead
-        lead_audio = np.concatenate([f for f, _ in lead]).astype(np.float32) if lead else np.zeros(0, np.float32)
-        lead_probs = np.asarray([p for _, p in lead], np.float32)
         self.reset()
         if voiced_ms < self.config.min_speech_ms and not forced:
             return []
-        ended = SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score)
         return [
-            dataclasses.replace(
-                ended,
-                probabilities=probs,
-                frame_samples=frame_samples,
-                lead_audio=lead_audio,
-                lead_probabilities=lead_probs,
+            SpeechEnded(
+                audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score, probs, frame_samples
             )
         ]

@@ -65,9 +65,9 @@ RESAMPLE_QUALITY = "LQ"
 BARGE_IN = "barge-in"
 #: The cancel message of a speculative turn thrown away because the user went on speaking.
 DISCARD = "speculation-discarded"
-#: The speech end is looked for in this much of the end of the audio heard (seconds): the last words, the
-#: silence after them and, for a short utterance, the background before it (``SpeechEnded.lead_audio``).
-SPEECH_END_TAIL_S = 4.0
+#: The speech end is looked for in this much of the utterance's end (seconds): it holds the last words and the
+#: silence after them, whose quiet frames give the background.
+SPEECH_END_TAIL_S = 3.0
 #: A timer that falls due while the user is speaking rings this long after the next check (seconds).
 RING_RETRY_S = 0.2
 #: The ringer looks at the conversation's timers at least this often (seconds).
@@ -107,13 +107,9 @@ def silence_after_speech_ms(ev: SpeechEnded) -> float:
     except AudioFileError:
         return ev.trailing_silence_ms
     if ev.probabilities is not None and ev.frame_samples > 0 and not ev.forced:
-        audio, probs = ev.audio, ev.probabilities
-        if ev.lead_audio is not None and ev.lead_probabilities is not None and len(ev.lead_probabilities):
-            audio = np.concatenate([ev.lead_audio, audio])
-            probs = np.concatenate([ev.lead_probabilities, probs])
-        frames = min(len(probs), round(SPEECH_END_TAIL_S * STT_SAMPLE_RATE_HZ / ev.frame_samples))
-        tail = audio[(len(probs) - frames) * ev.frame_samples :]
-        end = find_speech_end(tail, STT_SAMPLE_RATE_HZ, probs[-frames:], energy, ev.frame_samples)
+        frames = min(len(ev.probabilities), round(SPEECH_END_TAIL_S * STT_SAMPLE_RATE_HZ / ev.frame_samples))
+        tail = ev.audio[(len(ev.probabilities) - frames) * ev.frame_samples :]
+        end = find_speech_end(tail, STT_SAMPLE_RATE_HZ, ev.probabilities[-frames:], energy, ev.frame_samples)
         if end.ambiguous is None:
             return max(0.0, len(tail) / STT_SAMPLE_RATE_HZ - end.end_s) * 1000.0
     after_ms = (len(ev.audio) - energy.last_voiced_sample) * 1000.0 / STT_SAMPLE_RATE_HZ
