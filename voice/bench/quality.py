@@ -28,7 +28,7 @@ from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, finish, machine_info, machine_markdown
 from voice.bench.markdown import md_table, text_table
-from voice.bench.quality_set import Item, QuestionSetError, judge, load_items
+from voice.bench.quality_set import Item, QuestionSetError, judge, judged_summary, load_items
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, PromptInfo, TextDelta
 from voice.timers import TimerBook
@@ -97,24 +97,11 @@ def run_item(llm: Any, config: Config, item: Item) -> dict[str, Any]:
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    def pct(n: int, d: int) -> float | None:
-        return round(100 * n / d, 1) if d else None
-
-    refusals = [r for r in rows if r["refusal_expected"]]
-    by_cat = {
-        c: pct(sum(r["right"] for r in rows if r["category"] == c), sum(r["category"] == c for r in rows))
-        for c in dict.fromkeys(r["category"] for r in rows)
-    }
     return {
-        "items": len(rows),
-        "right_pct": pct(sum(r["right"] for r in rows), len(rows)),
-        "honest_refusal_pct": pct(sum(r["refused"] for r in refusals), len(refusals)),
-        "cap_or_repeat_pct": pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
+        **judged_summary(rows),
         "median_spoken_s_est": statistics.median(r["spoken_s_est"] for r in rows),
-        "by_skill_pct": pct(sum(r.get("by") == "skill" for r in rows), len(rows)),
         "median_ttft_ms": _median(r["ttft_ms"] for r in rows if r.get("by") != "skill"),
         "median_reply_ms": _median(r["reply_ms"] for r in rows if r.get("by") != "skill"),
-        "right_pct_by_category": by_cat,
     }
 
 
@@ -173,16 +160,7 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "stt", None):
             config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
         return _write(run_spoken(args, config, items, llm_names, set_path), json_path, md_path)
-    result: dict[str, Any] = {
-        "mode": "text",
-        "machine": machine_info(),
-        **llm_settings(config),
-        "question_set": str(set_path),
-        "system_prompt": config.llm.system_prompt,
-        "max_reply_tokens": config.llm.max_reply_tokens,
-        "skills": config.llm.skills,
-        "models": [],
-    }
+    result = _result("text", config, set_path)
     for name in llm_names:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
@@ -198,6 +176,21 @@ def run(args: argparse.Namespace) -> int:
     finish(result["machine"])
     print(text_table(SUMMARY_HEADER, [summary_row(m["llm"], m["summary"]) for m in result["models"]]))
     return _write(result, json_path, md_path)
+
+
+def _result(mode: str, config: Config, set_path: Path, **extra: Any) -> dict[str, Any]:
+    """A result's header, the same in both modes (the start: machine info is taken now)."""
+    return {
+        "mode": mode,
+        "machine": machine_info(),
+        **llm_settings(config),
+        "question_set": str(set_path),
+        **extra,
+        "system_prompt": config.llm.system_prompt,
+        "max_reply_tokens": config.llm.max_reply_tokens,
+        "skills": config.llm.skills,
+        "models": [],
+    }
 
 
 def _write(result: dict[str, Any], json_path: Path | None, md_path: Path | None) -> int:
@@ -231,20 +224,15 @@ def run_spoken(
 
     print(f"speaking {len(items)} items with espeak-ng …", flush=True)
     spoken = spoken_items(items, getattr(args, "speech", None))
-    result: dict[str, Any] = {
-        "mode": "spoken",
-        "machine": machine_info(),
-        **llm_settings(config),
-        "question_set": str(set_path),
-        "voices": [f"espeak-ng:{v}" for v in ESPEAK_VOICES],
-        "speech_dir": str(args.speech) if getattr(args, "speech", None) else None,
-        "stt": config.stt.model,
-        "tts": config.tts.model,
-        "system_prompt": config.llm.system_prompt,
-        "max_reply_tokens": config.llm.max_reply_tokens,
-        "skills": config.llm.skills,
-        "models": [],
-    }
+    result = _result(
+        "spoken",
+        config,
+        set_path,
+        voices=[f"espeak-ng:{v}" for v in ESPEAK_VOICES],
+        speech_dir=str(args.speech) if getattr(args, "speech", None) else None,
+        stt=config.stt.model,
+        tts=config.tts.model,
+    )
     for name in llm_names:
         print(f"loading {name} with STT {config.stt.model} and TTS {config.tts.model} …", flush=True)
         cfg = dataclasses.replace(config, llm=dataclasses.replace(config.llm, model=name))

@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from voice.loops import repeats
 
@@ -173,3 +174,24 @@ def judge(item: Item, reply: str, now: datetime) -> Verdict:
     if loop:
         failed.append("repeats itself")
     return Verdict(right=not failed, refused=refused, repeats=loop, failed=tuple(failed))
+
+
+def _pct(n: int, d: int) -> float | None:
+    return round(100 * n / d, 1) if d else None
+
+
+def judged_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What both modes of ``voice bench quality`` report of their judged rows (each with ``right``,
+    ``refusal_expected``, ``refused``, ``hit_cap``, ``repeats``, ``category`` and ``by``)."""
+    refusals = [r for r in rows if r["refusal_expected"]]
+    return {
+        "items": len(rows),
+        "right_pct": _pct(sum(r["right"] for r in rows), len(rows)),
+        "honest_refusal_pct": _pct(sum(r["refused"] for r in refusals), len(refusals)),
+        "cap_or_repeat_pct": _pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
+        "by_skill_pct": _pct(sum(r.get("by") == "skill" for r in rows), len(rows)),
+        "right_pct_by_category": {
+            c: _pct(sum(r["right"] for r in rows if r["category"] == c), sum(r["category"] == c for r in rows))
+            for c in dict.fromkeys(r["category"] for r in rows)
+        },
+    }

@@ -38,7 +38,7 @@ import numpy as np
 
 from voice.audio import float_to_pcm16, load_audio
 from voice.bench.clips import BenchError, read_transcripts
-from voice.bench.quality_set import Item, judge
+from voice.bench.quality_set import Item, judge, judged_summary
 from voice.bench.stats import corpus_wer_normalized
 from voice.budget import FakeClock, TurnReport
 from voice.config import Config
@@ -187,23 +187,10 @@ def _round(x: float | None) -> float | None:
 
 
 def summarize_spoken(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    def pct(n: int, d: int) -> float | None:
-        return round(100 * n / d, 1) if d else None
-
-    refusals = [r for r in rows if r["refusal_expected"]]
-    by_cat = {
-        c: pct(sum(r["right"] for r in rows if r["category"] == c), sum(r["category"] == c for r in rows))
-        for c in dict.fromkeys(r["category"] for r in rows)
-    }
     return {
-        "items": len(rows),
-        "right_pct": pct(sum(r["right"] for r in rows), len(rows)),
-        "honest_refusal_pct": pct(sum(r["refused"] for r in refusals), len(refusals)),
-        "cap_or_repeat_pct": pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
+        **judged_summary(rows),
         "hit_cap": sum(r["hit_cap"] for r in rows),
-        "by_skill_pct": pct(sum(r["by"] == "skill" for r in rows), len(rows)),
         "median_reply_audio_s": statistics.median(r["reply_audio_s"] for r in rows) if rows else None,
         "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in rows)),
         "split_turns": sum(r["turns"] > 1 for r in rows),
-        "right_pct_by_category": by_cat,
     }
