@@ -17,7 +17,7 @@ duration so a wrong one is heard at once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from voice.numbers import parse_number
 
@@ -72,11 +72,9 @@ class TimerBook:
 
     timers: tuple[Timer, ...] = ()
     next_id: int = 1
-    rung: list[Timer] = field(default_factory=list)
-    """Timers that rang, oldest first (kept for tests and logs; at most the last 16)."""
 
     def copy(self) -> TimerBook:
-        return TimerBook(self.timers, self.next_id, list(self.rung))
+        return TimerBook(self.timers, self.next_id)
 
     def add(self, duration_s: float, label: str, now_ns: int) -> Timer:
         t = Timer(self.next_id, duration_s, now_ns + round(duration_s * NS_PER_S), label)
@@ -93,9 +91,7 @@ class TimerBook:
     def pop_due(self, now_ns: int) -> list[Timer]:
         """Remove and return the timers due at ``now_ns``."""
         due = [t for t in self.timers if t.due_ns <= now_ns]
-        if due:
-            self.remove({t.id for t in due})
-            self.rung = [*self.rung, *due][-16:]
+        self.remove({t.id for t in due})
         return due
 
     def clear(self) -> None:
