@@ -19,14 +19,17 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from tests.conftest import EnginesFactory, make_config, silence, tone, tones_are_speech
+from voice import events
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.clips import load_clips
 from voice.bench.e2e import E2eOptions, E2eResult, make_plan, method_meta, run_plan, run_plan_in_process
 from voice.bench.e2e_report import console_summary, markdown, plot
 from voice.bench.machine import machine_info
+from voice.budget import LlmMetrics, TurnReport
 from voice.client import Utterance, converse
 from voice.config import Config
 from voice.engine import Engines
+from voice.events import encode_server
 from voice.fakes import FakeLlm, FakeStt, FakeTts
 
 RATE = 16_000
@@ -56,7 +59,7 @@ class Script:
 
 async def _fake_handler(ws: ServerConnection, script: Script) -> None:
     await ws.recv()  # start
-    await ws.send(json.dumps({"type": "ready", "session_id": "fake0001"}))
+    await ws.send(encode_server(events.Ready("fake0001", 1, RATE, RATE)))
     received = 0
     replied = False
     async for msg in ws:
@@ -69,8 +72,8 @@ async def _fake_handler(ws: ServerConnection, script: Script) -> None:
             continue
         replied = True
         heard_ns = time.perf_counter_ns()
-        await ws.send(json.dumps({"type": "speech_ended", "turn_id": 1, "trailing_silence_ms": 0.0}))
-        await ws.send(json.dumps({"type": "audio_start", "turn_id": 1, "sample_rate": RATE}))
+        await ws.send(encode_server(events.SpeechEnded(1, False, 0.0)))
+        await ws.send(encode_server(events.AudioStart(1, RATE, 40)))
         due_ns = heard_ns + round((script.reply_after_ms - script.lead_ms) * 1e6)
         await asyncio.sleep(max(0.0, (due_ns - time.perf_counter_ns()) / 1e9))
         lead = np.zeros(int(RATE * script.lead_ms / 1000), np.float32)
@@ -82,19 +85,20 @@ async def _fake_handler(ws: ServerConnection, script: Script) -> None:
             "llm_ttft": quarter,
             "tts_first_audio": quarter,
         }
-        report = {
-            "type": "turn_report",
-            "turn_id": 1,
-            "session_id": "fake0001",
-            "stages_ms": stages,
-            "total_ms": script.stages_sum_ms,
-            "outcome": "ok",
-            "transcript": "hello world",
-            "reply_text": "Hi.",
-            "reply_audio_ms": 250.0,
-            "llm": {"n_tokens": 2, "ttft_ms": quarter, "itl_mean_ms": 10.0, "itl_p95_ms": 10.0, "tps": 100.0},
-        }
-        await ws.send(json.dumps(report))
+        report = TurnReport(
+            session_id="fake0001",
+            turn_id=1,
+            stages_ms=stages,
+            total_ms=script.stages_sum_ms,
+            target_ms=500,
+            over_budget=(),
+            cancelled=False,
+            transcript="hello world",
+            reply_text="Hi.",
+            reply_audio_ms=250.0,
+            llm=LlmMetrics(n_tokens=2, ttft_ms=quarter, itl_mean_ms=10.0, itl_p95_ms=10.0, tps=100.0, e2e_ms=0.0),
+        )
+        await ws.send(encode_server(report))
 
 
 @contextlib.asynccontextmanager

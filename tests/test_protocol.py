@@ -51,10 +51,3 @@ def test_audio_frames() -> None:
     err = p.check_audio_frame(b"\x00\x00\x00", started=True)
     assert err is not None and err.code == p.ODD_LENGTH and "3 bytes" in err.message
     assert p.check_audio_frame(b"\x00\x00", started=True) is None
-
-
-def test_events_encode() -> None:
-    ev = p.decode_server_text(p.event("audio_start", turn_id=3, **p.AudioFormat(22050).to_fields()))
-    assert ev == {"type": "audio_start", "turn_id": 3, "sample_rate": 22050, "channels": 1, "format": "s16le"}
-    err = p.decode_server_text(p.error_event(p.ProtocolError("x", "y", close_code=1002)))
-    assert err == {"type": "error", "code": "x", "message": "y", "fatal": True}

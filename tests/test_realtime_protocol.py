@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_config
+from voice import events
+from voice.budget import LlmMetrics, TurnReport
 from voice.config import ConfigError
-from voice.protocol import event
 from voice.realtime.events import (
     AudioAppend,
     AudioClear,
@@ -160,29 +161,30 @@ def translator(**kw: Any) -> Translator:
     return t
 
 
-def report(turn_id: int, outcome: str = "ok", **kw: Any) -> str:
+def report(turn_id: int, outcome: str = "ok", **kw: Any) -> TurnReport:
     fields: dict[str, Any] = {
         "session_id": "abc", "turn_id": turn_id, "outcome": outcome, "stages_ms": {"stt": 10.0}, "total_ms": 321.5,
-        "target_ms": 500, "over_budget": [], "prompt_tokens_reused": 30, "prompt_tokens_evaluated": 5,
-        "generated_tokens": 7, "llm": {"ttft_ms": 40.0}, "reply_audio_ms": 1.0, **kw,
+        "target_ms": 500, "over_budget": [], "cancelled": outcome == "cancelled", "prompt_tokens_reused": 30,
+        "prompt_tokens_evaluated": 5, "generated_tokens": 7, "reply_audio_ms": 1.0, **kw,
     }  # fmt: skip
-    return event("turn_report", **fields)
+    llm = LlmMetrics(n_tokens=7, ttft_ms=40.0, itl_mean_ms=20.0, itl_p95_ms=21.0, tps=50.0, e2e_ms=160.0)
+    return TurnReport(**{"llm": llm, **fields})
 
 
 def vad_turn(t: Translator, turn_id: int = 1, clauses: tuple[str, ...] = ("Hello there.", "How are you?")) -> list[str]:
-    out = t.native(event("ready", session_id="abc"))
-    out += t.native(event("speech_started", audio_offset_ms=300.4))
+    out = t.native(events.Ready(session_id="abc", protocol=1, input_sample_rate=24000, output_sample_rate=24000))
+    out += t.native(events.SpeechStarted(audio_offset_ms=300.4))
     t.audio_in_ms = 1234.6
-    out += t.native(event("speech_ended", turn_id=turn_id, forced=False, trailing_silence_ms=320.0))
-    out += t.native(event("transcript", turn_id=turn_id, text="hi"))
-    out += t.native(event("audio_start", turn_id=turn_id, sample_rate=24000, chunk_ms=40))
+    out += t.native(events.SpeechEnded(turn_id=turn_id, forced=False, trailing_silence_ms=320.0))
+    out += t.native(events.Transcript(turn_id=turn_id, text="hi"))
+    out += t.native(events.AudioStart(turn_id=turn_id, sample_rate=24000, chunk_ms=40))
     for clause in clauses:
-        out += t.native(event("reply_text", turn_id=turn_id, text=clause))
+        out += t.native(events.ReplyText(turn_id=turn_id, text=clause))
         for _ in range(2):
             audio = t.audio(turn_id, b"\x00\x00" * 960)
             assert audio is not None
             out.append(audio)
-    out += t.native(event("audio_end", turn_id=turn_id, audio_ms=80.0))
+    out += t.native(events.AudioEnd(turn_id=turn_id, audio_ms=80.0))
     out += t.native(report(turn_id))
     return out
 
@@ -236,19 +238,19 @@ def test_a_server_vad_turn_in_the_standard_order_with_consistent_ids() -> None:
 
 def test_barge_in_mutes_the_response_and_ends_it_cancelled() -> None:
     t = translator()
-    out = t.native(event("ready", session_id="abc"))
-    out += t.native(event("speech_started", audio_offset_ms=0.0))
-    out += t.native(event("speech_ended", turn_id=1, forced=False, trailing_silence_ms=320.0))
-    out += t.native(event("transcript", turn_id=1, text="hi"))
-    out += t.native(event("audio_start", turn_id=1))
-    out += t.native(event("reply_text", turn_id=1, text="A long answer"))
+    out = t.native(events.Ready(session_id="abc", protocol=1, input_sample_rate=24000, output_sample_rate=24000))
+    out += t.native(events.SpeechStarted(audio_offset_ms=0.0))
+    out += t.native(events.SpeechEnded(turn_id=1, forced=False, trailing_silence_ms=320.0))
+    out += t.native(events.Transcript(turn_id=1, text="hi"))
+    out += t.native(events.AudioStart(turn_id=1, sample_rate=24000, chunk_ms=40))
+    out += t.native(events.ReplyText(turn_id=1, text="A long answer"))
     first = t.audio(1, b"\x00\x00" * 960)
     assert first is not None
     out.append(first)
-    out += t.native(event("speech_started", audio_offset_ms=2000.0))  # the user talks again
+    out += t.native(events.SpeechStarted(audio_offset_ms=2000.0))  # the user talks again
     assert t.audio(1, b"\x00\x00" * 960) is None  # audio still on its way is not sent
-    assert t.native(event("reply_text", turn_id=1, text="more")) == []
-    out += t.native(event("interrupt", turn_id=1))
+    assert t.native(events.ReplyText(turn_id=1, text="more")) == []
+    out += t.native(events.Interrupt(turn_id=1))
     out += t.native(report(1, "cancelled", cancelled=True))
     evs = frames(out)
     done = evs[-1]["response"]
@@ -265,10 +267,10 @@ def test_a_manual_commit_is_answered_at_response_create() -> None:
     user = json.loads(out[0])["item_id"]
     out += t.request_response(text_only=False)
     assert t.response_active
-    out += t.native(event("speech_ended", turn_id=1, forced=True, trailing_silence_ms=0.0))
-    out += t.native(event("transcript", turn_id=1, text="hello"))
-    out += t.native(event("audio_start", turn_id=1))
-    out += t.native(event("reply_text", turn_id=1, text="Hi."))
+    out += t.native(events.SpeechEnded(turn_id=1, forced=True, trailing_silence_ms=0.0))
+    out += t.native(events.Transcript(turn_id=1, text="hello"))
+    out += t.native(events.AudioStart(turn_id=1, sample_rate=24000, chunk_ms=40))
+    out += t.native(events.ReplyText(turn_id=1, text="Hi."))
     out += t.native(report(1))
     evs = frames(out)
     kinds = [e["type"] for e in evs]
@@ -283,13 +285,13 @@ def test_text_only_responses_and_failures() -> None:
     t.text_only = True
     out = t.item_created("user", "what time is it", None)[0]
     out += t.request_response(text_only=True)
-    out += t.native(event("speech_ended", turn_id=1, forced=True, trailing_silence_ms=0.0))
-    out += t.native(event("reply_text", turn_id=1, text="Noon."))
+    out += t.native(events.SpeechEnded(turn_id=1, forced=True, trailing_silence_ms=0.0))
+    out += t.native(events.ReplyText(turn_id=1, text="Noon."))
     out += t.native(report(1))
     # A VAD turn that finds the models busy: an error, then a failed response.
-    out += t.native(event("speech_started", audio_offset_ms=0.0))
-    out += t.native(event("speech_ended", turn_id=2, forced=False, trailing_silence_ms=320.0))
-    out += t.native(event("error", code="busy", message="too many turns", fatal=False))
+    out += t.native(events.SpeechStarted(audio_offset_ms=0.0))
+    out += t.native(events.SpeechEnded(turn_id=2, forced=False, trailing_silence_ms=320.0))
+    out += t.native(events.Error(code="busy", message="too many turns", fatal=False))
     out += t.native(report(2, "busy"))
     evs = frames(out)
     kinds = [e["type"] for e in evs]
@@ -322,16 +324,16 @@ def test_opt_in_report_and_metadata_limits() -> None:
     evs = [json.loads(f) for f in vad_turn(t)]
     assert evs[-2]["type"] == "response.done" and evs[-1]["type"] == "voice.turn_report"
     assert evs[-1]["report"]["total_ms"] == 321.5
-    meta = metadata(json.loads(report(1, stages_ms={f"s{i}": 1.0 for i in range(200)})))
+    meta = metadata(report(1, stages_ms={f"s{i}": 1.0 for i in range(200)}))
     assert len(meta) <= 16 and all(isinstance(v, str) and len(v) <= 512 for v in meta.values())
-    assert usage({"prompt_tokens_reused": 3})["total_tokens"] == 3
+    assert usage(report(1, prompt_tokens_reused=3, prompt_tokens_evaluated=0, generated_tokens=0))["total_tokens"] == 3
 
 
 def test_native_errors_become_realtime_errors() -> None:
     t = translator()
-    client_fault = frames(t.native(event("error", code="rate_limited", message="pace it", fatal=False)))[0]
+    client_fault = frames(t.native(events.Error(code="rate_limited", message="pace it", fatal=False)))[0]
     assert client_fault["error"]["type"] == "invalid_request_error" and client_fault["error"]["message"] == "pace it"
-    assert frames(t.native(event("error", code="internal", message="x", fatal=False)))[0]["error"]["type"] == (
+    assert frames(t.native(events.Error(code="internal", message="x", fatal=False)))[0]["error"]["type"] == (
         "server_error"
     )
-    assert t.native(event("interrupt", turn_id=9, playback_only=True)) == [] and t.native("garbage") == []
+    assert t.native(events.Interrupt(turn_id=9, playback_only=True)) == []

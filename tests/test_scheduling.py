@@ -13,10 +13,11 @@ from tests.conftest import EnginesFactory, make_config
 from tests.test_turn import ListSink
 from voice.budget import FakeClock, TurnTimer
 from voice.engine import DEFAULT_RETRY_AFTER_MS, BusyError, Engines
+from voice.events import Error, encode_server
 from voice.fairlock import FairLock
 from voice.fakes import Delay, FakeLlm
 from voice.history import History
-from voice.protocol import BUSY, ProtocolError, error_event
+from voice.protocol import BUSY, ProtocolError
 from voice.stages import ChatMessage
 from voice.turn import Utterance, run_turn
 
@@ -108,9 +109,9 @@ def test_busy_carries_a_retry_hint_from_how_long_turns_hold_their_place(
 
 
 def test_busy_error_event_has_retry_after_ms() -> None:
-    ev = json.loads(error_event(ProtocolError(BUSY, "full", retry_after_ms=250)))
+    ev = json.loads(encode_server(Error.of(ProtocolError(BUSY, "full", retry_after_ms=250))))
     assert ev == {"type": "error", "code": "busy", "message": "full", "fatal": False, "retry_after_ms": 250}
-    assert "retry_after_ms" not in json.loads(error_event(ProtocolError("internal", "x")))
+    assert "retry_after_ms" not in json.loads(encode_server(Error.of(ProtocolError("internal", "x"))))
 
 
 async def test_busy_turn_reports_the_hint_to_the_client(fake_engines: EnginesFactory, clock: FakeClock) -> None:

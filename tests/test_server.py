@@ -55,6 +55,7 @@ async def test_full_turn_over_a_real_websocket() -> None:
         # Every byte of reply audio arrived, attributed to turn 1 (16 kHz s16le: 32 bytes per ms).
         assert p.audio_bytes[1] == pytest.approx(report["reply_audio_ms"] * 32, abs=2)
         assert p.stray_audio == 0
+        assert p.bad_events == []  # every event the server sent decodes to its type
         await p.close()
         await until(lambda: not srv.sessions)
         assert srv.metrics.turns["ok"] == 1 and srv.metrics.stage_count("total") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from voice.events import ReplyText, ServerEvent
 from voice.speculation import HeldSink, SpeculationState
 
 
@@ -16,8 +17,9 @@ class Recorder:
         self.dropped: list[int] = []
         self.gate: asyncio.Event | None = None
 
-    async def send_event(self, text: str) -> None:
-        self.frames.append(text)
+    async def send_event(self, ev: ServerEvent) -> None:
+        assert isinstance(ev, ReplyText)
+        self.frames.append(ev.text)
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
         if self.gate is not None:
@@ -33,7 +35,7 @@ class Recorder:
 async def test_nothing_reaches_the_client_while_held() -> None:
     target = Recorder()
     sink = HeldSink(target)
-    await sink.send_event("e1")
+    await sink.send_event(ReplyText(1, "e1"))
     await sink.send_audio(1, b"a", None)
     assert target.frames == [] and sink.state is SpeculationState.HELD and sink.held_frames_peak == 2
 
@@ -42,9 +44,9 @@ async def test_commit_hands_on_the_held_frames_in_order_then_goes_live() -> None
     target = Recorder()
     sent: list[str] = []
     sink = HeldSink(target)
-    await sink.send_event("e1")
+    await sink.send_event(ReplyText(1, "e1"))
     await sink.send_audio(1, b"a", lambda: sent.append("a"))
-    await sink.send_event("e2")
+    await sink.send_event(ReplyText(1, "e2"))
     sink.commit()
     assert sink.committed and target.frames == []  # commit alone sends nothing: flush does
     await sink.flush()
@@ -63,7 +65,7 @@ async def test_frames_sent_during_the_flush_queue_behind_the_held_ones() -> None
     flush = asyncio.create_task(sink.flush())
     await asyncio.sleep(0)  # the flush is now blocked on the slow socket with "a"
     await sink.send_audio(1, b"c", None)  # the turn goes on producing meanwhile
-    await sink.send_event("done")
+    await sink.send_event(ReplyText(1, "done"))
     target.gate.set()
     await flush
     assert target.frames == ["1:a", "1:b", "1:c", "done"]
@@ -72,7 +74,7 @@ async def test_frames_sent_during_the_flush_queue_behind_the_held_ones() -> None
 async def test_discard_drops_everything_held_and_later() -> None:
     target = Recorder()
     sink = HeldSink(target)
-    await sink.send_event("e1")
+    await sink.send_event(ReplyText(1, "e1"))
     await sink.send_audio(1, b"a", None)
     sink.discard()
     await sink.send_audio(1, b"b", None)
@@ -85,7 +87,7 @@ async def test_drop_turn_while_held_removes_only_that_turns_audio() -> None:
     target = Recorder()
     sink = HeldSink(target)
     await sink.send_audio(1, b"a", None)
-    await sink.send_event("e1")
+    await sink.send_event(ReplyText(1, "e1"))
     await sink.send_audio(2, b"b", None)
     sink.drop_turn(1)
     assert target.dropped == []  # nothing of it reached the target, so there is nothing to drop there

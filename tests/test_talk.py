@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from websockets.sync.server import ServerConnection, serve
 
+from voice import events
+from voice.events import encode_server
 from voice.talk import NoAudioDeviceError, Player, _check_devices, run_talk
 
 
@@ -53,14 +55,14 @@ REPO = Path(__file__).resolve().parents[1]
 def _one_turn(ws: ServerConnection) -> None:
     """A scripted server: ready, then (after three microphone blocks) one short reply, then it ends the session."""
     assert json.loads(ws.recv())["type"] == "start"
-    ws.send(json.dumps({"type": "ready", "session_id": "s", "sample_rate": 16000}))
+    ws.send(encode_server(events.Ready("s", 1, 16000, 22050)))
     blocks = 0
     while blocks < 3:
         blocks += isinstance(ws.recv(), bytes)
-    ws.send(json.dumps({"type": "transcript", "turn_id": 1, "text": "hello there"}))
-    ws.send(json.dumps({"type": "audio_start", "turn_id": 1, "sample_rate": 22050}))
+    ws.send(encode_server(events.Transcript(1, "hello there")))
+    ws.send(encode_server(events.AudioStart(1, 22050, 40)))
     ws.send(bytes(882))
-    ws.send(json.dumps({"type": "reply_text", "turn_id": 1, "text": "Hi."}))
+    ws.send(encode_server(events.ReplyText(1, "Hi.")))
     ws.close()
 
 

@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import EnginesFactory, make_config
 from voice.budget import STAGES, FakeClock, TurnReport, TurnTimer
 from voice.config import LlmConfig
+from voice.events import ServerEvent, encode_server
 from voice.fakes import Delay, FakeLlm, FakeTts, render_words
 from voice.history import History
 from voice.stages import ChatMessage
@@ -25,8 +26,8 @@ class ListSink:
         self.audio: list[tuple[int, bytes]] = []
         self.dropped: set[int] = set()
 
-    async def send_event(self, text: str) -> None:
-        self.events.append(json.loads(text))
+    async def send_event(self, ev: ServerEvent) -> None:
+        self.events.append(json.loads(encode_server(ev)))  # as the client would see it
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
         if turn_id in self.dropped:

@@ -25,6 +25,18 @@ import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 
 from voice.audio import first_sound_sample, float_to_pcm16, pcm16_to_float
+from voice.budget import TurnReport
+from voice.events import (
+    AudioStart,
+    Error,
+    Interrupt,
+    Ready,
+    ReplyText,
+    SpeechEnded,
+    Transcript,
+    decode_server,
+)
+from voice.protocol import UNKNOWN_TYPE, ProtocolError, Start, Stop, encode_client
 
 LATE_FRAME_MS = 2.0
 """Frames sent later than this behind their real-time schedule are recorded in ``Conversation.late_frames``."""
@@ -114,32 +126,31 @@ async def _reader(ws: ClientConnection, conv: Conversation, current_audio_turn: 
             if current_audio_turn:
                 conv.turn(current_audio_turn[-1]).chunks.append((now, message))
             continue
-        ev = json.loads(message)
-        conv.events.append((now, ev))
-        kind = ev.get("type")
-        tid = ev.get("turn_id")
-        if kind == "ready":
-            conv.session_id = ev["session_id"]
-        elif kind == "error":
-            conv.errors.append(ev)
-        elif kind == "speech_ended" and tid is not None:
-            t = conv.turn(tid)
-            t.speech_ended_ns = now
-            silence = ev.get("trailing_silence_ms")
-            t.trailing_silence_ms = float(silence) if isinstance(silence, int | float) else None
-        elif kind == "transcript" and tid is not None:
-            conv.turn(tid).transcript = ev["text"]
-        elif kind == "audio_start" and tid is not None:
-            conv.turn(tid).sample_rate = ev["sample_rate"]
-            current_audio_turn.append(tid)
-        elif kind == "reply_text" and tid is not None:
-            conv.turn(tid).reply_text.append(ev["text"])
-        elif kind == "interrupt" and tid is not None:
-            conv.turn(tid).interrupted = True
-        elif kind == "turn_report" and tid is not None:
-            t = conv.turn(tid)
-            t.report = ev
-            t.report_ns = now
+        raw = json.loads(message)
+        conv.events.append((now, raw))
+        match decode_server(message):
+            case Ready(session_id=session_id):
+                conv.session_id = session_id
+            case Error():
+                conv.errors.append(raw)
+            case ProtocolError() as bad:  # a malformed event is an error; an unknown type, a newer server's
+                if bad.code != UNKNOWN_TYPE:
+                    conv.errors.append({"code": "bad_server_event", "message": bad.message})
+            case SpeechEnded(turn_id=tid, trailing_silence_ms=silence):
+                t = conv.turn(tid)
+                t.speech_ended_ns, t.trailing_silence_ms = now, silence
+            case Transcript(turn_id=tid, text=text):
+                conv.turn(tid).transcript = text
+            case AudioStart(turn_id=tid, sample_rate=rate):
+                conv.turn(tid).sample_rate = rate
+                current_audio_turn.append(tid)
+            case ReplyText(turn_id=tid, text=text):
+                conv.turn(tid).reply_text.append(text)
+            case Interrupt(turn_id=tid):
+                conv.turn(tid).interrupted = True
+            case TurnReport() as report:
+                t = conv.turn(report.turn_id)
+                t.report, t.report_ns = report.to_dict(), now
 
 
 def _answered(
@@ -198,10 +209,7 @@ async def converse(
     tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # ssl=None is refused for wss://
     async with connect(url, max_size=2**22, additional_headers=headers, **tls) as ws:
         rate = utterances[0].rate_hz if utterances else 16000
-        start: dict[str, Any] = {"type": "start", "sample_rate": rate}
-        if output_sample_rate:
-            start["output_sample_rate"] = output_sample_rate
-        await ws.send(json.dumps(start))
+        await ws.send(encode_client(Start(rate, output_sample_rate=output_sample_rate or None)))
         reader = asyncio.create_task(_reader(ws, conv, audio_turn))
         settle_ns = round(settle_s * 1e9)
         try:
@@ -258,7 +266,7 @@ async def converse(
                     conv.turns[new_ids[-1]].speech_end_ns = speech_end_ns
                 if n <= len(pauses_s):
                     await silence_until(_playback_end_ns(conv, new_ids) + round(pauses_s[n - 1] * 1e9))
-            await ws.send(json.dumps({"type": "stop"}))
+            await ws.send(encode_client(Stop()))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(reader, 10)
         finally:

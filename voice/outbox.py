@@ -13,6 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from voice.events import ServerEvent, encode_server
+
 
 @dataclass(frozen=True)
 class _Audio:
@@ -55,12 +57,20 @@ class Outbox:
         self.peak_frames = max(self.peak_frames, len(self._items))
         self._ready.set()
 
-    async def send_event(self, text: str) -> None:
+    async def send_event(self, ev: ServerEvent) -> None:
+        await self._put(encode_server(ev))
+
+    async def send_text(self, text: str) -> None:
+        """Queue a text frame that is already encoded."""
         await self._put(text)
 
-    def post_event(self, text: str) -> None:
+    def post_event(self, ev: ServerEvent) -> None:
         """Queue an event without waiting, even past ``maxsize`` (for reports that must not be lost
         and cannot wait: a few bytes per turn)."""
+        self.post_text(encode_server(ev))
+
+    def post_text(self, text: str) -> None:
+        """:meth:`post_event` for a text frame that is already encoded."""
         if not self.closed:
             self._items.append(text)
             self.bytes_queued += len(text)

@@ -1,14 +1,17 @@
-"""The websocket protocol, as pure encode/decode functions (no I/O). See ``docs/protocol.md``.
+"""The websocket protocol, client → server, as pure decode functions (no I/O). See ``docs/protocol.md``; the
+server → client events are :mod:`voice.events`.
 
 Text frames carry JSON objects with a ``type``; binary frames carry audio as PCM s16le mono.
 Decoding never raises for bad input from the network: it returns a :class:`ProtocolError` that the
-server sends back as an ``error`` event (or turns into a close code when the connection cannot go on).
+server sends back as an ``error`` event (:class:`voice.events.Error`), or turns into a close code when the
+connection cannot go on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 PROTOCOL_VERSION = 1
@@ -168,6 +171,17 @@ def decode_client_text(text: str) -> ClientMessage | ProtocolError:
     )
 
 
+_CLIENT_TYPES: dict[type[Any], str] = {
+    Start: "start", EndTurn: "end_turn", Reset: "reset", Stop: "stop", Played: "played"
+}
+
+
+def encode_client(msg: ClientMessage) -> str:
+    """One client message as a JSON text frame (optional fields left out when ``None``)."""
+    fields = {k: v for k, v in dataclasses.asdict(msg).items() if v is not None}
+    return json.dumps({"type": _CLIENT_TYPES[type(msg)], **fields}, separators=(",", ":"))
+
+
 _PLAYED_FIELDS = {"type", "turn_id", "mouth_to_ear_ms"}
 
 
@@ -198,17 +212,6 @@ def check_audio_frame(data: bytes, *, started: bool) -> ProtocolError | None:
     return None
 
 
-# ----------------------------------------------------------------------------- server → client
-def event(kind: str, **fields: Any) -> str:
-    """Encode a server event as a JSON text frame."""
-    return json.dumps({"type": kind, **fields}, separators=(",", ":"))
-
-
-def error_event(err: ProtocolError) -> str:
-    extra = {} if err.retry_after_ms is None else {"retry_after_ms": err.retry_after_ms}
-    return event("error", code=err.code, message=err.message, fatal=err.close_code is not None, **extra)
-
-
 @dataclass(frozen=True)
 class AudioFormat:
     """Format of reply audio, announced in ``audio_start`` before the first chunk."""
@@ -216,14 +219,3 @@ class AudioFormat:
     sample_rate: int
     channels: int = 1
     format: str = "s16le"
-
-    def to_fields(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def decode_server_text(text: str) -> dict[str, Any]:
-    """Decode a server event (clients and tests). Raises ValueError on anything but a JSON object."""
-    obj = json.loads(text)
-    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
-        raise ValueError(f"not a server event: {text[:80]!r}")
-    return obj

@@ -31,6 +31,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from voice import events
 from voice.budget import Clock, JsonlSink, MonotonicClock, TurnReport
 from voice.config import Config, ConfigError
 from voice.engine import Engines
@@ -45,7 +46,6 @@ from voice.protocol import (
     TIMEOUT,
     UNAUTHORIZED,
     ProtocolError,
-    error_event,
 )
 from voice.realtime import REALTIME_PATH
 from voice.realtime.front import RealtimeFront
@@ -365,7 +365,7 @@ class VoiceServer:
             await session.cancel_turns()  # reported as cancelled; the models are free on return
             if conn.shutting_down and code is not None:
                 await session.outbox.send_event(
-                    error_event(ProtocolError(SHUTTING_DOWN, "the server is shutting down", CLOSE_GOING_AWAY))
+                    events.Error.of(ProtocolError(SHUTTING_DOWN, "the server is shutting down", CLOSE_GOING_AWAY))
                 )
             if code is not None and not session.outbox.closed:
                 await session.outbox.drain(self.config.server.close_timeout_s)
@@ -448,7 +448,7 @@ class VoiceServer:
     async def _error(self, session: Session, err: ProtocolError) -> None:
         self.metrics.error(err.code)
         log.warning("[%s] %s: %s", session.id, err.code, err.message)
-        await session.outbox.send_event(error_event(err))
+        await session.outbox.send_event(events.Error.of(err))
 
     async def _write_loop(self, ws: ServerConnection, session: Session) -> None:
         """Send queued frames until the outbox closes. Raises ConnectionClosed if the client left.

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import soxr
 
+from voice import events as server_events
 from voice.audio import AudioFileError, analyse_speech
 from voice.budget import Clock, TurnReport, TurnTimer
 from voice.compute import Priority
@@ -45,7 +46,6 @@ from voice.protocol import (
     Stop,
     check_audio_frame,
     decode_client_text,
-    event,
 )
 from voice.speculation import HeldSink
 from voice.speech_end import find_speech_end
@@ -200,13 +200,7 @@ class Session:
                 )
             self._vad = self.engines.vad.stream()
             await self.outbox.send_event(
-                event(
-                    "ready",
-                    session_id=self.id,
-                    protocol=PROTOCOL_VERSION,
-                    input_sample_rate=msg.sample_rate,
-                    output_sample_rate=self.output_rate,
-                )
+                server_events.Ready(self.id, PROTOCOL_VERSION, msg.sample_rate, self.output_rate)
             )
         elif isinstance(msg, EndTurn):
             events = self._endpointer.force_end()
@@ -320,9 +314,7 @@ class Session:
             self._discard_speculation()
             return
         if isinstance(ev, SpeechStarted):
-            await self.outbox.send_event(
-                event("speech_started", audio_offset_ms=round(ev.audio_offset_ms, 1))
-            )
+            await self.outbox.send_event(server_events.SpeechStarted(round(ev.audio_offset_ms, 1)))
             if not self.config.vad.barge_in:
                 return
             if self._turn is not None and not self._turn.done():
@@ -332,7 +324,7 @@ class Session:
                 # The reply is complete and sent, but the client is still playing it: stop playback.
                 turn_id = self._playback[0]
                 self._playback = None
-                await self.outbox.send_event(event("interrupt", turn_id=turn_id, playback_only=True))
+                await self.outbox.send_event(server_events.Interrupt(turn_id, playback_only=True))
             return
         self._turn_id += 1
         spec, self._speculation = self._speculation, None
@@ -376,12 +368,7 @@ class Session:
         timer.mark("endpoint", at_ns=now_ns)
         if initiator == "user":
             await self.outbox.send_event(
-                event(
-                    "speech_ended",
-                    turn_id=self._turn_id,
-                    forced=utterance.forced,
-                    trailing_silence_ms=round(utterance.trailing_silence_ms, 1),
-                )
+                server_events.SpeechEnded(self._turn_id, utterance.forced, round(utterance.trailing_silence_ms, 1))
             )
         previous = self._turn
         discarded, self._discarded = (self._discarded, 0) if initiator == "user" else (0, self._discarded)
@@ -465,12 +452,7 @@ class Session:
         self.history = spec.history
         self._turn = spec.task
         await self.outbox.send_event(
-            event(
-                "speech_ended",
-                turn_id=spec.timer.turn_id,
-                forced=ev.forced,
-                trailing_silence_ms=round(ev.trailing_silence_ms, 1),
-            )
+            server_events.SpeechEnded(spec.timer.turn_id, ev.forced, round(ev.trailing_silence_ms, 1))
         )
         spec.flush = asyncio.create_task(spec.sink.flush(), name=f"{self.id}-flush")
         await asyncio.sleep(0)
@@ -494,7 +476,7 @@ class Session:
             return
         report = cancelled_report(self.config, timer, utterance)
         self.on_report(report)
-        self.outbox.post_event(event("turn_report", **report.to_dict()))
+        self.outbox.post_event(report)
 
     async def _run(
         self,

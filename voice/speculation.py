@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from voice.events import ServerEvent
 from voice.turn import ReplySink
 
 
@@ -33,7 +34,7 @@ class SpeculationState(enum.Enum):
 
 @dataclass(frozen=True)
 class _Event:
-    text: str
+    event: ServerEvent
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,11 @@ class HeldSink:
     def committed(self) -> bool:
         return self.state in (SpeculationState.FLUSHING, SpeculationState.LIVE)
 
-    async def send_event(self, text: str) -> None:
+    async def send_event(self, ev: ServerEvent) -> None:
         if self.state is SpeculationState.LIVE:
-            await self._target.send_event(text)
+            await self._target.send_event(ev)
         elif self.state is not SpeculationState.DISCARDED:
-            self._hold(_Event(text))
+            self._hold(_Event(ev))
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
         if self.state is SpeculationState.LIVE:
@@ -97,7 +98,7 @@ class HeldSink:
         while self.state is SpeculationState.FLUSHING and self._held:
             frame = self._held.popleft()
             if isinstance(frame, _Event):
-                await self._target.send_event(frame.text)
+                await self._target.send_event(frame.event)
             else:
                 await self._target.send_audio(frame.turn_id, frame.pcm, frame.on_sent)
         if self.state is SpeculationState.FLUSHING:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 import threading
 from collections.abc import Callable
@@ -16,6 +15,10 @@ from typing import Any
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
+
+from voice.budget import TurnReport
+from voice.events import AudioStart, Error, Interrupt, ReplyText, ServerEvent, Transcript, decode_server
+from voice.protocol import UNKNOWN_TYPE, ProtocolError, Start, encode_client
 
 RATE_HZ = 16_000
 FRAME_MS = 20
@@ -64,21 +67,23 @@ class Player:
             self._buf = self._buf[n:]
 
 
-def _on_event(ev: dict[str, Any], player: Player, start_output: Callable[[int], None]) -> None:
+def _on_event(ev: ServerEvent | ProtocolError, player: Player, start_output: Callable[[int], None]) -> None:
     """Act on one server event: play, stop playing, or print it."""
-    kind = ev.get("type")
-    if kind == "audio_start":
-        start_output(int(ev["sample_rate"]))
-    elif kind == "interrupt":
-        player.clear()
-    elif kind == "transcript":
-        print(f"you: {ev['text']}", file=sys.stderr)
-    elif kind == "reply_text":
-        print(f"assistant: {ev['text']}", file=sys.stderr)
-    elif kind == "turn_report":
-        print(f"  latency {ev.get('total_ms')} ms (target {ev.get('target_ms')} ms)", file=sys.stderr)
-    elif kind == "error":
-        print(f"server error {ev.get('code')}: {ev.get('message')}", file=sys.stderr)
+    match ev:
+        case AudioStart(sample_rate=rate):
+            start_output(rate)
+        case Interrupt():
+            player.clear()
+        case Transcript(text=text):
+            print(f"you: {text}", file=sys.stderr)
+        case ReplyText(text=text):
+            print(f"assistant: {text}", file=sys.stderr)
+        case TurnReport(total_ms=total, target_ms=target):
+            print(f"  latency {total} ms (target {target} ms)", file=sys.stderr)
+        case Error(code=code, message=message):
+            print(f"server error {code}: {message}", file=sys.stderr)
+        case ProtocolError(code=code, message=message) if code != UNKNOWN_TYPE:
+            print(f"bad event from the server: {message}", file=sys.stderr)
 
 
 async def _talk(url: str, token: str | None, input_device: str | None, output_device: str | None) -> None:
@@ -94,7 +99,7 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
     player = Player()
     headers = {"Authorization": f"Bearer {token}"} if token else None
     async with connect(url, additional_headers=headers) as ws:
-        await ws.send(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
+        await ws.send(encode_client(Start(RATE_HZ)))
         out_stream: Any = None
 
         def start_output(rate_hz: int) -> None:
@@ -129,7 +134,7 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                     if isinstance(message, bytes):
                         player.add(message)
                     else:
-                        _on_event(json.loads(message), player, start_output)
+                        _on_event(decode_server(message), player, start_output)
             finally:
                 sender.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -26,12 +26,13 @@ from typing import Any, Protocol
 import numpy as np
 import soxr
 
+from voice import events
 from voice.audio import trim_lead_silence
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
 from voice.engine import Admission, BusyError, Engines
 from voice.history import ContextTooSmallError, History
-from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError, error_event, event
+from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.timers import handle as handle_timer
@@ -42,8 +43,8 @@ log = logging.getLogger("voice.turn")
 class ReplySink(Protocol):
     """Where a turn's events and audio go (the session's writer; a list in tests)."""
 
-    async def send_event(self, text: str) -> None:
-        """Queue a JSON text frame."""
+    async def send_event(self, ev: events.ServerEvent) -> None:
+        """Queue a server event."""
         ...
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
@@ -164,7 +165,7 @@ async def run_turn(
         samples_per_chunk = max(1, out_rate * config.tts.chunk_ms // 1000)
         while not isinstance(clause := await clauses.get(), _EndOfClauses):
             if not audio:
-                await sink.send_event(event("reply_text", turn_id=tid, text=clause))
+                await sink.send_event(events.ReplyText(tid, clause))
                 for mark in ("tts_start", "tts_first_audio", "first_audio_sent"):
                     timer.mark(mark)
                 progress.spoken.append(clause)
@@ -180,16 +181,16 @@ async def run_turn(
                 pcm = soxr.resample(pcm, tts_rate, out_rate).astype(np.int16)
             if not announced:
                 await sink.send_event(
-                    event("audio_start", turn_id=tid, chunk_ms=config.tts.chunk_ms, **fmt.to_fields())
+                    events.AudioStart(tid, fmt.sample_rate, config.tts.chunk_ms, fmt.channels, fmt.format)
                 )
                 announced = progress.announced = True
-            await sink.send_event(event("reply_text", turn_id=tid, text=clause))
+            await sink.send_event(events.ReplyText(tid, clause))
             progress.spoken.append(clause)
             progress.audio_ms += len(pcm) * 1000 / out_rate
             for chunk in _chunks(pcm, samples_per_chunk):
                 await sink.send_audio(tid, chunk, delivery.on_sent_callback())
         if announced:
-            await sink.send_event(event("audio_end", turn_id=tid, audio_ms=round(progress.audio_ms, 1)))
+            await sink.send_event(events.AudioEnd(tid, round(progress.audio_ms, 1)))
 
     async def think(admission: Admission, local: str | None) -> None:
         messages: list[ChatMessage] = []
@@ -234,7 +235,7 @@ async def run_turn(
         progress.transcript = text
         if text:
             history.add("user", text)
-        await sink.send_event(event("transcript", turn_id=tid, text=text))
+        await sink.send_event(events.Transcript(tid, text))
 
     async def hear() -> str:
         stt = asyncio.ensure_future(engines.transcribe(utterance.audio, timer))
@@ -249,7 +250,7 @@ async def run_turn(
 
     async def fail(err: ProtocolError) -> None:
         on_error(err)
-        await sink.send_event(error_event(err))
+        await sink.send_event(events.Error.of(err))
 
     cancelled = False
     outcome = "ok"
@@ -281,7 +282,7 @@ async def run_turn(
             history.add("assistant", " ".join(progress.spoken) + " …")
         if progress.announced:  # tell the client to drop the playback it has queued
             with contextlib.suppress(Exception):
-                await sink.send_event(event("interrupt", turn_id=tid))
+                await sink.send_event(events.Interrupt(tid))
     except BusyError as e:
         outcome = "busy"
         await fail(ProtocolError(BUSY, str(e), retry_after_ms=e.retry_after_ms))
@@ -308,7 +309,7 @@ async def run_turn(
         )
         on_report(report)
         with contextlib.suppress(Exception):
-            await sink.send_event(event("turn_report", **report.to_dict()))
+            await sink.send_event(report)
     if cancelled:
         raise asyncio.CancelledError
     return report

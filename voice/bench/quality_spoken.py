@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import shutil
 import statistics
 import subprocess
@@ -43,6 +42,7 @@ from voice.bench.stats import corpus_wer_normalized
 from voice.budget import FakeClock, TurnReport
 from voice.config import Config
 from voice.engine import Engines
+from voice.protocol import EndTurn, Start, encode_client
 from voice.session import Session
 
 RATE_HZ = 16_000
@@ -129,7 +129,7 @@ async def _say(session: Session, clock: FakeClock, audio: np.ndarray) -> None:
         while not session.engines.idle():  # noqa: ASYNC110 (worker threads' state: no event to await)
             await asyncio.sleep(0.002)
     if session.in_speech:
-        await session.on_text(json.dumps({"type": "end_turn"}))
+        await session.on_text(encode_client(EndTurn()))
     await session.wait_turns()
 
 
@@ -141,7 +141,7 @@ async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> li
     session = Session(f"q-{spoken.item.id}", engines, config, clock, on_report=reports.append)
     drain = _Drain(session)
     try:
-        await session.on_text(json.dumps({"type": "start", "sample_rate": RATE_HZ}))
+        await session.on_text(encode_client(Start(RATE_HZ)))
         for audio in spoken.previous_audio:
             await _say(session, clock, audio)
         before = len(reports)

@@ -31,6 +31,7 @@ from voice.budget import Clock, TurnReport
 from voice.config import Config, ConfigError
 from voice.endpoint import STT_SAMPLE_RATE_HZ
 from voice.engine import Engines
+from voice.events import ServerEvent
 from voice.outbox import Outbox
 from voice.protocol import ProtocolError
 from voice.realtime import REALTIME_RATE_HZ
@@ -72,14 +73,14 @@ class RealtimeOutbox(Outbox):
         self.translator = translator
         self._order = asyncio.Lock()
 
-    async def send_event(self, text: str) -> None:
+    async def send_event(self, ev: ServerEvent) -> None:
         async with self._order:
-            for frame in self.translator.native(text):
-                await super().send_event(frame)
+            for frame in self.translator.native(ev):
+                await super().send_text(frame)
 
-    def post_event(self, text: str) -> None:
-        for frame in self.translator.native(text):
-            super().post_event(frame)
+    def post_event(self, ev: ServerEvent) -> None:
+        for frame in self.translator.native(ev):
+            super().post_text(frame)
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
         async with self._order:
@@ -94,7 +95,7 @@ class RealtimeOutbox(Outbox):
         """Queue frames that are already Realtime events."""
         async with self._order:
             for frame in frames:
-                await super().send_event(frame)
+                await super().send_text(frame)
 
 
 def wants_turn_reports(path: str) -> bool:

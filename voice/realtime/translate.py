@@ -33,6 +33,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from voice import events
+from voice.budget import TurnReport
 from voice.realtime.events import RealtimeError
 
 #: Native error codes that are the server's fault (the rest are the client's).
@@ -184,25 +186,33 @@ class Translator:
         return self._ev("response.output_audio.delta", response_id=r.id, item_id=r.item_id, output_index=0,
                         content_index=0, delta=base64.b64encode(pcm).decode("ascii"))
 
-    def native(self, text: str) -> list[str]:
-        """Translate one native JSON event."""
-        try:
-            ev = json.loads(text)
-        except ValueError:
-            return []
-        kind = ev.get("type")
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None:
-            return []
-        out: list[str] = handler(ev)
-        return out
+    def native(self, ev: events.ServerEvent) -> list[str]:
+        """Translate one native event."""
+        match ev:
+            case events.Ready():
+                return [self._ev("session.created", session=self.session)]
+            case events.SpeechStarted():
+                return self._on_speech_started(ev)
+            case events.SpeechEnded():
+                return self._on_speech_ended(ev)
+            case events.Transcript():
+                return self._on_transcript(ev)
+            case events.AudioStart():
+                r = self._responses.get(ev.turn_id)
+                return [] if r is None or r.mute else self._start_part(r)
+            case events.ReplyText():
+                return self._on_reply_text(ev)
+            case events.Interrupt():
+                return self._on_interrupt(ev)
+            case events.Error():
+                return self._on_error(ev)
+            case TurnReport():
+                return self._on_turn_report(ev)
+        return []  # audio_end: response.done follows with the turn's report
 
-    def _on_ready(self, ev: dict[str, Any]) -> list[str]:
-        return [self._ev("session.created", session=self.session)]
-
-    def _on_speech_started(self, ev: dict[str, Any]) -> list[str]:
+    def _on_speech_started(self, ev: events.SpeechStarted) -> list[str]:
         self._speech_item = self._id("item")
-        self._speech_start_ms = round(float(ev.get("audio_offset_ms", 0.0)))
+        self._speech_start_ms = round(ev.audio_offset_ms)
         if self.barge_in:
             for r in self._responses.values():
                 if r.cancel_reason is None:
@@ -218,8 +228,8 @@ class Translator:
         return {"id": item, "object": "realtime.item", "type": "message", "role": "user",
                 "status": "completed", "content": [{"type": "input_audio", "transcript": transcript}]}
 
-    def _on_speech_ended(self, ev: dict[str, Any]) -> list[str]:
-        tid = int(ev["turn_id"])
+    def _on_speech_ended(self, ev: events.SpeechEnded) -> list[str]:
+        tid = ev.turn_id
         out: list[str] = []
         if self._requested is not None:  # the turn answering response.create (manual commit, or text)
             r, self._requested = self._requested, None
@@ -240,9 +250,8 @@ class Translator:
         out.append(self._ev("conversation.item.added", previous_item_id=previous, item=self._user_item(item, None)))
         return out
 
-    def _on_transcript(self, ev: dict[str, Any]) -> list[str]:
-        tid = int(ev["turn_id"])
-        text = str(ev.get("text", ""))
+    def _on_transcript(self, ev: events.Transcript) -> list[str]:
+        tid, text = ev.turn_id, ev.text
         out: list[str] = []
         user = self._user_items.pop(tid, None)
         if user is not None:
@@ -280,42 +289,37 @@ class Translator:
         return [self._ev("response.content_part.added", response_id=r.id, item_id=r.item_id, output_index=0,
                          content_index=0, part=self._part(r))]
 
-    def _on_audio_start(self, ev: dict[str, Any]) -> list[str]:
-        r = self._responses.get(int(ev["turn_id"]))
-        return [] if r is None or r.mute else self._start_part(r)
-
-    def _on_reply_text(self, ev: dict[str, Any]) -> list[str]:
-        r = self._responses.get(int(ev["turn_id"]))
+    def _on_reply_text(self, ev: events.ReplyText) -> list[str]:
+        r = self._responses.get(ev.turn_id)
         if r is None or r.mute:
             return []
         out = self._start_part(r)
-        clause = str(ev.get("text", ""))
+        clause = ev.text
         delta = clause if not r.clauses else " " + clause
         r.clauses.append((clause, r.audio_bytes))
         kind = "response.output_text.delta" if r.text_only else "response.output_audio_transcript.delta"
         out.append(self._ev(kind, response_id=r.id, item_id=r.item_id, output_index=0, content_index=0, delta=delta))
         return out
 
-    def _on_interrupt(self, ev: dict[str, Any]) -> list[str]:
-        if ev.get("playback_only"):
+    def _on_interrupt(self, ev: events.Interrupt) -> list[str]:
+        if ev.playback_only:
             return []  # the reply was complete; the client stops its own playback on speech_started
-        r = self._responses.get(int(ev["turn_id"]))
+        r = self._responses.get(ev.turn_id)
         if r is not None:
             r.cancel_reason = r.cancel_reason or TURN_DETECTED
             r.mute = True
         return []
 
-    def _on_error(self, ev: dict[str, Any]) -> list[str]:
-        code = str(ev.get("code", "internal"))
-        kind = "server_error" if code in SERVER_ERRORS else "invalid_request_error"
-        return self.error(RealtimeError(code, str(ev.get("message", "")), None, None, kind))
+    def _on_error(self, ev: events.Error) -> list[str]:
+        kind = "server_error" if ev.code in SERVER_ERRORS else "invalid_request_error"
+        return self.error(RealtimeError(ev.code, ev.message, None, None, kind))
 
-    def _on_turn_report(self, report: dict[str, Any]) -> list[str]:
-        tid = int(report.get("turn_id", 0))
+    def _on_turn_report(self, report: TurnReport) -> list[str]:
+        tid = report.turn_id
         self._user_items.pop(tid, None)
         r = self._responses.pop(tid, None)
         out: list[str] = []
-        if r is None and report.get("outcome") in ("busy", "error"):  # failed before a reply could start
+        if r is None and report.outcome in ("busy", "error"):  # failed before a reply could start
             if self._requested is not None:
                 r, self._requested = self._requested, None
             else:
@@ -324,11 +328,13 @@ class Translator:
         if r is not None:
             out += self._finish(r, report)
         if self.turn_reports:
-            out.append(_dumps({"type": "voice.turn_report", "event_id": self._id("event"), "report": report}))
+            out.append(
+                _dumps({"type": "voice.turn_report", "event_id": self._id("event"), "report": report.to_dict()})
+            )
         return out
 
-    def _finish(self, r: _Response, report: dict[str, Any]) -> list[str]:
-        outcome = report.get("outcome")
+    def _finish(self, r: _Response, report: TurnReport) -> list[str]:
+        outcome = report.outcome
         if outcome == "cancelled" or r.cancel_reason is not None:
             status = "cancelled"
             details: dict[str, Any] | None = {"type": "cancelled", "reason": r.cancel_reason or TURN_DETECTED}
@@ -376,11 +382,10 @@ class Translator:
         }
 
 
-def usage(report: dict[str, Any]) -> dict[str, Any]:
+def usage(report: TurnReport) -> dict[str, Any]:
     """Token usage of a turn: the prompt tokens reused from the cache are the cached tokens."""
-    reused = int(report.get("prompt_tokens_reused") or 0)
-    evaluated = int(report.get("prompt_tokens_evaluated") or 0)
-    generated = int(report.get("generated_tokens") or 0)
+    reused, evaluated = report.prompt_tokens_reused, report.prompt_tokens_evaluated
+    generated = report.generated_tokens
     return {
         "input_tokens": reused + evaluated,
         "output_tokens": generated,
@@ -390,18 +395,17 @@ def usage(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def metadata(report: dict[str, Any]) -> dict[str, str]:
+def metadata(report: TurnReport) -> dict[str, str]:
     """The turn's latency for ``response.metadata`` (a string map: at most 16 keys, 512 characters each)."""
-    llm = report.get("llm") or {}
     out = {
-        "voice.turn_id": str(report.get("turn_id", "")),
-        "voice.outcome": str(report.get("outcome", "")),
-        "voice.total_ms": "" if report.get("total_ms") is None else f"{report['total_ms']:g}",
-        "voice.target_ms": str(report.get("target_ms", "")),
-        "voice.stages_ms": _dumps(report.get("stages_ms") or {}),
-        "voice.over_budget": ",".join(report.get("over_budget") or []),
-        "voice.reply_audio_ms": f"{float(report.get('reply_audio_ms') or 0):g}",
-        "voice.speculative": "true" if report.get("speculative") else "false",
-        "voice.llm_ttft_ms": "" if not llm else f"{llm.get('ttft_ms', 0):g}",
+        "voice.turn_id": str(report.turn_id),
+        "voice.outcome": report.outcome,
+        "voice.total_ms": "" if report.total_ms is None else f"{report.total_ms:g}",
+        "voice.target_ms": str(report.target_ms),
+        "voice.stages_ms": _dumps(report.stages_ms),
+        "voice.over_budget": ",".join(report.over_budget),
+        "voice.reply_audio_ms": f"{report.reply_audio_ms:g}",
+        "voice.speculative": "true" if report.speculative else "false",
+        "voice.llm_ttft_ms": "" if report.llm is None else f"{report.llm.ttft_ms:g}",
     }
     return {k: v[:512] for k, v in out.items()}

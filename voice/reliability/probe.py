@@ -23,6 +23,9 @@ import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from voice.events import AudioEnd, AudioStart, Interrupt, decode_server
+from voice.protocol import ProtocolError
+
 Event = dict[str, Any]
 
 
@@ -37,6 +40,8 @@ class Probe:
         """Per turn, when each of its audio frames arrived (``time.perf_counter_ns``)."""
         self.audio_after_interrupt = 0
         self.stray_audio = 0
+        self.bad_events: list[str] = []
+        """Why :func:`voice.events.decode_server` refused each text frame it could not type (none expected)."""
         self.session_id = ""
         self.close_code: int | None = None
         self.close_reason = ""
@@ -91,16 +96,19 @@ class Probe:
                         self.audio_frames[tid] += 1
                         self.audio_arrivals_ns.setdefault(tid, []).append(arrived_ns)
                 else:
-                    ev: Event = json.loads(message)
-                    self.events.append(ev)
+                    self.events.append(json.loads(message))  # as on the wire, for checks of the format
                     self.arrival_ns.append(time.perf_counter_ns())
-                    kind, tid = ev.get("type"), ev.get("turn_id")
-                    if kind == "audio_start":
-                        self._audio_turn = tid
-                    elif kind in ("audio_end", "interrupt") and tid == self._audio_turn:
-                        self._audio_turn = None
-                    if kind == "interrupt" and isinstance(tid, int):
-                        self._interrupted.add(tid)
+                    match decode_server(message):
+                        case AudioStart(turn_id=tid):
+                            self._audio_turn = tid
+                        case AudioEnd(turn_id=tid) if tid == self._audio_turn:
+                            self._audio_turn = None
+                        case Interrupt(turn_id=tid):
+                            self._interrupted.add(tid)
+                            if tid == self._audio_turn:
+                                self._audio_turn = None
+                        case ProtocolError() as bad:
+                            self.bad_events.append(bad.message)
                 self._changed.set()
         except ConnectionClosed:
             pass
