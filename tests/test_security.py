@@ -26,7 +26,7 @@ from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError, ModelMissingE
 from voice.preflight import check_model_files
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_engines, tagged_speech
-from voice.server import check_bind
+from voice.security import check_bind
 
 TOKEN = "correct-horse-battery-staple-42"
 SCALE = 0.1 * FAKE_MS  # fake model times × 0.1
@@ -124,7 +124,7 @@ async def test_token_in_the_header_or_in_the_start_message(monkeypatch: pytest.M
         compared.append(1)
         return real_compare(a, b)
 
-    monkeypatch.setattr("voice.server.hmac.compare_digest", spy)
+    monkeypatch.setattr("voice.security.hmac.compare_digest", spy)
     engines = tagged_engines(SCALE)
     async with running(engines, {"token": TOKEN}) as srv:
         p = await Probe.connect(srv.url, token=TOKEN)  # Authorization: Bearer

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from voice.server import allowed_origins
+from voice.security import allowed_origins
 from voice.webpage import ASSETS, CONTENT_SECURITY_POLICY, WEB_DIR, normalise_origin, page_file
 
 

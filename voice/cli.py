@@ -39,7 +39,9 @@ def _models_root(args: argparse.Namespace) -> Path:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from voice.engine import Engines
-    from voice.server import VoiceServer, check_bind, serve_until_signal
+    from voice.lifecycle import serve_until_signal
+    from voice.security import check_bind
+    from voice.server import VoiceServer
 
     config = _config(args)
     check_bind(config)  # beyond loopback without a token: refused before anything else happens
@@ -86,10 +88,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_wyoming(args: argparse.Namespace) -> int:
     from voice.engine import Engines
+    from voice.lifecycle import serve_until_signal
     from voice.loader import load_engines
     from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
     from voice.preflight import check_model_files
-    from voice.server import serve_until_signal
     from voice.wyoming.access import check_bind
     from voice.wyoming.server import WyomingServer
 

@@ -1,39 +1,30 @@
-"""The websocket server: a reader task and a writer task per connection, plus a page, health and metrics.
+"""The websocket server: a session, a reader task and a writer task per connection, and shutdown.
 
-``GET /`` serves the browser client, ``GET /health`` answers 200 once every model is loaded and warmed
-(503 before, and while stopping), ``GET /metrics`` the Prometheus text. Browser Origins are checked
-against an allowlist (HTTP 403); when a token is configured it is checked at the handshake
-(``Authorization: Bearer``, HTTP 401 if wrong) or, for browsers that can't set headers, in the ``start``
-message (else close 1008) — compared in constant time and never logged. See ``docs/security.md`` for
-every limit and close code.
+What is answered over plain HTTP and checked at the handshake (page, health, metrics, Origin, token, path) is
+:mod:`voice.routes`; the rules themselves (bind, token, Origin, log redaction) are :mod:`voice.security`.
+Browsers that cannot send an Authorization header put the token in the ``start`` message, checked here (else
+close 1008). Running until a signal is :mod:`voice.lifecycle`. See ``docs/security.md`` for every limit and
+close code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import http
-import ipaddress
-import json
 import logging
-import signal
-import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from voice import events
+from voice import events, routes
 from voice.budget import Clock, JsonlSink, MonotonicClock, TurnReport
-from voice.config import Config, ConfigError
+from voice.config import Config
 from voice.engine import Engines
 from voice.metrics import Metrics
 from voice.protocol import (
@@ -49,82 +40,19 @@ from voice.protocol import (
 )
 from voice.realtime import REALTIME_PATH
 from voice.realtime.front import RealtimeFront
+from voice.security import (
+    bearer_ok,
+    check_bind,
+    start_token,
+    token_ok,
+    websockets_logger,
+)
 from voice.session import Session
-from voice.webpage import normalise_origin, own_origins, page_file
 
 log = logging.getLogger("voice.server")
 
-#: Shortest token accepted when listening beyond loopback.
-MIN_TOKEN_CHARS = 16
 #: Turn reports kept in memory (``VoiceServer.reports``) for tools and tests; older ones are dropped.
 REPORTS_KEPT = 1000
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_bind(config: Config) -> None:
-    """Refuse to listen beyond loopback without a (long enough) token."""
-    host, token = config.server.host, config.server.token
-    if is_loopback(host):
-        return
-    what = "all interfaces" if host in ("", "0.0.0.0", "::") else host
-    if not token:
-        raise ConfigError(
-            f"refusing to listen on {what} ({host!r}) without a token: anyone who can reach this machine "
-            "could use the assistant and hear its replies. Either listen on 127.0.0.1 (the default), or "
-            f'set [server] token = "<a random secret of {MIN_TOKEN_CHARS}+ characters>" in your config '
-            "(e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`); clients then send "
-            "'Authorization: Bearer <token>' or \"token\" in the start message"
-        )
-    if len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError(
-            f"refusing to listen on {what} ({host!r}): [server] token is shorter than {MIN_TOKEN_CHARS} "
-            "characters; use a long random secret"
-        )
-
-
-def allowed_origins(port: int, extra: Sequence[str]) -> set[str]:
-    """Browser Origins allowed to open a websocket: the server's own loopback origins on ``port`` and the
-    configured ``extra`` ones, all in the form of :func:`voice.webpage.normalise_origin` (so a page on
-    port 80 or 443, whose Origin carries no port, is allowed by its own server)."""
-    return own_origins(port) | {normalise_origin(o) for o in extra}
-
-
-class _Redact(logging.Filter):
-    """Removes the token (and Authorization header values) from log records of the websockets library,
-    which logs request headers and frames at DEBUG."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__()
-        self.token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed record: let logging report it
-            return True
-        redacted = message.replace(self.token, "[redacted]") if self.token else message
-        if "authorization:" in redacted.lower():
-            redacted = redacted.split(":", 1)[0] + ": [redacted]"
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
-
-
-def _websockets_logger(token: str) -> logging.Logger:
-    logger = logging.getLogger("voice.websockets")
-    for f in list(logger.filters):
-        if isinstance(f, _Redact):
-            logger.removeFilter(f)
-    logger.addFilter(_Redact(token))
-    return logger
 
 
 @dataclass
@@ -172,90 +100,9 @@ class VoiceServer:
         return done(self.sessions)
 
     # ------------------------------------------------------------------ HTTP side
-    def _allowed_origins(self) -> set[str]:
-        return allowed_origins(self.port, self.config.server.allowed_origins)
-
-    def _token_ok(self, candidate: str) -> bool:
-        return hmac.compare_digest(candidate.encode(), self.config.server.token.encode())
-
-    def _token_header_ok(self, request: Request) -> bool | None:
-        """True/False when an Authorization header was sent, None when absent."""
-        values = request.headers.get_all("Authorization")
-        if not values:
-            return None
-        if len(values) > 1:
-            return False
-        scheme, _, value = values[0].partition(" ")
-        return scheme.lower() == "bearer" and self._token_ok(value.strip())
-
-    def _health(self) -> tuple[http.HTTPStatus, str]:
-        if self.stopping:
-            status = "stopping"
-        elif self.engines is None:
-            status = "loading"
-        else:
-            status = "ready"
-        code = http.HTTPStatus.OK if status == "ready" else http.HTTPStatus.SERVICE_UNAVAILABLE
-        return code, json.dumps({"status": status, "sessions": len(self.sessions)}) + "\n"
-
-    @staticmethod
-    def _page(path: str) -> Response | None:
-        """A file of the browser client (``voice/webpage.py``: a fixed allow-list, a strict CSP)."""
-        answer = page_file(path)
-        if answer is None:
-            return None
-        reason = http.HTTPStatus(answer.status).phrase
-        return Response(answer.status, reason, Headers(list(answer.headers)), answer.body)
-
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        path = request.path.split("?", 1)[0]
-        token = self.config.server.token
-        upgrade = request.headers.get_all("Upgrade")
-        if not any(u.lower() == "websocket" for u in upgrade) and (page := self._page(path)) is not None:
-            return page
-        if path == "/health":
-            return connection.respond(*self._health())
-        if path == "/metrics":
-            if token and self._token_header_ok(request) is not True:
-                return connection.respond(http.HTTPStatus.UNAUTHORIZED, "send Authorization: Bearer <token>\n")
-            self.metrics.queue_depth = self.engines.queue_depth if self.engines else 0
-            self.metrics.kv = self.engines.kv_stats() if self.engines else None
-            self.metrics.sessions_active = len(self.sessions)
-            self.metrics.ready = self.engines is not None and not self.stopping
-            return connection.respond(http.HTTPStatus.OK, self.metrics.render())
-        if any(u.lower() == "websocket" for u in upgrade) and (routed := self._route(connection, request)):
-            return routed
-        origins = request.headers.get_all("Origin")
-        if origins and (len(origins) > 1 or normalise_origin(origins[0]) not in self._allowed_origins()):
-            self.metrics.error("forbidden_origin")
-            log.warning("refused a websocket from Origin %.100r (not in the allowlist)", origins[0])
-            return connection.respond(
-                http.HTTPStatus.FORBIDDEN,
-                "this Origin is not allowed; add it to [server] allowed_origins\n",
-            )
-        if token and self._token_header_ok(request) is False:
-            self.metrics.error(UNAUTHORIZED)
-            log.warning("refused a websocket with a wrong token")
-            return connection.respond(http.HTTPStatus.UNAUTHORIZED, "wrong token\n")
-        return None
-
-    def _route(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Websocket paths: ``/`` is the native protocol, ``/v1/realtime`` the OpenAI Realtime-compatible one
-        (its token only in the Authorization header, and a larger message limit for whole-clip appends);
-        anything else is 404."""
-        path = request.path.split("?", 1)[0]
-        if path == REALTIME_PATH:
-            if self.config.server.token and self._token_header_ok(request) is not True:
-                self.metrics.error(UNAUTHORIZED)
-                log.warning("refused a realtime websocket without the right token")
-                return connection.respond(http.HTTPStatus.UNAUTHORIZED, "send Authorization: Bearer <token>\n")
-            connection.protocol.max_message_size = self.config.server.realtime_max_message_bytes
-            return None
-        if path != "/":
-            return connection.respond(
-                http.HTTPStatus.NOT_FOUND, f"no websocket at {path[:100]}; use / or {REALTIME_PATH}\n"
-            )
-        return None
+        """The handshake: pages, ``/health``, ``/metrics``, and the checks before a websocket opens."""
+        return routes.process_request(self, connection, request)
 
     # ------------------------------------------------------------------ reports
     def _on_report(self, report: TurnReport) -> None:
@@ -299,65 +146,21 @@ class VoiceServer:
             ws.transport.abort()
 
     async def handler(self, ws: ServerConnection) -> None:
-        if self.stopping:
-            await self._refuse(ws, CLOSE_GOING_AWAY, "server shutting down", SHUTTING_DOWN)
+        conn = await self._open(ws)
+        if conn is None:
             return
-        if self.engines is None:
-            await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "models are still loading; try again later", "loading")
-            return
-        if len(self.sessions) >= self.config.server.max_sessions:
-            await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "too many sessions; try again later", "too_many_sessions")
-            return
-        session_id = uuid.uuid4().hex[:8]
-        path = ws.request.path if ws.request is not None else "/"
-        front = None
-        if path.split("?", 1)[0] == REALTIME_PATH:
-            front = RealtimeFront(
-                session_id, self.engines, self.config, self.clock, path=path,
-                on_report=self._on_report, on_error=self._on_turn_error, on_client_error=self.metrics.error,
-            )
-            session = front.session
-        else:
-            session = Session(
-                session_id,
-                self.engines,
-                self.config,
-                self.clock,
-                on_report=self._on_report,
-                on_error=self._on_turn_error,
-            )
-        authenticated = not self.config.server.token or (
-            ws.request is not None and self._token_header_ok(ws.request) is True
-        )
-        conn = _Conn(session, ws, authenticated, front, opened=asyncio.get_running_loop().time())
-        self.sessions[session_id] = conn
-        self._sessions_changed.set()
+        session, session_id = conn.session, conn.session.id
         writer = asyncio.create_task(self._write_loop(ws, session), name=f"{session_id}-writer")
         writer.add_done_callback(lambda _: session.outbox.close())
-        if front is not None:
-            await front.start()
+        if conn.front is not None:
+            await conn.front.start()
         reader = asyncio.create_task(self._read_loop(conn), name=f"{session_id}-reader")
         conn.reader = reader
         code: int | None = CLOSE_NORMAL
         reason = ""
         try:
             await asyncio.wait([reader, writer], return_when=asyncio.FIRST_COMPLETED)
-            if not reader.done():
-                # The writer ended first: the client left, or stopped reading and was closed for it.
-                reader.cancel()
-                await asyncio.wait([reader])
-                code = None
-            elif reader.cancelled():
-                code, reason = CLOSE_GOING_AWAY, "server shutting down"
-            elif (exc := reader.exception()) is not None:
-                if isinstance(exc, ConnectionClosed):
-                    code = None  # the client left (or the library closed it: 1009, 1002, 1007, 1011)
-                else:
-                    log.error("[%s] reader failed", session_id, exc_info=exc)
-                    self.metrics.error("internal")
-                    code, reason = CLOSE_INTERNAL, "internal error"
-            else:
-                code, reason = reader.result()
+            code, reason = await self._ending(reader, session_id)
             if conn.shutting_down and code is not None:
                 grace = self.config.server.shutdown_grace_s
                 if not await session.wait_turns(grace):
@@ -385,6 +188,62 @@ class VoiceServer:
             self.metrics.closed(sent.code if sent is not None else 1006)
             del self.sessions[session_id]
             self._sessions_changed.set()
+
+    async def _open(self, ws: ServerConnection) -> _Conn | None:
+        """A new connection's session (native, or driven by the Realtime adapter), registered; None when it
+        was refused (stopping, models loading, too many sessions) and closed."""
+        if self.stopping:
+            await self._refuse(ws, CLOSE_GOING_AWAY, "server shutting down", SHUTTING_DOWN)
+            return None
+        if self.engines is None:
+            await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "models are still loading; try again later", "loading")
+            return None
+        if len(self.sessions) >= self.config.server.max_sessions:
+            await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "too many sessions; try again later", "too_many_sessions")
+            return None
+        session_id = uuid.uuid4().hex[:8]
+        path = ws.request.path if ws.request is not None else "/"
+        front = None
+        if path.split("?", 1)[0] == REALTIME_PATH:
+            front = RealtimeFront(
+                session_id, self.engines, self.config, self.clock, path=path,
+                on_report=self._on_report, on_error=self._on_turn_error, on_client_error=self.metrics.error,
+            )
+            session = front.session
+        else:
+            session = Session(
+                session_id,
+                self.engines,
+                self.config,
+                self.clock,
+                on_report=self._on_report,
+                on_error=self._on_turn_error,
+            )
+        authenticated = not self.config.server.token or (
+            ws.request is not None and bearer_ok(ws.request.headers, self.config.server.token) is True
+        )
+        conn = _Conn(session, ws, authenticated, front, opened=asyncio.get_running_loop().time())
+        self.sessions[session_id] = conn
+        self._sessions_changed.set()
+        return conn
+
+    async def _ending(self, reader: asyncio.Task[tuple[int, str]], session_id: str) -> tuple[int | None, str]:
+        """How to close once the reader or the writer has ended: the close code and reason to send (None: the
+        client is gone, or was already closed)."""
+        if not reader.done():
+            # The writer ended first: the client left, or stopped reading and was closed for it.
+            reader.cancel()
+            await asyncio.wait([reader])
+            return None, ""
+        if reader.cancelled():
+            return CLOSE_GOING_AWAY, "server shutting down"
+        if (exc := reader.exception()) is not None:
+            if isinstance(exc, ConnectionClosed):
+                return None, ""  # the client left (or the library closed it: 1009, 1002, 1007, 1011)
+            log.error("[%s] reader failed", session_id, exc_info=exc)
+            self.metrics.error("internal")
+            return CLOSE_INTERNAL, "internal error"
+        return reader.result()
 
     async def _read_loop(self, conn: _Conn) -> tuple[int, str]:
         """Read messages until the connection must close; returns the close code and reason.
@@ -430,13 +289,8 @@ class VoiceServer:
 
     def _authenticate(self, conn: _Conn, message: str | bytes) -> ProtocolError | None:
         """Without a header token, the first message must be a start carrying the token."""
-        token = None
-        if isinstance(message, str):
-            with contextlib.suppress(ValueError, RecursionError):
-                obj: Any = json.loads(message)
-                if isinstance(obj, dict) and obj.get("type") == "start" and isinstance(obj.get("token"), str):
-                    token = obj["token"]
-        if token is not None and self._token_ok(token):
+        token = start_token(message)
+        if token is not None and token_ok(token, self.config.server.token):
             conn.authenticated = True
             return None
         return ProtocolError(
@@ -485,7 +339,7 @@ class VoiceServer:
             ping_interval=cfg.ping_interval_s or None,
             ping_timeout=cfg.ping_timeout_s or None,
             close_timeout=cfg.close_timeout_s,
-            logger=_websockets_logger(cfg.token),
+            logger=websockets_logger(cfg.token),
             server_header=None,
             # No permessage-deflate: PCM does not compress, and zlib would cost CPU on the event loop for
             # every audio chunk and ~300 KB of memory per connection.
@@ -517,66 +371,3 @@ class VoiceServer:
             await self._server.wait_closed()  # every handler has returned
         if self.engines is not None:
             await asyncio.to_thread(self.engines.close)
-
-
-class Servable(Protocol):
-    """What :func:`serve_until_signal` runs: :class:`VoiceServer`, or the Wyoming server."""
-
-    engines: Engines | None
-
-    async def shutdown(self) -> None: ...
-
-
-async def serve_until_signal(server: Servable, load: Callable[[], Engines] | None = None) -> bool:
-    """Run until SIGINT or SIGTERM, then shut down cleanly.
-
-    With ``load``, the models are loaded in a background thread while the server already answers
-    ``/health`` ("loading"); a load failure is raised (the server is shut down first). Returns False if
-    a signal arrived before the models were ready."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        if load is not None:
-            loaded: asyncio.Future[Engines] = loop.create_future()
-
-            def run() -> None:
-                try:
-                    engines = load()
-                except BaseException as e:
-                    loop.call_soon_threadsafe(_settle, loaded, None, e)
-                else:
-                    loop.call_soon_threadsafe(_settle, loaded, engines, None)
-
-            # A daemon thread: a signal during loading need not wait for the load to finish.
-            threading.Thread(target=run, name="model-loader", daemon=True).start()
-            stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
-            either: list[asyncio.Future[Any]] = [loaded, stopping]
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            stopping.cancel()
-            if not loaded.done():
-                log.info("stopped while the models were loading")
-                await server.shutdown()
-                return False
-            if loaded.exception() is not None:
-                await server.shutdown()
-            server.engines = loaded.result()
-            log.info("ready")
-        await stop.wait()
-        log.info("shutting down")
-        await server.shutdown()
-        return True
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-
-
-def _settle(future: asyncio.Future[Engines], value: Engines | None, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        assert value is not None
-        future.set_result(value)

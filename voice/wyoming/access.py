@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Sequence
 
 from voice.config import ConfigError, WyomingConfig
-from voice.server import is_loopback
+from voice.security import is_loopback
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
