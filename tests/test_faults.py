@@ -388,8 +388,8 @@ async def test_ten_minutes_without_a_pause(kind: str) -> None:
             for s in range(600):  # 10 minutes, one second per message, no pause
                 await p.send_audio(second, frame_s=1.0)
                 if s % 30 == 29:  # let the server catch up at each forced endpoint
-                    await until(lambda: session._endpointer._utterance_samples < 16000 * 30, 5)
-                    held = max(held, session._endpointer._utterance_samples)
+                    await until(lambda: session.listener.endpointer._utterance_samples < 16000 * 30, 5)
+                    held = max(held, session.listener.endpointer._utterance_samples)
                 if s % 60 == 44:  # mid-utterance: the last forced turn is over, the next not begun
                     await asyncio.sleep(50 * MS)
                     gc.collect()
@@ -403,7 +403,7 @@ async def test_ten_minutes_without_a_pause(kind: str) -> None:
         ended = p.of_type("speech_ended")
         # One forced endpoint every 30 s (VAD frames of 32 ms: 30.016 s), the rest ends with the silence.
         assert len(ended) == 20 and all(e["forced"] for e in ended[:19]) and not ended[19]["forced"]
-        assert session.vad_resets >= 20  # the VAD starts fresh after every utterance
+        assert session.listener.vad_resets >= 20  # the VAD starts fresh after every utterance
         assert held <= 16000 * 30  # the endpointer never holds more than one capped utterance
         # Each forced turn was heard (kept in the history); the continuing speech stopped its reply.
         reports = p.of_type("turn_report")

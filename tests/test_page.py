@@ -191,7 +191,7 @@ async def test_push_to_talk_reset_and_a_close_code_in_words(tmp_path: Path, fake
             await page.wait_for("document.getElementById('status').textContent === 'listening'")
             (conn,) = server.sessions.values()
             # Push-to-talk, not held: the page sends silence, however loud the microphone.
-            assert await server.wait_sessions(lambda _: conn.session._audio_in_s > 1.0, 10.0)
+            assert await server.wait_sessions(lambda _: conn.session.listener.audio_in_s > 1.0, 10.0)
             assert await page.evaluate("document.getElementById('status').textContent") == "listening"
             # Held: the server hears speech; released: the page ends the turn (end_turn), the reply follows.
             await page.evaluate("document.getElementById('talk').dispatchEvent(new PointerEvent('pointerdown'))")
@@ -369,10 +369,10 @@ async def test_mute_silences_the_microphone_and_the_meters_and_device_list_follo
             await page.wait_for("document.getElementById('status').textContent === 'listening'")
             (conn,) = server.sessions.values()
             # Muted: the page sends silence (the stream and the server's clock go on), the meter stays at 0.
-            assert await server.wait_sessions(lambda _: conn.session._audio_in_s > 1.0, 10.0)
+            assert await server.wait_sessions(lambda _: conn.session.listener.audio_in_s > 1.0, 10.0)
             assert await page.evaluate("document.getElementById('mic-level').style.width") == "0%"
             assert await page.evaluate("document.getElementById('status').textContent") == "listening"
-            assert not server.reports and not conn.session._endpointer.in_speech
+            assert not server.reports and not conn.session.in_speech
             # Unmuted: the meter shows the tone and the server hears speech.
             await page.evaluate("document.getElementById('mute').click()")
             await page.wait_for("parseInt(document.getElementById('mic-level').style.width) > 20")

@@ -194,7 +194,7 @@ async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_eng
 
 def test_the_users_wait_starts_at_the_last_sound_not_where_the_vad_noticed() -> None:
     from voice.endpoint import SpeechEnded
-    from voice.session import silence_after_speech_ms
+    from voice.listener import silence_after_speech_ms
 
     # 450 ms of silence after the sound, of which the VAD counted 320 (it noticed the end 130 ms late).
     audio = np.concatenate([silence(0.3), tone(0.5), silence(0.45)])
@@ -210,7 +210,7 @@ def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_th
     probabilities, so the server's endpoint_silence agrees with the client's reference speech end, also when
     a soft tail or a click follows the speech."""
     from voice.endpoint import SpeechEnded
-    from voice.session import _with_speech_end, silence_after_speech_ms
+    from voice.listener import _with_speech_end, silence_after_speech_ms
 
     rng = np.random.default_rng(7)
     noise = lambda s: (0.003 * rng.standard_normal(int(16000 * s))).astype(np.float32)  # noqa: E731

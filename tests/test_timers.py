@@ -159,7 +159,7 @@ async def test_the_ringer_rings_by_itself(fake_engines: EnginesFactory) -> None:
     await start(session)
     client = Client(session)
     timers.handle("set a timer for 1 second", session.history.timers, real.now_ns())
-    session._arm_ringer()
+    session.ringer.arm()
     await until(lambda: any(r.initiator == "timer" for r in reports), timeout_s=5)
     await session.cancel_turns()
     await client.close()
@@ -222,10 +222,10 @@ async def test_reset_forgets_the_timers_and_a_closed_session_leaves_no_ringer(
     client = Client(session)
     await start(session)
     await say(session, clock)
-    assert session._ringer is not None and not session._ringer.done()
+    assert session.ringer.running
     assert await session.on_text(json.dumps({"type": "reset"})) is None
     assert session.history.timers.timers == ()
     await session.cancel_turns()
-    assert session._ringer is None
+    assert not session.ringer.running
     await asyncio.sleep(0)
     await client.close()

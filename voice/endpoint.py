@@ -79,7 +79,7 @@ class SpeechEnded:
     """The size of those frames."""
     silence_after_speech_ms: float | None = None
     """How long before this event the speech really ended, when already worked out (the session does it in
-    the VAD's worker thread, off the event loop: :func:`voice.session.silence_after_speech_ms`)."""
+    the VAD's worker thread, off the event loop: :func:`voice.listener.silence_after_speech_ms`)."""
 
 
 @dataclass(frozen=True)

@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import soxr
 
 from voice import events as server_events
-from voice.audio import AudioFileError, analyse_speech
 from voice.budget import Clock, TurnReport, TurnTimer
-from voice.compute import Priority
 from voice.config import Config
 from voice.endpoint import (
-    STT_SAMPLE_RATE_HZ,
-    Endpointer,
     EndpointEvent,
     SpeechEnded,
     SpeechPaused,
@@ -34,11 +28,11 @@ from voice.endpoint import (
 )
 from voice.engine import Engines
 from voice.history import History
+from voice.listener import Listener, silence_after_speech_ms
 from voice.outbox import Outbox
 from voice.protocol import (
     ALREADY_STARTED,
     PROTOCOL_VERSION,
-    RATE_LIMITED,
     EndTurn,
     ProtocolError,
     Reset,
@@ -47,31 +41,17 @@ from voice.protocol import (
     check_audio_frame,
     decode_client_text,
 )
+from voice.ringer import Ringer
 from voice.speculation import HeldSink
-from voice.speech_end import find_speech_end
-from voice.stages import VadStream
 from voice.timers import ring_text
 from voice.turn import ReplySink, Utterance, cancelled_report, run_turn
 
 log = logging.getLogger("voice.session")
 
-#: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
-INGRESS_BURST_S = 2.0
-#: soxr quality of the streaming resampler for clients not at 16 kHz (the browser's 48 kHz, Realtime's 24 kHz).
-#: The default "HQ" filter holds back 21 ms of input, so the VAD hears the end of speech 21 ms late; "LQ" holds
-#: back 6 ms, with the same normalized WER on ../shared/speech sent at 48 kHz (0.037 both, tiny.en).
-RESAMPLE_QUALITY = "LQ"
 #: The cancel message of a barge-in (other cancels: disconnect, shutdown, reset).
 BARGE_IN = "barge-in"
 #: The cancel message of a speculative turn thrown away because the user went on speaking.
 DISCARD = "speculation-discarded"
-#: The speech end is looked for in this much of the utterance's end (seconds): it holds the last words and the
-#: silence after them, whose quiet frames give the background.
-SPEECH_END_TAIL_S = 3.0
-#: A timer that falls due while the user is speaking rings this long after the next check (seconds).
-RING_RETRY_S = 0.2
-#: The ringer looks at the conversation's timers at least this often (seconds).
-RING_CHECK_S = 1.0
 
 
 @dataclass(eq=False)
@@ -87,45 +67,6 @@ class _Speculation:
     turn_score: float | None = None
     task: asyncio.Task[TurnReport] = field(init=False)
     flush: asyncio.Task[None] | None = None
-
-
-def silence_after_speech_ms(ev: SpeechEnded) -> float:
-    """How long before the endpoint the user stopped speaking. Silero's probability stays up for ~50-150 ms
-    after the last word, so the VAD's silence count alone leaves its lag out of the user's wait; with this, the
-    ``endpoint_silence`` stage includes it, as mouth-to-ear does.
-
-    With the VAD's per-frame probabilities it is where :func:`voice.speech_end.find_speech_end` (the same
-    method as the benchmarks' reference speech end: the last voiced speech, then where its sound falls to
-    the background) puts the end; when that is ambiguous (noise at speech level, no voiced speech), or
-    without probabilities, the silence after the last voiced 10 ms by energy, or the VAD's count if longer.
-    Only the last :data:`SPEECH_END_TAIL_S` of the utterance is analysed (a few ms of CPU, in the VAD's worker
-    thread: see :meth:`Session._detect`)."""
-    if ev.silence_after_speech_ms is not None:
-        return ev.silence_after_speech_ms
-    try:
-        energy = analyse_speech(ev.audio, STT_SAMPLE_RATE_HZ, min_segment_ms=60.0)
-    except AudioFileError:
-        return ev.trailing_silence_ms
-    if ev.probabilities is not None and ev.frame_samples > 0 and not ev.forced:
-        frames = min(len(ev.probabilities), round(SPEECH_END_TAIL_S * STT_SAMPLE_RATE_HZ / ev.frame_samples))
-        tail = ev.audio[(len(ev.probabilities) - frames) * ev.frame_samples :]
-        end = find_speech_end(tail, STT_SAMPLE_RATE_HZ, ev.probabilities[-frames:], energy, ev.frame_samples)
-        if end.ambiguous is None:
-            return max(0.0, len(tail) / STT_SAMPLE_RATE_HZ - end.end_s) * 1000.0
-    after_ms = (len(ev.audio) - energy.last_voiced_sample) * 1000.0 / STT_SAMPLE_RATE_HZ
-    return max(ev.trailing_silence_ms, after_ms)
-
-
-def _with_speech_end(events: list[EndpointEvent]) -> list[EndpointEvent]:
-    """The events, each :class:`SpeechEnded` with its :func:`silence_after_speech_ms` worked out. Called in the
-    VAD's worker thread: the few ms of numpy it takes would otherwise run on the event loop and hold back the
-    reply that the endpoint lets out."""
-    return [
-        dataclasses.replace(ev, silence_after_speech_ms=silence_after_speech_ms(ev))
-        if isinstance(ev, SpeechEnded)
-        else ev
-        for ev in events
-    ]
 
 
 class Session:
@@ -152,36 +93,28 @@ class Session:
         self.history = History()
         self.started: Start | None = None
         self.stopping = False
-        self._endpointer = Endpointer(
-            config.vad, turn=config.turn, turn_score=engines.turn_score
-        )
-        self._vad: VadStream | None = None
-        self._resampler: soxr.ResampleStream | None = None
-        self._pending = np.zeros(0, np.float32)
+        self.listener = Listener(engines, config, clock)
         self._turn: asyncio.Task[TurnReport] | None = None
         self._turn_id = 0
-        self._audio_in_s = 0.0
-        self._start_ns = clock.now_ns()
         self._playback: tuple[int, int] | None = None  # (turn id, estimated end of client playback, ns)
         self.turns: list[asyncio.Task[TurnReport]] = []
         self._reported: set[int] = set()
-        self.vad_resets = 0
         self._speculation: _Speculation | None = None
         self._discarded = 0  # speculations thrown away during the current utterance
         self.speculations_started = 0
         self.speculations_discarded = 0
         self.speak_replies = True
         """False: replies are sent as text only (``reply_text``), without synthesizing audio."""
-        self._ringer: asyncio.Task[None] | None = None
-        self._timers_changed = asyncio.Event()
+        self.ringer = Ringer(
+            lambda: self.history.timers, lambda: self.clock.now_ns(), self.ring_due, f"{session_id}-timers"
+        )
+        """Rings the conversation's timers (armed after every turn, stopped by :meth:`cancel_turns`)."""
 
     def configure(self, config: Config) -> None:
         """Use ``config`` from now on (a client's own settings: system prompt, silence window, barge-in).
         The endpointer starts afresh with it: speech heard so far in an unfinished utterance is dropped."""
         self.config = config
-        self._endpointer = Endpointer(config.vad, turn=config.turn, turn_score=self.engines.turn_score)
-        self._pending = self._pending[:0]
-        self._reset_vad()
+        self.listener.configure(config)
 
     # ------------------------------------------------------------------ input
     async def on_text(self, text: str) -> ProtocolError | None:
@@ -193,25 +126,12 @@ class Session:
             if self.started is not None:
                 return ProtocolError(ALREADY_STARTED, "the stream is already started; send audio")
             self.started = msg
-            self._start_ns = self.clock.now_ns()
-            if msg.sample_rate != STT_SAMPLE_RATE_HZ:
-                self._resampler = soxr.ResampleStream(
-                    msg.sample_rate, STT_SAMPLE_RATE_HZ, 1, dtype="float32", quality=RESAMPLE_QUALITY
-                )
-            self._vad = self.engines.vad.stream()
+            self.listener.start(msg.sample_rate)
             await self.outbox.send_event(
                 server_events.Ready(self.id, PROTOCOL_VERSION, msg.sample_rate, self.output_rate)
             )
         elif isinstance(msg, EndTurn):
-            events = self._endpointer.force_end()
-            if events:
-                self._reset_vad()
-                # The ended utterance's last samples (a partial VAD frame, the resampler's delay) must not
-                # reach the VAD after it and start a new utterance (a barge-in on this very turn).
-                self._pending = self._pending[:0]
-                if self._resampler is not None:
-                    self._resampler.clear()
-            for ev in events:
+            for ev in self.listener.force_end():
                 await self._on_endpoint_event(ev)
         elif isinstance(msg, Reset):
             # A new conversation: stop the reply in flight (reported as cancelled), then forget.
@@ -225,7 +145,7 @@ class Session:
     @property
     def in_speech(self) -> bool:
         """The VAD is inside an utterance (heard its start, not yet its end)."""
-        return self._endpointer.in_speech
+        return self.listener.in_speech
 
     @property
     def output_rate(self) -> int:
@@ -238,71 +158,17 @@ class Session:
         err = check_audio_frame(data, started=self.started is not None)
         if err is not None:
             return err
-        assert self.started is not None and self._vad is not None
-        seconds = len(data) / 2 / self.started.sample_rate
-        elapsed_s = (self.clock.now_ns() - self._start_ns) / 1e9
-        limit = self.config.server.max_ingress_realtime
-        if self._audio_in_s + seconds > limit * elapsed_s + INGRESS_BURST_S:
-            return ProtocolError(
-                RATE_LIMITED,
-                f"audio is arriving faster than {limit:g}x real time; pace it (frame dropped)",
-            )
-        self._audio_in_s += seconds
-        samples = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
-        if self._resampler is not None:
-            samples = self._resampler.resample_chunk(samples)
-        self._pending = np.concatenate([self._pending, samples])
-        n = self._vad.frame_samples
-        count = len(self._pending) // n
-        if count == 0:
-            return None
-        frames = [self._pending[i * n : (i + 1) * n] for i in range(count)]
-        self._pending = self._pending[count * n :].copy()
-        loop = asyncio.get_running_loop()
-        for ev in await loop.run_in_executor(self.engines.vad_executor, self._detect, frames):
+        frames = self.listener.accept(data)
+        if isinstance(frames, ProtocolError):
+            return frames
+        for ev in await self.listener.hear(frames):
             await self._on_endpoint_event(ev)
-        if self._endpointer.score_pending:
+        if self.listener.score_pending:
             # The speculative reply (if any) has started: now ask the end-of-turn model, before any later
             # frame of this session is endpointed (this reader awaits it; other sessions' VAD goes on).
-            # With [turn] score_in_gate it runs in a model thread through the compute gate, first in line:
-            # beside llama.cpp's two threads it would double the reply's prefill time for its ~40 ms.
-            if self.config.turn.score_in_gate:
-                events = await loop.run_in_executor(self.engines.executor, self._score_pause_gated)
-            else:
-                events = await loop.run_in_executor(self.engines.vad_executor, self._score_pause)
-            for ev in events:
+            for ev in await self.listener.score():
                 await self._on_endpoint_event(ev)
         return None
-
-    def _detect(self, frames: list[np.ndarray]) -> list[EndpointEvent]:
-        """VAD and endpointing of whole frames, in a worker thread (the reader awaits it, so the
-        endpointer is never used by two threads at once). The VAD state is reset after every
-        utterance, so nothing of one utterance leaks into the next."""
-        assert self._vad is not None
-        events: list[EndpointEvent] = []
-        for frame in frames:
-            was_in_speech = self._endpointer.in_speech
-            events.extend(self._endpointer.feed(frame, self._vad.probability(frame)))
-            if was_in_speech and not self._endpointer.in_speech:  # ended, forced or too short
-                self._reset_vad()
-        return _with_speech_end(events)
-
-    def _score_pause(self) -> list[EndpointEvent]:
-        """The end-of-turn model on the pending pause, in the VAD thread (see :meth:`Endpointer.score_pause`)."""
-        events = self._endpointer.score_pause()
-        if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
-            self._reset_vad()
-        return _with_speech_end(events)
-
-    def _score_pause_gated(self) -> list[EndpointEvent]:
-        """:meth:`_score_pause` holding the compute gate (:attr:`Priority.TURN`: before any waiting step)."""
-        with self.engines.gate.slot(Priority.TURN):
-            return self._score_pause()
-
-    def _reset_vad(self) -> None:
-        if self._vad is not None:
-            self._vad.reset()
-            self.vad_resets += 1
 
     # ------------------------------------------------------------------ turns
     async def _on_endpoint_event(self, ev: EndpointEvent) -> None:
@@ -524,34 +390,14 @@ class Session:
             )
         finally:
             self.outbox.forget_turn(timer.turn_id)
-            self._arm_ringer()
+            if not self.stopping:
+                self.ringer.arm()
         sent_ns = timer.marks_ns.get("first_audio_sent")
         if sent_ns is not None:
             self._playback = (timer.turn_id, sent_ns + round(report.reply_audio_ms * 1e6))
         return report
 
     # ------------------------------------------------------------------ timers
-    def _arm_ringer(self) -> None:
-        """Make sure the ringer runs while the conversation has timers (called after every turn)."""
-        if not self.history.timers.timers or self.stopping:
-            return
-        if self._ringer is None or self._ringer.done():
-            self._ringer = asyncio.get_running_loop().create_task(self._ring_loop(), name=f"{self.id}-timers")
-        self._timers_changed.set()
-
-    async def _ring_loop(self) -> None:
-        """Sleep until the soonest timer is due, then ring it; ends when no timer is left. Cancelled by
-        :meth:`cancel_turns` (session end, reset)."""
-        while (due_ns := self.history.timers.next_due_ns()) is not None:
-            wait_s = (due_ns - self.clock.now_ns()) / 1e9
-            if wait_s > 0:
-                self._timers_changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._timers_changed.wait(), timeout=min(wait_s, RING_CHECK_S))
-                continue
-            if not await self.ring_due():
-                await asyncio.sleep(RING_RETRY_S)
-
     async def ring_due(self) -> int:
         """Speak every timer due now, each as a server-initiated turn (report ``initiator = "timer"``, its
         ``total_ms`` counted from the moment it was due). Returns how many rang: none while the user is in
@@ -572,21 +418,14 @@ class Session:
     async def cancel_turns(self) -> None:
         """Cancel the turns in flight (each is reported as cancelled) and the timers' ringer, and wait until
         they stopped. The timers stay in the conversation (a turn after this arms the ringer again)."""
-        await self._stop_ringer()
+        await self.ringer.stop()
         pending = self.in_flight()
         for t in pending:
             t.cancel()
         for t in pending:
             with contextlib.suppress(BaseException):
                 await t
-        await self._stop_ringer()  # a cancelled turn arms it again on its way out
-
-    async def _stop_ringer(self) -> None:
-        ringer, self._ringer = self._ringer, None
-        if ringer is not None:
-            ringer.cancel()
-            with contextlib.suppress(BaseException):
-                await ringer
+        await self.ringer.stop()  # a cancelled turn arms it again on its way out
 
     async def wait_turns(self, timeout_s: float | None = None) -> bool:
         """Wait for the turns in flight to finish; False if some still run after ``timeout_s``."""
