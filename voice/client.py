@@ -32,6 +32,7 @@ from voice.events import (
     Interrupt,
     Ready,
     ReplyText,
+    ServerEvent,
     SpeechEnded,
     Transcript,
     decode_server,
@@ -60,6 +61,22 @@ class ClientTurn:
     """The silence the server's VAD waited before ending the turn (from ``speech_ended``)."""
     report_ns: int | None = None
     """Arrival of the ``turn_report``."""
+
+    def on_event(self, ev: ServerEvent, now_ns: int) -> None:
+        """Take in one of this turn's events, arrived at ``now_ns``."""
+        match ev:
+            case SpeechEnded(trailing_silence_ms=silence):
+                self.speech_ended_ns, self.trailing_silence_ms = now_ns, silence
+            case Transcript(text=text):
+                self.transcript = text
+            case AudioStart(sample_rate=rate):
+                self.sample_rate = rate
+            case ReplyText(text=text):
+                self.reply_text.append(text)
+            case Interrupt():
+                self.interrupted = True
+            case TurnReport() as report:
+                self.report, self.report_ns = report.to_dict(), now_ns
 
     def first_chunk_ns(self) -> int | None:
         """Arrival of the first reply audio chunk, silent or not."""
@@ -136,21 +153,23 @@ async def _reader(ws: ClientConnection, conv: Conversation, current_audio_turn: 
             case ProtocolError() as bad:  # a malformed event is an error; an unknown type, a newer server's
                 if bad.code != UNKNOWN_TYPE:
                     conv.errors.append({"code": "bad_server_event", "message": bad.message})
-            case SpeechEnded(turn_id=tid, trailing_silence_ms=silence):
-                t = conv.turn(tid)
-                t.speech_ended_ns, t.trailing_silence_ms = now, silence
-            case Transcript(turn_id=tid, text=text):
-                conv.turn(tid).transcript = text
-            case AudioStart(turn_id=tid, sample_rate=rate):
-                conv.turn(tid).sample_rate = rate
+            case AudioStart(turn_id=tid) as ev:
+                conv.turn(tid).on_event(ev, now)
                 current_audio_turn.append(tid)
-            case ReplyText(turn_id=tid, text=text):
-                conv.turn(tid).reply_text.append(text)
-            case Interrupt(turn_id=tid):
-                conv.turn(tid).interrupted = True
-            case TurnReport() as report:
-                t = conv.turn(report.turn_id)
-                t.report, t.report_ns = report.to_dict(), now
+            case SpeechEnded() | Transcript() | ReplyText() | Interrupt() | TurnReport() as ev:
+                conv.turn(ev.turn_id).on_event(ev, now)
+
+
+async def _send_when_due(conv: Conversation, due_ns: int) -> None:
+    """Wait until a frame is due (real-time pacing), and record how late it goes out."""
+    delay = (due_ns - time.perf_counter_ns()) / 1e9
+    if delay > 0:
+        await asyncio.sleep(delay)
+    sent_ns = time.perf_counter_ns()
+    lag_ms = (sent_ns - due_ns) / 1e6
+    conv.max_send_lag_ms = max(conv.max_send_lag_ms, lag_ms)
+    if lag_ms > LATE_FRAME_MS:
+        conv.late_frames.append((sent_ns, round(lag_ms, 2)))
 
 
 def _answered(
@@ -245,15 +264,7 @@ async def converse(
                     i += len(chunk)
                     sent_samples += len(chunk)
                     if realtime:
-                        due = t0 + round(sent_samples * 1e9 / rate)
-                        delay = (due - time.perf_counter_ns()) / 1e9
-                        if delay > 0:
-                            await asyncio.sleep(delay)
-                        sent_ns = time.perf_counter_ns()
-                        lag_ms = (sent_ns - due) / 1e6
-                        conv.max_send_lag_ms = max(conv.max_send_lag_ms, lag_ms)
-                        if lag_ms > LATE_FRAME_MS:
-                            conv.late_frames.append((sent_ns, round(lag_ms, 2)))
+                        await _send_when_due(conv, t0 + round(sent_samples * 1e9 / rate))
                     await ws.send(float_to_pcm16(chunk))
                     if speech_end_ns is None and i >= utt.speech_end_sample:
                         speech_end_ns = t0 + round((begin + utt.speech_end_sample) * 1e9 / rate)

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -197,25 +198,25 @@ def _build(cls: type[Any], obj: dict[str, Any], where: str) -> Any:
     return cls(**values)
 
 
+_SCALARS: dict[Any, Callable[[Any], bool]] = {
+    bool: lambda v: isinstance(v, bool),
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    float: lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    str: lambda v: isinstance(v, str),
+}
+
+
 def _value(hint: Any, value: Any, where: str) -> Any:
+    """``value`` checked against ``hint`` (and an int made a float where a float is expected)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
         (inner,) = (a for a in args if a is not type(None))
         return _value(inner, value, where)
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-    elif hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    elif hint is str:
-        if isinstance(value, str):
-            return value
+    if hint in _SCALARS:
+        if _SCALARS[hint](value):
+            return float(value) if hint is float else value
     elif origin is tuple and isinstance(value, list):
         return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
     elif origin is dict and isinstance(value, dict):

@@ -136,31 +136,7 @@ def decode_client_text(text: str) -> ClientMessage | ProtocolError:
     if not isinstance(kind, str):
         return ProtocolError(BAD_MESSAGE, "every message needs a string field 'type'")
     if kind == "start":
-        unknown = set(obj) - _START_FIELDS
-        if unknown:
-            return ProtocolError(BAD_MESSAGE, f"unknown field(s) in start: {', '.join(sorted(unknown))}")
-        fmt = obj.get("format", "s16le")
-        if fmt != "s16le":
-            return ProtocolError(BAD_MESSAGE, f"format {fmt!r} is not supported; send PCM 's16le'")
-        rate = _int_field(obj, "sample_rate", required=True)
-        if isinstance(rate, ProtocolError):
-            return rate
-        assert rate is not None
-        channels = _int_field(obj, "channels", required=False)
-        if isinstance(channels, ProtocolError):
-            return channels
-        if channels not in (None, 1):
-            return ProtocolError(BAD_MESSAGE, f"channels={channels}: send mono audio (channels=1)")
-        out_rate = _int_field(obj, "output_sample_rate", required=False)
-        if isinstance(out_rate, ProtocolError):
-            return out_rate
-        for name, r in (("sample_rate", rate), ("output_sample_rate", out_rate)):
-            if r is not None and (err := _check_rate(name, r)) is not None:
-                return err
-        token = obj.get("token")
-        if token is not None and not isinstance(token, str):
-            return ProtocolError(BAD_MESSAGE, "field 'token' must be a string")
-        return Start(sample_rate=rate, channels=1, output_sample_rate=out_rate, token=token)
+        return _decode_start(obj)
     if kind == "played":
         return _decode_played(obj)
     simple: dict[str, ClientMessage] = {"end_turn": EndTurn(), "reset": Reset(), "stop": Stop()}
@@ -169,6 +145,34 @@ def decode_client_text(text: str) -> ClientMessage | ProtocolError:
     return ProtocolError(
         UNKNOWN_TYPE, f"unknown message type {kind!r}; known: start, end_turn, reset, stop, played"
     )
+
+
+def _decode_start(obj: dict[str, Any]) -> Start | ProtocolError:
+    unknown = set(obj) - _START_FIELDS
+    if unknown:
+        return ProtocolError(BAD_MESSAGE, f"unknown field(s) in start: {', '.join(sorted(unknown))}")
+    fmt = obj.get("format", "s16le")
+    if fmt != "s16le":
+        return ProtocolError(BAD_MESSAGE, f"format {fmt!r} is not supported; send PCM 's16le'")
+    rate = _int_field(obj, "sample_rate", required=True)
+    if isinstance(rate, ProtocolError):
+        return rate
+    assert rate is not None
+    channels = _int_field(obj, "channels", required=False)
+    if isinstance(channels, ProtocolError):
+        return channels
+    if channels not in (None, 1):
+        return ProtocolError(BAD_MESSAGE, f"channels={channels}: send mono audio (channels=1)")
+    out_rate = _int_field(obj, "output_sample_rate", required=False)
+    if isinstance(out_rate, ProtocolError):
+        return out_rate
+    for name, r in (("sample_rate", rate), ("output_sample_rate", out_rate)):
+        if r is not None and (err := _check_rate(name, r)) is not None:
+            return err
+    token = obj.get("token")
+    if token is not None and not isinstance(token, str):
+        return ProtocolError(BAD_MESSAGE, "field 'token' must be a string")
+    return Start(sample_rate=rate, channels=1, output_sample_rate=out_rate, token=token)
 
 
 _CLIENT_TYPES: dict[type[Any], str] = {
@@ -210,12 +214,3 @@ def check_audio_frame(data: bytes, *, started: bool) -> ProtocolError | None:
             ODD_LENGTH, f"audio frame of {len(data)} bytes: PCM s16le frames need an even byte count"
         )
     return None
-
-
-@dataclass(frozen=True)
-class AudioFormat:
-    """Format of reply audio, announced in ``audio_start`` before the first chunk."""
-
-    sample_rate: int
-    channels: int = 1
-    format: str = "s16le"

@@ -96,11 +96,7 @@ class SentenceSplitter:
                 if buf[i + 1].isspace() and self._clause_ok(i):
                     return i + 1
             elif ch in _TERMINATORS:
-                j = i
-                while j < len(buf) and buf[j] in _TERMINATORS:
-                    j += 1
-                while j < len(buf) and buf[j] in _CLOSERS:
-                    j += 1
+                j = self._run_end(i)
                 verdict = self._sentence_end(i, j)
                 if verdict is None:
                     break
@@ -111,6 +107,15 @@ class SentenceSplitter:
             i += 1
         self._scan = i
         return None
+
+    def _run_end(self, i: int) -> int:
+        """Index past the terminators starting at ``i`` ("?!", "...") and the closers after them."""
+        buf, j = self._buf, i
+        while j < len(buf) and buf[j] in _TERMINATORS:
+            j += 1
+        while j < len(buf) and buf[j] in _CLOSERS:
+            j += 1
+        return j
 
     def _long_enough(self, end: int) -> bool:
         return len(self._buf[:end].strip()) >= self.config.min_sentence_chars

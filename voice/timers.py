@@ -217,12 +217,22 @@ def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
         name = f"{t.label.capitalize()} timer" if t.label else "Timer"
         return f"{name} set for {say_duration(t.duration_s)}."
     if isinstance(cmd, ListTimers):
-        if not book.timers:
-            return "No timers are running."
-        left = [f"{_describe(t)}, {say_duration((t.due_ns - now_ns) / NS_PER_S)} left" for t in book.timers]
-        if len(left) == 1:
-            return f"Your {left[0]}."
-        return f"You have {len(left)} timers: " + "; ".join(left) + "."
+        return _list(book, now_ns)
+    return _cancel(cmd, book)
+
+
+def _list(book: TimerBook, now_ns: int) -> str:
+    """The answer to "what timers do I have?"."""
+    if not book.timers:
+        return "No timers are running."
+    left = [f"{_describe(t)}, {say_duration((t.due_ns - now_ns) / NS_PER_S)} left" for t in book.timers]
+    if len(left) == 1:
+        return f"Your {left[0]}."
+    return f"You have {len(left)} timers: " + "; ".join(left) + "."
+
+
+def _cancel(cmd: CancelTimer, book: TimerBook) -> str:
+    """Cancel every timer, or the one ``cmd`` names (by label or duration); ask which when several match."""
     if not book.timers:
         return "No timers are running."
     if cmd.every:

@@ -32,7 +32,7 @@ from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
 from voice.engine import Admission, BusyError, Engines
 from voice.history import ContextTooSmallError, History
-from voice.protocol import BUSY, CONTEXT, INTERNAL, AudioFormat, ProtocolError
+from voice.protocol import BUSY, CONTEXT, INTERNAL, ProtocolError
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.timers import handle as handle_timer
@@ -153,53 +153,124 @@ async def run_turn(
     that wants text only) sends each clause as ``reply_text`` without synthesizing it; the TTS marks are then
     placed when the first clause is sent, so ``total_ms`` runs to the first clause instead of the first audio.
     """
-    progress = _Progress()
-    delivery = _Delivery(timer)
-    tts_rate = engines.tts.sample_rate
-    out_rate = output_rate_hz or tts_rate
-    fmt = AudioFormat(sample_rate=out_rate)
-    tid = timer.turn_id
+    turn = _Turn(engines, config, history, utterance, timer, sink, output_rate_hz, on_error, audio)
+    cancelled, outcome = False, "ok"
+    try:
+        outcome = await turn.answer(reply)
+    except asyncio.CancelledError:
+        cancelled = True
+        await turn.cut_short()
+    except BusyError as e:
+        outcome = "busy"
+        await turn.fail(ProtocolError(BUSY, str(e), retry_after_ms=e.retry_after_ms))
+    except ContextTooSmallError as e:
+        outcome = "error"
+        history.clear()
+        await turn.fail(ProtocolError(CONTEXT, str(e)))
+    except Exception as e:  # a model failed: report it, keep the session serving
+        while isinstance(e, BaseExceptionGroup) and e.exceptions:
+            e = e.exceptions[0]  # type: ignore[assignment]
+        log.exception("[%s turn %d] failed", timer.session_id, timer.turn_id)
+        outcome = "error"
+        await turn.fail(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}"))
+    finally:
+        report = _report(
+            config,
+            timer,
+            turn.progress,
+            utterance,
+            cancelled,
+            outcome,
+            reply_audio_sent_spread_ms=turn.delivery.spread_ms(),
+            **report_fields(),
+        )
+        on_report(report)
+        with contextlib.suppress(Exception):
+            await sink.send_event(report)
+    if cancelled:
+        raise asyncio.CancelledError
+    return report
 
-    async def speak(clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
-        announced = False
-        samples_per_chunk = max(1, out_rate * config.tts.chunk_ms // 1000)
-        while not isinstance(clause := await clauses.get(), _EndOfClauses):
-            if not audio:
-                await sink.send_event(events.ReplyText(tid, clause))
-                for mark in ("tts_start", "tts_first_audio", "first_audio_sent"):
+
+class _Turn:
+    """The steps of one turn (:func:`run_turn` runs them and reports): :meth:`hear` (STT), :meth:`think` (the
+    LLM, or a local reply, split into clauses) and, concurrently with it, :meth:`speak` (TTS of each clause,
+    sent in chunks); :meth:`cut_short` after a cancel, :meth:`fail` for an error the client is told about."""
+
+    def __init__(
+        self,
+        engines: Engines,
+        config: Config,
+        history: History,
+        utterance: Utterance,
+        timer: TurnTimer,
+        sink: ReplySink,
+        output_rate_hz: int | None,
+        on_error: Callable[[ProtocolError], None],
+        audio: bool,
+    ) -> None:
+        self.engines, self.config, self.history, self.utterance = engines, config, history, utterance
+        self.timer, self.sink, self.on_error, self.audio = timer, sink, on_error, audio
+        self.tid = timer.turn_id
+        self.progress = _Progress()
+        self.delivery = _Delivery(timer)
+        self.tts_rate = engines.tts.sample_rate
+        self.out_rate = output_rate_hz or self.tts_rate
+
+    async def answer(self, reply: bool) -> str:
+        """Hear the user, then answer (``reply``) until the last chunk was sent; returns the outcome (``ok``,
+        ``no_speech``). Raises CancelledError, BusyError, ContextTooSmallError or a model's error."""
+        utterance, timer = self.utterance, self.timer
+        with self.engines.admit() as admission:
+            if utterance.text is not None:
+                text = self.progress.transcript = utterance.text
+                for mark in ("stt_start", "stt_done"):
                     timer.mark(mark)
-                progress.spoken.append(clause)
-                continue
-            pieces = await engines.synthesize(clause, timer)
-            if not pieces:
-                continue
-            pcm = np.concatenate(pieces)
-            if not announced and config.tts.trim_lead_ms >= 0:
-                # Piper starts every utterance with ~50 ms of silence: on the first clause it is pure latency.
-                pcm = trim_lead_silence(pcm, tts_rate, config.tts.trim_lead_ms)
-            if out_rate != tts_rate:
-                pcm = soxr.resample(pcm, tts_rate, out_rate).astype(np.int16)
-            if not announced:
-                await sink.send_event(
-                    events.AudioStart(tid, fmt.sample_rate, config.tts.chunk_ms, fmt.channels, fmt.format)
-                )
-                announced = progress.announced = True
-            await sink.send_event(events.ReplyText(tid, clause))
-            progress.spoken.append(clause)
-            progress.audio_ms += len(pcm) * 1000 / out_rate
-            for chunk in _chunks(pcm, samples_per_chunk):
-                await sink.send_audio(tid, chunk, delivery.on_sent_callback())
-        if announced:
-            await sink.send_event(events.AudioEnd(tid, round(progress.audio_ms, 1)))
+            else:
+                text = await self.hear()
+            if not reply:
+                raise asyncio.CancelledError
+            local = utterance.announce
+            if local is None and text and self.config.llm.skills:
+                # Timers change the conversation's state, so they are handled here, on its history (a
+                # speculative turn's copy), not in the stateless skills of the LLM wrapper.
+                local = handle_timer(text, self.history.timers, timer.clock.now_ns())
+            if not text and utterance.text is None and local is None:
+                return "no_speech"
+            await self.think(admission, local)
+        await self.delivery.wait()
+        return "ok"
 
-    async def think(admission: Admission, local: str | None) -> None:
+    async def hear(self) -> str:
+        """Transcribe. Cancelled meanwhile, it still waits for the text (the model cannot be interrupted) and
+        keeps it in the history: the user did say it."""
+        stt = asyncio.ensure_future(self.engines.transcribe(self.utterance.audio, self.timer))
+        try:
+            text = (await asyncio.shield(stt)).strip()
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await self._heard((await stt).strip())
+            raise
+        await self._heard(text)
+        return text
+
+    async def _heard(self, text: str) -> None:
+        self.progress.transcript = text
+        if text:
+            self.history.add("user", text)
+        await self.sink.send_event(events.Transcript(self.tid, text))
+
+    async def think(self, admission: Admission, local: str | None) -> None:
+        """Generate the reply (or stream ``local``, a reply known without the LLM), cut it into clauses and
+        hand them to :meth:`speak`; the LLM's place is released as soon as it is done."""
+        config, timer = self.config, self.timer
         messages: list[ChatMessage] = []
         if local is None:
             system = ChatMessage("system", config.llm.system_prompt)
-            messages, dropped = await engines.fit_prompt(
-                system, history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
+            messages, dropped = await self.engines.fit_prompt(
+                system, self.history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
             )
-            progress.trimmed_messages = dropped
+            self.progress.trimmed_messages = dropped
         splitter = SentenceSplitter(
             SplitterConfig(
                 min_first_clause_words=config.tts.min_first_clause_words,
@@ -210,17 +281,17 @@ async def run_turn(
         clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue()
         reply: list[str] = []
         async with asyncio.TaskGroup() as tg:
-            tg.create_task(speak(clauses))
+            tg.create_task(self.speak(clauses))
             # If anything below raises, the task group cancels the TTS task.
             stream = (
                 _local_reply(local, timer)
                 if local is not None
-                else engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
+                else self.engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
             )
             async with contextlib.aclosing(stream):
                 async for ev, t_ns in stream:
                     if isinstance(ev, PromptInfo):
-                        progress.prompt = ev
+                        self.progress.prompt = ev
                         continue
                     reply.append(ev.text)
                     for raw in splitter.push(ev.text):
@@ -229,90 +300,61 @@ async def run_turn(
                 await _put_clause(clauses, raw, timer, timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
-        history.add("assistant", "".join(reply))
+        self.history.add("assistant", "".join(reply))
 
-    async def heard(text: str) -> None:
-        progress.transcript = text
-        if text:
-            history.add("user", text)
-        await sink.send_event(events.Transcript(tid, text))
-
-    async def hear() -> str:
-        stt = asyncio.ensure_future(engines.transcribe(utterance.audio, timer))
-        try:
-            text = (await asyncio.shield(stt)).strip()
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await heard((await stt).strip())  # the user did say it: keep it for the next turn
-            raise
-        await heard(text)
-        return text
-
-    async def fail(err: ProtocolError) -> None:
-        on_error(err)
-        await sink.send_event(events.Error.of(err))
-
-    cancelled = False
-    outcome = "ok"
-    try:
-        with engines.admit() as admission:
-            if utterance.text is not None:
-                text = progress.transcript = utterance.text
-                for mark in ("stt_start", "stt_done"):
+    async def speak(self, clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
+        """Synthesize each clause as it comes and send it: ``audio_start`` before the first, then for each its
+        ``reply_text`` and its chunks; ``audio_end`` after the last. Without audio, only the ``reply_text``."""
+        sink, tid, progress, timer = self.sink, self.tid, self.progress, self.timer
+        samples_per_chunk = max(1, self.out_rate * self.config.tts.chunk_ms // 1000)
+        while not isinstance(clause := await clauses.get(), _EndOfClauses):
+            if not self.audio:
+                await sink.send_event(events.ReplyText(tid, clause))
+                for mark in ("tts_start", "tts_first_audio", "first_audio_sent"):
                     timer.mark(mark)
-            else:
-                text = await hear()
-            if not reply:
-                raise asyncio.CancelledError
-            local = utterance.announce
-            if local is None and text and config.llm.skills:
-                # Timers change the conversation's state, so they are handled here, on its history (a
-                # speculative turn's copy), not in the stateless skills of the LLM wrapper.
-                local = handle_timer(text, history.timers, timer.clock.now_ns())
-            if not text and utterance.text is None and local is None:
-                outcome = "no_speech"
-            else:
-                await think(admission, local)
-        await delivery.wait()
-    except asyncio.CancelledError:
-        cancelled = True
-        sink.drop_turn(tid)
-        # Keep what was actually said, so the next turn knows the reply was cut short.
-        if progress.spoken:
-            history.add("assistant", " ".join(progress.spoken) + " …")
-        if progress.announced:  # tell the client to drop the playback it has queued
+                progress.spoken.append(clause)
+                continue
+            pcm = await self._synthesize(clause)
+            if pcm is None:
+                continue
+            if not progress.announced:
+                await sink.send_event(events.AudioStart(tid, self.out_rate, self.config.tts.chunk_ms))
+                progress.announced = True
+            await sink.send_event(events.ReplyText(tid, clause))
+            progress.spoken.append(clause)
+            progress.audio_ms += len(pcm) * 1000 / self.out_rate
+            for chunk in _chunks(pcm, samples_per_chunk):
+                await sink.send_audio(tid, chunk, self.delivery.on_sent_callback())
+        if progress.announced:
+            await sink.send_event(events.AudioEnd(tid, round(progress.audio_ms, 1)))
+
+    async def _synthesize(self, clause: str) -> np.ndarray | None:
+        """The clause's audio at the client's rate (None: nothing to say)."""
+        pieces = await self.engines.synthesize(clause, self.timer)
+        if not pieces:
+            return None
+        pcm = np.concatenate(pieces)
+        if not self.progress.announced and self.config.tts.trim_lead_ms >= 0:
+            # Piper starts every utterance with ~50 ms of silence: on the first clause it is pure latency.
+            pcm = trim_lead_silence(pcm, self.tts_rate, self.config.tts.trim_lead_ms)
+        if self.out_rate != self.tts_rate:
+            pcm = soxr.resample(pcm, self.tts_rate, self.out_rate).astype(np.int16)
+        return pcm
+
+    async def cut_short(self) -> None:
+        """After a cancel: drop the audio not yet sent, keep what was said in the history (so the next turn
+        knows the reply was cut short), and tell the client to drop the playback it has queued."""
+        self.sink.drop_turn(self.tid)
+        if self.progress.spoken:
+            self.history.add("assistant", " ".join(self.progress.spoken) + " …")
+        if self.progress.announced:
             with contextlib.suppress(Exception):
-                await sink.send_event(events.Interrupt(tid))
-    except BusyError as e:
-        outcome = "busy"
-        await fail(ProtocolError(BUSY, str(e), retry_after_ms=e.retry_after_ms))
-    except ContextTooSmallError as e:
-        outcome = "error"
-        history.clear()
-        await fail(ProtocolError(CONTEXT, str(e)))
-    except Exception as e:  # a model failed: report it, keep the session serving
-        while isinstance(e, BaseExceptionGroup) and e.exceptions:
-            e = e.exceptions[0]  # type: ignore[assignment]
-        log.exception("[%s turn %d] failed", timer.session_id, tid)
-        outcome = "error"
-        await fail(ProtocolError(INTERNAL, f"turn failed: {type(e).__name__}: {e}"))
-    finally:
-        report = _report(
-            config,
-            timer,
-            progress,
-            utterance,
-            cancelled,
-            outcome,
-            reply_audio_sent_spread_ms=delivery.spread_ms(),
-            **report_fields(),
-        )
-        on_report(report)
-        with contextlib.suppress(Exception):
-            await sink.send_event(report)
-    if cancelled:
-        raise asyncio.CancelledError
-    return report
+                await self.sink.send_event(events.Interrupt(self.tid))
+
+    async def fail(self, err: ProtocolError) -> None:
+        """An error the client is told about (``busy``, ``context``, ``internal``)."""
+        self.on_error(err)
+        await self.sink.send_event(events.Error.of(err))
 
 
 async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[LlmEvent, int], None]:

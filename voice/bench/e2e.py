@@ -243,27 +243,35 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
     if res.stages_ms:
         res.server_total_ms = _r(sum(res.stages_ms.values()))
     if m2e is not None and res.server_total_ms is not None:
-        recon = m2e - sum(res.stages_ms.values())
-        res.reconciliation_error_ms = _r(recon)
-        first_audio, first_chunk = last.first_audio_ns(), last.first_chunk_ns()
-        if first_audio is not None and first_chunk is not None:
-            res.reply_lead_silence_ms = _r((first_audio - first_chunk) / 1e6)
-        silence = res.stages_ms.get("endpoint_silence", last.trailing_silence_ms)
-        if last.speech_ended_ns is not None and last.speech_end_ns is not None and silence is not None:
-            server_speech_end = last.speech_ended_ns - silence * 1e6
-            res.speech_end_offset_ms = _r((server_speech_end - last.speech_end_ns) / 1e6)
-        if res.reply_lead_silence_ms is not None and res.speech_end_offset_ms is not None:
-            res.residual_ms = _r(recon - res.reply_lead_silence_ms - res.speech_end_offset_ms)
+        _decompose(res, last, m2e)
     res.uncertain = uncertainty(item.clip.speech_end.ambiguous, m2e, res.stages_ms)
     if last.chunks and last.sample_rate:
-        audio_ms = sum(len(c) for _, c in last.chunks) / 2 / last.sample_rate * 1000
-        sent = report.get("reply_audio_sent_spread_ms")
-        v = burst.judge(
-            [t for t, _ in last.chunks], audio_ms, float(sent) if isinstance(sent, int | float) else None
-        )
-        res.arrival_spread_ms, res.audio_sent_spread_ms = v.arrival_spread_ms, v.sent_spread_ms
-        res.burst, res.burst_why = v.burst, v.why
+        _judge_burst(res, last, report.get("reply_audio_sent_spread_ms"))
     return res
+
+
+def _decompose(res: TurnResult, last: ClientTurn, m2e: float) -> None:
+    """The reconciliation error (client mouth-to-ear − server stage sum) and its parts: the reply's lead
+    silence, the speech-end offset (server's estimate − the reference), and what is left."""
+    recon = m2e - sum(res.stages_ms.values())
+    res.reconciliation_error_ms = _r(recon)
+    first_audio, first_chunk = last.first_audio_ns(), last.first_chunk_ns()
+    if first_audio is not None and first_chunk is not None:
+        res.reply_lead_silence_ms = _r((first_audio - first_chunk) / 1e6)
+    silence = res.stages_ms.get("endpoint_silence", last.trailing_silence_ms)
+    if last.speech_ended_ns is not None and last.speech_end_ns is not None and silence is not None:
+        server_speech_end = last.speech_ended_ns - silence * 1e6
+        res.speech_end_offset_ms = _r((server_speech_end - last.speech_end_ns) / 1e6)
+    if res.reply_lead_silence_ms is not None and res.speech_end_offset_ms is not None:
+        res.residual_ms = _r(recon - res.reply_lead_silence_ms - res.speech_end_offset_ms)
+
+
+def _judge_burst(res: TurnResult, last: ClientTurn, sent: object) -> None:
+    """Did the reply's audio arrive in a lump (buffered on the way)? See :mod:`voice.bench.burst`."""
+    audio_ms = sum(len(c) for _, c in last.chunks) / 2 / last.sample_rate * 1000
+    v = burst.judge([t for t, _ in last.chunks], audio_ms, float(sent) if isinstance(sent, int | float) else None)
+    res.arrival_spread_ms, res.audio_sent_spread_ms = v.arrival_spread_ms, v.sent_spread_ms
+    res.burst, res.burst_why = v.burst, v.why
 
 
 def first_answer(turns: Sequence[ClientTurn]) -> tuple[float | None, bool]:
