@@ -94,6 +94,7 @@ async def test_a_talker_listens_to_the_reply_then_pauses(tmp_path: Path, fake_en
     assert expected_s - 0.001 <= gap_s <= expected_s + 0.06
 
 
+@pytest.mark.slow
 async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_engines: EnginesFactory) -> None:
     config, engines, expected, _ = pipeline(fake_engines)
     clips = clips_in(tmp_path)

@@ -49,6 +49,7 @@ MIB = 1024 * 1024
 
 
 # ------------------------------------------------------------------------------------- 1. disconnect mid-reply
+@pytest.mark.slow
 async def test_disconnect_mid_reply_frees_the_models_within_250_ms_100_of_100() -> None:
     """Clean closes and TCP resets at random points of a reply: the models are let go of within 250 ms of
     the drop and the next session's turn succeeds — 100 of 100 trials."""
@@ -327,6 +328,7 @@ def test_after_500_bad_messages_the_server_and_the_other_session_are_fine(
 
 
 # ------------------------------------------------------------------------------------- 4. context overflow
+@pytest.mark.slow
 async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
     # A long exchange is ~100 "tokens": the window holds ~5. Little reply audio (5 ms per character).
     engines = tagged_engines(0.01 * FAKE_MS, context=600, audio_ms_per_char=5.0)
@@ -364,6 +366,7 @@ async def test_a_message_too_long_for_the_context_is_an_error_and_the_next_turn_
 
 
 # ------------------------------------------------------------------------------------- 5. runaway input
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["speech", "noise"])
 async def test_ten_minutes_without_a_pause(kind: str) -> None:
     engines = tagged_engines(0.01 * FAKE_MS)
@@ -585,6 +588,7 @@ def test_health_is_loading_until_the_models_are_warm_and_sigterm_while_loading_e
 
 
 # ------------------------------------------------------------------------------------- 8. soak (scaled down)
+@pytest.mark.slow
 async def test_soak_80_turns_over_8_sessions_with_fakes() -> None:
     figures = await run_soak(
         tagged_engines(0.02 * FAKE_MS, max_queue=8),

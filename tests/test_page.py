@@ -28,6 +28,7 @@ from voice.server import VoiceServer
 from voice.webpage import page_file
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./dev installs it)"),
     pytest.mark.timeout(180),
 ]

@@ -51,6 +51,7 @@ from voice.reliability.tagged import reply_for, tagged_engines, tagged_speech
 NGINX = find_nginx()
 NGINX_MARKS = (
     pytest.mark.nginx,
+    pytest.mark.slow,
     pytest.mark.skipif(NGINX is None, reason="nginx is not installed (./dev installs Debian's nginx)"),
     pytest.mark.skipif(shutil.which("openssl") is None, reason="the openssl command line tool is not installed"),
     pytest.mark.timeout(60),
