@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from voice.bench import stats
 from voice.bench.clips import default_speech_dir, load_clips
 from voice.bench.e2e_cmd import output_paths
@@ -24,6 +22,7 @@ from voice.bench.llms import load_stt
 from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, ratio, ratio_of, text_table, write_outputs
 from voice.bench.synth import espeak_clips
+from voice.budget import percentile
 from voice.config import SttConfig, load_config
 
 
@@ -40,7 +39,7 @@ class ClipResult:
 
 
 def _p(values: list[float], q: float) -> float:
-    return round(float(np.percentile(values, q)), 1)
+    return round(percentile(values, q), 1)
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

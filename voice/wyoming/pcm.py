@@ -13,6 +13,8 @@ import soxr
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
+from voice.audio import pcm16_to_float
+
 STT_RATE_HZ = 16_000
 MIN_RATE_HZ = 8_000
 MAX_RATE_HZ = 48_000
@@ -68,7 +70,7 @@ def to_float_mono(pcm: bytes, fmt: PcmFormat) -> np.ndarray:
     if fmt.width_bytes == 1:
         samples = (np.frombuffer(pcm, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
     elif fmt.width_bytes == 2:
-        samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        samples = pcm16_to_float(pcm)
     else:
         samples = (np.frombuffer(pcm, dtype="<i4").astype(np.float64) / 2**31).astype(np.float32)
     if fmt.channels > 1:
