@@ -8,13 +8,13 @@ given to :func:`judge`, so that a reply is judged against the time it was produc
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from voice.loops import repeats
+from voice.tomlfile import load_toml
 
 CATEGORIES = ("knowledge", "clock", "arithmetic", "followup", "cannot", "ramble", "timer")
 CLOCKS = ("time", "date", "weekday", "year", "month")
@@ -79,10 +79,7 @@ def _strings(raw: dict[str, object], key: str, where: str) -> tuple[str, ...]:
 
 
 def load_items(path: Path) -> list[Item]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise QuestionSetError(f"cannot read question set {path}: {e}") from None
+    data = load_toml(path, "question set", QuestionSetError)
     raw_items = data.get("item")
     if not isinstance(raw_items, list) or not raw_items:
         raise QuestionSetError(f"{path}: no [[item]] tables")
