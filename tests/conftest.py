@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice.budget import FakeClock
+from voice.clock import FakeClock
 from voice.compute import ComputeGate
 from voice.config import Config, parse_config
 from voice.engine import Engines

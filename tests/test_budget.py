@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from voice.budget import MARKS, STAGES, FakeClock, JsonlSink, LlmMetrics, TurnTimer, build_report, percentile
+from voice.budget import MARKS, STAGES, JsonlSink, LlmMetrics, TurnTimer, build_report, percentile
+from voice.clock import FakeClock
 from voice.config import BudgetConfig
 
 

@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import EnginesFactory, make_config
 from tests.test_turn import UTT, ListSink
 from voice.backends.llm_skills import SkillsLlm
-from voice.budget import FakeClock, TurnReport, TurnTimer
+from voice.budget import TurnReport, TurnTimer
+from voice.clock import FakeClock
 from voice.fakes import Delay, FakeLlm, FakeStt
 from voice.history import History
 from voice.kvcache import MIN_RESTORE_GAIN_TOKENS, REDUNDANT_TAIL_TOKENS, KvCache, common_prefix

@@ -8,7 +8,8 @@ import itertools
 import pytest
 
 from voice import protocol as p
-from voice.budget import MARKS, STAGES, FakeClock, TurnTimer, build_report
+from voice.budget import MARKS, STAGES, TurnTimer, build_report
+from voice.clock import FakeClock
 from voice.config import BudgetConfig
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import EnginesFactory, make_config
-from voice.budget import MonotonicClock
+from voice.clock import MonotonicClock
 from voice.realtime.front import RealtimeFront
 
 pytest.importorskip("openai")

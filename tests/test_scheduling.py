@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import EnginesFactory, make_config
 from tests.test_turn import ListSink
-from voice.budget import FakeClock, TurnTimer
+from voice.budget import TurnTimer
+from voice.clock import FakeClock
 from voice.engine import DEFAULT_RETRY_AFTER_MS, BusyError, Engines
 from voice.events import Error, encode_server
 from voice.fairlock import FairLock

@@ -15,7 +15,8 @@ from collections.abc import Callable
 import numpy as np
 
 from tests.conftest import EnginesFactory, make_config, silence, tone
-from voice.budget import FakeClock, TurnReport
+from voice.budget import TurnReport
+from voice.clock import FakeClock
 from voice.fakes import Delay, FakeLlm, FakeStt
 from voice.session import Session
 

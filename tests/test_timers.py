@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import EnginesFactory, make_config, silence, tone
 from tests.test_session_speculation import Client, feed, reply_held, start, until
 from voice import timers
-from voice.budget import FakeClock, TurnReport
+from voice.budget import TurnReport
+from voice.clock import FakeClock
 from voice.fakes import Delay, FakeLlm, FakeStt
 from voice.session import Session
 from voice.timers import CancelTimer, ListTimers, SetTimer, TimerBook
@@ -151,7 +152,7 @@ async def test_a_timer_set_by_voice_rings_as_a_server_initiated_turn(fake_engine
 
 async def test_the_ringer_rings_by_itself(fake_engines: EnginesFactory) -> None:
     """The ringer task wakes up when the soonest timer is due (real clock: a 1 s timer)."""
-    from voice.budget import MonotonicClock
+    from voice.clock import MonotonicClock
 
     real = MonotonicClock()
     session, reports, _ = timer_session(fake_engines, FakeClock(), ("x",))

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import EnginesFactory, make_config
-from voice.budget import STAGES, FakeClock, TurnReport, TurnTimer
+from voice.budget import STAGES, TurnReport, TurnTimer
+from voice.clock import FakeClock
 from voice.config import LlmConfig
 from voice.events import ServerEvent, encode_server
 from voice.fakes import Delay, FakeLlm, FakeTts, render_words
@@ -145,7 +146,7 @@ async def test_barge_in_cancels_llm_and_tts(fake_engines: EnginesFactory) -> Non
     config = make_config()
     sink = ListSink()
     reports: list[TurnReport] = []
-    from voice.budget import MonotonicClock
+    from voice.clock import MonotonicClock
 
     timer = start_timer(MonotonicClock(), 7)  # type: ignore[arg-type]
     history = History()

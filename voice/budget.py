@@ -22,12 +22,12 @@ import itertools
 import json
 import statistics
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from voice.clock import Clock
 from voice.config import BudgetConfig
 
 #: Hand-over marks in pipeline order; stage ``i`` runs from ``MARKS[i]`` to ``MARKS[i + 1]``.
@@ -56,35 +56,6 @@ STAGES: tuple[str, ...] = (
     "tts_first_audio",
     "send",
 )
-
-
-class Clock(Protocol):
-    """A monotonic clock in integer nanoseconds."""
-
-    def now_ns(self) -> int: ...
-
-
-class MonotonicClock:
-    """The real clock: :func:`time.perf_counter_ns` (monotonic, highest resolution)."""
-
-    def now_ns(self) -> int:
-        return time.perf_counter_ns()
-
-
-class FakeClock:
-    """A clock that only moves when told to (tests)."""
-
-    def __init__(self, start_ns: int = 1_000_000_000) -> None:
-        self._now_ns = start_ns
-        self._lock = threading.Lock()
-
-    def now_ns(self) -> int:
-        with self._lock:
-            return self._now_ns
-
-    def advance_ms(self, ms: float) -> None:
-        with self._lock:
-            self._now_ns += round(ms * 1_000_000)
 
 
 def _ms(ns: int) -> float:

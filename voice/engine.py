@@ -21,15 +21,31 @@ import time
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from voice.budget import Clock, MonotonicClock, TurnTimer
+from voice.clock import Clock, MonotonicClock
 from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.fairlock import FairLock
 from voice.history import History, fit_prompt
 from voice.kvcache import KvStats
 from voice.stages import ChatMessage, Llm, LlmEvent, Stt, TextDelta, Tts, Vad
+
+
+class TurnMarks(Protocol):
+    """Where the engines record when each model takes up a turn's work (:class:`voice.budget.TurnTimer`).
+
+    ``stt_start``, ``llm_start`` and ``tts_start`` are marked in the worker thread the moment the model and a
+    compute slot are acquired (the real hand-over: marking after the thread returned would add the event loop's
+    hop to the stage), ``tts_first_audio`` when the first audio piece is out, each token as it is generated."""
+
+    session_id: str
+    clock: Clock
+
+    def mark(self, name: str, at_ns: int | None = None) -> int: ...
+
+    def token(self) -> int: ...
 
 
 class BusyError(RuntimeError):
@@ -197,7 +213,7 @@ class Engines:
         with self._activity:
             return not any(self.active.values())
 
-    async def transcribe(self, audio: np.ndarray, timer: TurnTimer) -> str:
+    async def transcribe(self, audio: np.ndarray, timer: TurnMarks) -> str:
         """Transcribe an utterance. Cancelling waits for the running transcription to finish."""
 
         def job(cancel: threading.Event) -> str:
@@ -225,7 +241,7 @@ class Engines:
             )
 
     async def generate(
-        self, messages: Sequence[ChatMessage], timer: TurnTimer, *, max_tokens: int
+        self, messages: Sequence[ChatMessage], timer: TurnMarks, *, max_tokens: int
     ) -> AsyncGenerator[tuple[LlmEvent, int], None]:
         """Stream LLM events, each with the monotonic time (ns) it was produced.
 
@@ -280,7 +296,7 @@ class Engines:
                 # Wait for the thread even if we are being cancelled: the model must be free on exit.
                 await asyncio.shield(asyncio.wait([worker]))
 
-    async def synthesize(self, text: str, timer: TurnTimer) -> list[np.ndarray]:
+    async def synthesize(self, text: str, timer: TurnMarks) -> list[np.ndarray]:
         """Synthesize one clause (int16 at ``tts.sample_rate``); cancelling stops after the current step."""
 
         def job(cancel: threading.Event) -> list[np.ndarray]:

@@ -1,6 +1,6 @@
 """Fake models configured by data, for fast tests and for benchmarking the tools themselves.
 
-Each fake "takes time" through a :class:`Delay`: with a :class:`~voice.budget.FakeClock` it advances the
+Each fake "takes time" through a :class:`Delay`: with a :class:`~voice.clock.FakeClock` it advances the
 clock (deterministic reports, no sleeping), otherwise it sleeps for real (tests over real sockets).
 Because every compute step goes through the compute gate, fake-clock advances never overlap.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voice.budget import FakeClock
+from voice.clock import FakeClock
 from voice.kvcache import KvCache, KvStats
 from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 

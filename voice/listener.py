@@ -15,7 +15,7 @@ import numpy as np
 import soxr
 
 from voice.audio import AudioFileError, analyse_speech, pcm16_to_float
-from voice.budget import Clock
+from voice.clock import Clock
 from voice.compute import Priority
 from voice.config import Config
 from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded

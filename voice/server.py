@@ -23,7 +23,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from voice import events, routes
-from voice.budget import Clock, JsonlSink, MonotonicClock, TurnReport
+from voice.budget import JsonlSink, TurnReport
+from voice.clock import Clock, MonotonicClock
 from voice.config import Config
 from voice.engine import Engines
 from voice.metrics import Metrics

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voice import events as server_events
-from voice.budget import Clock, TurnReport, TurnTimer
+from voice.budget import TurnReport, TurnTimer
+from voice.clock import Clock
 from voice.config import Config
 from voice.endpoint import (
     EndpointEvent,

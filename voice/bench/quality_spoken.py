@@ -39,7 +39,8 @@ from voice.audio import float_to_pcm16, load_audio
 from voice.bench.clips import BenchError, read_transcripts
 from voice.bench.quality_set import Item, judge, judged_summary
 from voice.bench.stats import corpus_wer_normalized
-from voice.budget import FakeClock, TurnReport
+from voice.budget import TurnReport
+from voice.clock import FakeClock
 from voice.config import Config
 from voice.engine import Engines
 from voice.protocol import EndTurn, Start, encode_client

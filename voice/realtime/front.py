@@ -27,7 +27,8 @@ import numpy as np
 import soxr
 
 from voice.audio import pcm16_to_float
-from voice.budget import Clock, TurnReport
+from voice.budget import TurnReport
+from voice.clock import Clock
 from voice.config import Config, ConfigError
 from voice.endpoint import STT_SAMPLE_RATE_HZ
 from voice.engine import Engines

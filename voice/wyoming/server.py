@@ -30,7 +30,8 @@ import numpy as np
 from wyoming.event import Event, async_write_event
 
 from voice.audio import trim_lead_silence
-from voice.budget import Clock, MonotonicClock, TurnTimer
+from voice.budget import TurnTimer
+from voice.clock import Clock, MonotonicClock
 from voice.config import Config
 from voice.engine import BusyError, Engines
 from voice.history import ContextTooSmallError
