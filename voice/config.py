@@ -287,6 +287,19 @@ def _validate(config: Config) -> None:
         raise ConfigError(f"[server] port {config.server.port} is not a TCP port (0-65535; 0 picks a free one)")
     if not 0.0 < config.vad.neg_threshold <= config.vad.threshold < 1.0:
         raise ConfigError("[vad] need 0 < neg_threshold <= threshold < 1")
+    _validate_turn(config)
+    _validate_stt(config.stt)
+    _validate_reply(config)
+    if config.vad.max_utterance_s <= 0:
+        raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
+    _check_server_limits(config.server)
+    _check_wyoming(config.wyoming)
+    for name, section in (("stt", config.stt), ("tts", config.tts)):
+        _check_backend(name, section.backend, section.uri, section.timeout_s)
+
+
+def _validate_turn(config: Config) -> None:
+    """[turn]: speculation, the end-of-turn model's thresholds and windows (some against [vad])."""
     t = config.turn
     if t.speculate_after_ms < 0:
         raise ConfigError("[turn] speculate_after_ms must be 0 (off) or positive")
@@ -303,16 +316,24 @@ def _validate(config: Config) -> None:
         raise ConfigError("[turn] complete_threshold must be between 0 and 1")
     if not 0 < t.complete_silence_ms <= t.incomplete_silence_ms:
         raise ConfigError("[turn] need 0 < complete_silence_ms <= incomplete_silence_ms")
-    if not 0.0 <= config.stt.min_window_s <= 30.0 or not 0.0 <= config.stt.pad_s <= 30.0:
+
+
+def _validate_stt(stt: SttConfig) -> None:
+    """[stt]: the decode window and Whisper's context (initial prompt, hotwords)."""
+    if not 0.0 <= stt.min_window_s <= 30.0 or not 0.0 <= stt.pad_s <= 30.0:
         raise ConfigError("[stt] min_window_s and pad_s must be between 0 and 30 seconds")
-    stt_context = len(config.stt.initial_prompt) + sum(len(w) + 1 for w in config.stt.hotwords)
+    stt_context = len(stt.initial_prompt) + sum(len(w) + 1 for w in stt.hotwords)
     if stt_context > MAX_STT_CONTEXT_CHARS:
         raise ConfigError(
             f"[stt] initial_prompt and hotwords are {stt_context} characters together; Whisper reads at most "
             f"~223 tokens of context, keep them under {MAX_STT_CONTEXT_CHARS} characters"
         )
-    if any(not w.strip() for w in config.stt.hotwords):
+    if any(not w.strip() for w in stt.hotwords):
         raise ConfigError("[stt] hotwords must not contain empty strings")
+
+
+def _validate_reply(config: Config) -> None:
+    """[llm] and [tts]: the backend, the reply's length and sampling, the KV cache, the audio chunks."""
     _check_llm_backend(config.llm)
     if config.llm.max_reply_tokens >= config.llm.n_ctx // 2:
         raise ConfigError("[llm] max_reply_tokens must be less than half of n_ctx")
@@ -328,12 +349,6 @@ def _validate(config: Config) -> None:
         raise ConfigError("[llm] max_reply_sentences must be 0 (no cap) or positive")
     if config.tts.chunk_ms < 5 or config.tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
-    if config.vad.max_utterance_s <= 0:
-        raise ConfigError(f"[vad] max_utterance_s must be positive, got {config.vad.max_utterance_s}")
-    _check_server_limits(config.server)
-    _check_wyoming(config.wyoming)
-    for name, section in (("stt", config.stt), ("tts", config.tts)):
-        _check_backend(name, section.backend, section.uri, section.timeout_s)
 
 
 BACKENDS = ("local", "wyoming")

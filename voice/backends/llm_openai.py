@@ -49,7 +49,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -250,10 +250,7 @@ class OpenAiLlm:
     ) -> Iterator[LlmEvent]:
         where = f"the LLM server at {self.url}"
         start_ns = time.perf_counter_ns()
-        arrivals_ns: list[int] = []
-        usage: Usage | None = None
-        ended = False  # a finish_reason arrived, or we stopped the reply ourselves
-        guard = ReplyGuard(max_sentences=self.config.max_reply_sentences)
+        state = _StreamState(ReplyGuard(max_sentences=self.config.max_reply_sentences))
         try:
             with self._client.stream("POST", self.url, json=self._body(messages, max_tokens)) as response:
                 with self._lock:
@@ -266,62 +263,84 @@ class OpenAiLlm:
                         raise LlmServerError(
                             f"{where} answered HTTP {response.status_code} {response.reason_phrase}: {body[:300]}"
                         )
-                    for sse in httpx2.EventSource(response):
-                        if sse.data == "[DONE]":
-                            if not ended:  # every engine sends a finish_reason first, unless it gave up
-                                raise LlmServerError(
-                                    f"{where} ended the stream after {len(arrivals_ns)} tokens without a "
-                                    "finish_reason: it interrupted the reply (llama_cpp.server does when "
-                                    "another request arrives: start it with --interrupt_requests false)"
-                                )
-                            break
-                        chunk = parse_chunk(sse.data)
-                        if chunk.error is not None:
-                            raise LlmServerError(f"{where} reported an error mid-reply: {chunk.error}")
-                        usage = chunk.usage or usage
-                        ended = ended or chunk.finish_reason is not None
-                        if not chunk.text:
-                            continue
-                        if guard.stop_before(chunk.text):
-                            ended = True  # closing the stream stops the server's generation
-                            break
-                        arrivals_ns.append(time.perf_counter_ns())
-                        yield TextDelta(chunk.text)
-                        if cancel.is_set():
-                            return
+                    yield from _deltas(response, state, cancel, where)
                 finally:
                     with self._lock:
                         self._response = None
-        except httpx2.TimeoutException as e:
-            if isinstance(e, httpx2.ConnectTimeout):
-                raise LlmServerError(
-                    f"cannot reach {where}: no connection within connect_timeout_s="
-                    f"{self.config.connect_timeout_s:g} s ([llm] base_url; is the server up?)"
-                ) from None
-            what = (
-                "stalled mid-reply" if arrivals_ns else "sent no first token (overloaded, or still loading?)"
+        except (httpx2.TransportError, ValueError) as e:
+            interrupted = isinstance(e, httpx2.TransportError) and not isinstance(
+                e, httpx2.TimeoutException | httpx2.ConnectError | httpx2.SSEError
             )
-            raise LlmServerError(f"{where} {what} within read_timeout_s={self.config.read_timeout_s:g} s") from None
-        except httpx2.ConnectError as e:
-            raise LlmServerError(f"cannot reach {where} ([llm] base_url; is the server up?): {e}") from None
-        except httpx2.SSEError as e:
-            raise LlmServerError(f"{where} did not answer with an event stream: {e}") from None
-        except ValueError as e:
-            raise LlmServerError(f"{where} sent something that is not a chat-completions stream: {e}") from None
-        except httpx2.TransportError as e:
-            if cancel.is_set():
+            if interrupted and cancel.is_set():
                 return  # our own interrupt() shut the socket
-            raise LlmServerError(
-                f"{where} cut the stream after {len(arrivals_ns)} tokens: {type(e).__name__}: {e}"
-            ) from None
+            raise self._failure(e, where, len(state.arrivals_ns)) from None
         if cancel.is_set():
             return
-        if not ended:
+        if not state.ended:
             raise LlmServerError(
-                f"{where} closed the stream mid-reply after {len(arrivals_ns)} tokens (no finish_reason, no [DONE])"
+                f"{where} closed the stream mid-reply after {len(state.arrivals_ns)} tokens (no finish_reason, "
+                "no [DONE])"
             )
-        shape = stream_shape(start_ns, arrivals_ns)
+        shape = stream_shape(start_ns, state.arrivals_ns)
         if check and shape.buffered:
             log.warning(buffering_warning(shape, where))
-        if usage is not None:
-            yield prompt_info(usage)
+        if state.usage is not None:
+            yield prompt_info(state.usage)
+
+    def _failure(self, e: Exception, where: str, tokens: int) -> LlmServerError:
+        """What went wrong on the way to or from the server, in words."""
+        if isinstance(e, httpx2.ConnectTimeout):
+            return LlmServerError(
+                f"cannot reach {where}: no connection within connect_timeout_s="
+                f"{self.config.connect_timeout_s:g} s ([llm] base_url; is the server up?)"
+            )
+        if isinstance(e, httpx2.TimeoutException):
+            what = "stalled mid-reply" if tokens else "sent no first token (overloaded, or still loading?)"
+            return LlmServerError(f"{where} {what} within read_timeout_s={self.config.read_timeout_s:g} s")
+        if isinstance(e, httpx2.ConnectError):
+            return LlmServerError(f"cannot reach {where} ([llm] base_url; is the server up?): {e}")
+        if isinstance(e, httpx2.SSEError):
+            return LlmServerError(f"{where} did not answer with an event stream: {e}")
+        if isinstance(e, ValueError):
+            return LlmServerError(f"{where} sent something that is not a chat-completions stream: {e}")
+        return LlmServerError(f"{where} cut the stream after {tokens} tokens: {type(e).__name__}: {e}")
+
+
+@dataclass
+class _StreamState:
+    """What one reply's stream has brought so far."""
+
+    guard: ReplyGuard
+    arrivals_ns: list[int] = field(default_factory=list)
+    usage: Usage | None = None
+    ended: bool = False
+    """A finish_reason arrived, or the reply was stopped here (closing the stream stops the server's generation)."""
+
+
+def _deltas(
+    response: httpx2.Response, state: _StreamState, cancel: threading.Event, where: str
+) -> Iterator[TextDelta]:
+    """The reply's text as the server streams it (server-sent events), until ``[DONE]``, a stop or a cancel."""
+    for sse in httpx2.EventSource(response):
+        if sse.data == "[DONE]":
+            if not state.ended:  # every engine sends a finish_reason first, unless it gave up
+                raise LlmServerError(
+                    f"{where} ended the stream after {len(state.arrivals_ns)} tokens without a "
+                    "finish_reason: it interrupted the reply (llama_cpp.server does when "
+                    "another request arrives: start it with --interrupt_requests false)"
+                )
+            return
+        chunk = parse_chunk(sse.data)
+        if chunk.error is not None:
+            raise LlmServerError(f"{where} reported an error mid-reply: {chunk.error}")
+        state.usage = chunk.usage or state.usage
+        state.ended = state.ended or chunk.finish_reason is not None
+        if not chunk.text:
+            continue
+        if state.guard.stop_before(chunk.text):
+            state.ended = True
+            return
+        state.arrivals_ns.append(time.perf_counter_ns())
+        yield TextDelta(chunk.text)
+        if cancel.is_set():
+            return

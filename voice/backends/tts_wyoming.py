@@ -49,33 +49,11 @@ class WyomingTts:
                 while True:
                     event = request.read()
                     if event.type == "audio-start":
-                        got = parse_format(event.data, f"the audio-start of the Wyoming server at {self.uri}")
-                        if isinstance(got, str):
-                            raise WyomingClientError(got)
-                        fmt = got
-                        if not self.sample_rate:
-                            self.sample_rate = fmt.rate_hz
-                        if fmt.rate_hz != self.sample_rate:
-                            resampler = soxr.ResampleStream(fmt.rate_hz, self.sample_rate, 1, dtype="float32")
+                        fmt, resampler = self._start(event.data)
                     elif event.type == "audio-chunk":
-                        if fmt is None:
-                            raise WyomingClientError(
-                                f"the Wyoming server at {self.uri} sent audio-chunk before audio-start"
-                            )
-                        payload = event.payload or b""
-                        if len(payload) % fmt.frame_bytes:
-                            raise WyomingClientError(
-                                f"the Wyoming server at {self.uri} sent an audio-chunk of partial frames"
-                            )
-                        if not payload:
-                            continue
-                        if resampler is None and fmt.width_bytes == 2 and fmt.channels == 1:
-                            yield np.frombuffer(payload, dtype="<i2").astype(np.int16)
-                            continue
-                        mono = to_float_mono(payload, fmt)
-                        if resampler is not None:
-                            mono = resampler.resample_chunk(mono)
-                        yield _int16(mono)
+                        pcm = self._chunk(event.payload or b"", fmt, resampler)
+                        if pcm is not None:
+                            yield pcm
                     elif event.type == "audio-stop":
                         if resampler is not None:
                             yield _int16(resampler.resample_chunk(np.zeros(0, np.float32), last=True))
@@ -83,6 +61,34 @@ class WyomingTts:
             finally:
                 with self._lock:
                     self._current = None
+
+    def _start(self, data: dict[str, object]) -> tuple[PcmFormat, soxr.ResampleStream | None]:
+        """The reply's format (from audio-start), and a resampler when its rate is not ours."""
+        got = parse_format(data, f"the audio-start of the Wyoming server at {self.uri}")
+        if isinstance(got, str):
+            raise WyomingClientError(got)
+        if not self.sample_rate:
+            self.sample_rate = got.rate_hz
+        if got.rate_hz == self.sample_rate:
+            return got, None
+        return got, soxr.ResampleStream(got.rate_hz, self.sample_rate, 1, dtype="float32")
+
+    def _chunk(
+        self, payload: bytes, fmt: PcmFormat | None, resampler: soxr.ResampleStream | None
+    ) -> np.ndarray | None:
+        """An audio-chunk as int16 mono at our rate (None for an empty one)."""
+        if fmt is None:
+            raise WyomingClientError(f"the Wyoming server at {self.uri} sent audio-chunk before audio-start")
+        if len(payload) % fmt.frame_bytes:
+            raise WyomingClientError(f"the Wyoming server at {self.uri} sent an audio-chunk of partial frames")
+        if not payload:
+            return None
+        if resampler is None and fmt.width_bytes == 2 and fmt.channels == 1:
+            return np.frombuffer(payload, dtype="<i2").astype(np.int16)
+        mono = to_float_mono(payload, fmt)
+        if resampler is not None:
+            mono = resampler.resample_chunk(mono)
+        return _int16(mono)
 
     def interrupt(self) -> None:
         """Abort the synthesis in progress (called from another thread when the turn is cancelled)."""

@@ -100,6 +100,14 @@ def _slot(gate: ComputeGate, priority: Priority, waited: list[int]) -> Iterator[
         yield
 
 
+def _record(into: dict[str, list[float]], walls: dict[str, float], waits: dict[str, float], span: float) -> None:
+    """One round's wall and wait times of each model, and the makespan."""
+    for k, v in walls.items():
+        into[k].append(v)
+        into[f"{k}_wait"].append(waits[k])
+    into["makespan"].append(span)
+
+
 def measure(
     config_path: Path | None,
     stt_name: str | None,
@@ -162,10 +170,7 @@ def measure(
 
             walls, waits, span = guard.run(one, f"{mode}, round {r}") if guard is not None and r else one()
             if r:
-                for k, v in walls.items():
-                    samples[mode][k].append(v)
-                    samples[mode][f"{k}_wait"].append(waits[k])
-                samples[mode]["makespan"].append(span)
+                _record(samples[mode], walls, waits, span)
         print(f"  round {r}/{repeats} done" + (" (warm-up)" if r == 0 else ""), flush=True)
     return {
         "stt": stt_name,

@@ -7,8 +7,9 @@ import asyncio
 import dataclasses
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e import (
@@ -26,6 +27,9 @@ from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, mar
 from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
 from voice.bench.markdown import write_json, write_text
 from voice.config import Config, load_config
+
+if TYPE_CHECKING:
+    from voice.engine import Engines
 
 
 def config_with_models(config: Config, stt: str | None, llm: str | None, tts: str | None) -> Config:
@@ -54,6 +58,58 @@ def _config_meta(config: Config) -> dict[str, Any]:
     d = dataclasses.asdict(config)
     d["server"].pop("token", None)
     return d
+
+
+def _meta_and_engines(
+    args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path
+) -> tuple[dict[str, Any], Engines | None]:
+    """The result's method and machine description; the models, loaded, unless the server is external."""
+    compare: str | None = args.compare_direct
+    meta: dict[str, Any] = {
+        "machine": machine_info(),
+        "speech_dir": str(speech_dir),
+        "method": method_meta(opts),
+    }
+    engines = None
+    if args.url:
+        meta["server"] = f"external, {args.url}" + (f"; compared with {compare} directly" if compare else "")
+        meta["models"] = None
+        if compare:
+            from voice.bench.e2e_compare import METHOD as COMPARE_METHOD
+
+            meta["method"]["compare_direct"] = COMPARE_METHOD
+    else:
+        from voice.loader import load_engines
+
+        t0 = time.perf_counter()
+        engines = load_engines(config)
+        meta["load_s"] = round(time.perf_counter() - t0, 1)
+        meta["server"] = "in-process VoiceServer on 127.0.0.1, client on its own thread and event loop"
+        meta["models"] = {"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model}
+        meta["config"] = _config_meta(config)
+
+    return meta, engines
+
+
+def _write(
+    result: E2eResult, json_path: Path | None, md_path: Path | None, png_path: Path | None, say: Callable[[str], None]
+) -> None:
+    """The figure, the Markdown and the JSON (``-``: to stdout) that were asked for."""
+    if png_path is not None:
+        plot(result, png_path)
+        say(f"wrote {png_path}")
+    if md_path is not None:
+        write_text(md_path, markdown(result, png_path, md_path))
+        say(f"wrote {md_path}")
+    if json_path is None:
+        return
+    if str(json_path) == "-":
+        import json
+
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        write_json(json_path, result.to_json())
+        say(f"wrote {json_path}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,29 +143,7 @@ def run(args: argparse.Namespace) -> int:
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)
     wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
-    meta: dict[str, Any] = {
-        "machine": machine_info(),
-        "speech_dir": str(speech_dir),
-        "method": method_meta(opts),
-    }
-    engines = None
-    if args.url:
-        meta["server"] = f"external, {args.url}" + (f"; compared with {compare} directly" if compare else "")
-        meta["models"] = None
-        if compare:
-            from voice.bench.e2e_compare import METHOD as COMPARE_METHOD
-
-            meta["method"]["compare_direct"] = COMPARE_METHOD
-    else:
-        from voice.loader import load_engines
-
-        t0 = time.perf_counter()
-        engines = load_engines(config)
-        meta["load_s"] = round(time.perf_counter() - t0, 1)
-        meta["server"] = "in-process VoiceServer on 127.0.0.1, client on its own thread and event loop"
-        meta["models"] = {"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model}
-        meta["config"] = _config_meta(config)
-
+    meta, engines = _meta_and_engines(args, config, opts, speech_dir)
     say(
         f"speaking {len(clips)} clip(s) from {speech_dir}: {opts.warmup} warm-up turn(s), then "
         f"{opts.repeats} repeat(s); {len(plan)} turns in real time. Each clip is its own session."
@@ -154,18 +188,5 @@ def run(args: argparse.Namespace) -> int:
     )
     print(console_summary(result), file=out, flush=True)
 
-    if png_path is not None:
-        plot(result, png_path)
-        say(f"wrote {png_path}")
-    if md_path is not None:
-        write_text(md_path, markdown(result, png_path, md_path))
-        say(f"wrote {md_path}")
-    if json_path is not None:
-        if to_stdout:
-            import json
-
-            print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-        else:
-            write_json(json_path, result.to_json())
-            say(f"wrote {json_path}")
+    _write(result, json_path, md_path, png_path, say)
     return 0 if result.summary()["n_measured"] > 0 else 1

@@ -75,24 +75,38 @@ async def _reader(ws: ClientConnection, conv: Conversation, reported: asyncio.Ev
             t.transcript = ev.get("transcript", "")
             if not t.transcript:  # nothing heard: no response follows
                 t.report, t.report_ns = {"turn_id": turn_id, "outcome": "no_speech", "stages_ms": {}}, now
-        elif kind == "response.created" and turn_id:
-            responses[ev["response"]["id"]] = turn_id
-        elif kind == "response.content_part.added" and ev.get("response_id") in responses:
-            conv.turn(responses[ev["response_id"]]).sample_rate = REALTIME_RATE_HZ
-        elif kind == "response.output_audio.delta" and ev.get("response_id") in responses:
-            conv.turn(responses[ev["response_id"]]).chunks.append((now, base64.b64decode(ev["delta"])))
-        elif kind == "response.output_audio_transcript.delta" and ev.get("response_id") in responses:
-            conv.turn(responses[ev["response_id"]]).reply_text.append(ev["delta"])
-        elif kind == "response.done" and ev["response"].get("id") in responses:
-            t = conv.turn(responses[ev["response"]["id"]])
-            t.interrupted = ev["response"].get("status") == "cancelled"
-            t.report, t.report_ns = _report_from_metadata(ev["response"]), now
+        elif isinstance(kind, str) and kind.startswith("response."):
+            _on_response(kind, ev, conv, responses, turn_id, now)
         elif kind == "voice.turn_report":
             report = ev.get("report") or {}
             tid = report.get("turn_id")
             if isinstance(tid, int) and tid in conv.turns:
                 conv.turns[tid].report = report
             reported.set()
+
+
+def _on_response(
+    kind: str, ev: dict[str, Any], conv: Conversation, responses: dict[str, int], turn_id: int, now: int
+) -> None:
+    """A ``response.*`` event: its response joins the current turn (``responses``: response id → turn id),
+    and its audio, transcript and end go to that turn."""
+    rid = ev["response"].get("id") if kind in ("response.created", "response.done") else ev.get("response_id")
+    if kind == "response.created":
+        if turn_id and isinstance(rid, str):
+            responses[rid] = turn_id
+        return
+    if rid not in responses:
+        return
+    t = conv.turn(responses[rid])
+    if kind == "response.content_part.added":
+        t.sample_rate = REALTIME_RATE_HZ
+    elif kind == "response.output_audio.delta":
+        t.chunks.append((now, base64.b64decode(ev["delta"])))
+    elif kind == "response.output_audio_transcript.delta":
+        t.reply_text.append(ev["delta"])
+    elif kind == "response.done":
+        t.interrupted = ev["response"].get("status") == "cancelled"
+        t.report, t.report_ns = _report_from_metadata(ev["response"]), now
 
 
 async def converse_realtime(

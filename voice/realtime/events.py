@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,28 +133,9 @@ def decode_client_event(frame: str | bytes) -> ClientEvent | RealtimeError:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return _bad("every event needs a string field 'type'", "type", event_id, "missing_required_parameter")
-    if kind == "session.update":
-        session = obj.get("session")
-        if not isinstance(session, dict):
-            return _bad("session.update needs an object 'session'", "session", event_id, "missing_required_parameter")
-        return SessionUpdate(session, event_id)
-    if kind == "input_audio_buffer.append":
-        return _decode_append(obj.get("audio"), event_id)
-    if kind == "input_audio_buffer.commit":
-        return AudioCommit(event_id)
-    if kind == "input_audio_buffer.clear":
-        return AudioClear(event_id)
-    if kind == "response.create":
-        return ResponseCreate(event_id)
-    if kind == "response.cancel":
-        rid = obj.get("response_id")
-        return ResponseCancel(rid if isinstance(rid, str) else None, event_id)
-    if kind == "conversation.item.create":
-        return _decode_item(obj.get("item"), event_id)
-    if kind == "conversation.item.truncate":
-        return _decode_truncate(obj, event_id)
-    if kind == "output_audio_buffer.clear":
-        return Ignored(kind, event_id)
+    decode = _DECODERS.get(kind)
+    if decode is not None:
+        return decode(obj, event_id)
     return RealtimeError(
         "unsupported_event",
         f"event type {kind!r} is not supported by this server; supported: {SUPPORTED}",
@@ -219,3 +201,30 @@ def _decode_truncate(obj: dict[str, Any], event_id: str | None) -> ItemTruncate 
             return _bad(f"'{name}' must be an integer of 0 or more, got {v!r}", name, event_id)
         values.append(v)
     return ItemTruncate(item_id, values[0], values[1], event_id)
+
+
+def _decode_session_update(obj: dict[str, Any], event_id: str | None) -> SessionUpdate | RealtimeError:
+    session = obj.get("session")
+    if not isinstance(session, dict):
+        return _bad("session.update needs an object 'session'", "session", event_id, "missing_required_parameter")
+    return SessionUpdate(session, event_id)
+
+
+def _decode_cancel(obj: dict[str, Any], event_id: str | None) -> ResponseCancel:
+    rid = obj.get("response_id")
+    return ResponseCancel(rid if isinstance(rid, str) else None, event_id)
+
+
+#: The decoder of each client event type this server supports (``output_audio_buffer.clear`` is accepted and
+#: ignored: it is for WebRTC clients).
+_DECODERS: dict[str, Callable[[dict[str, Any], str | None], ClientEvent | RealtimeError]] = {
+    "session.update": _decode_session_update,
+    "input_audio_buffer.append": lambda obj, event_id: _decode_append(obj.get("audio"), event_id),
+    "input_audio_buffer.commit": lambda _obj, event_id: AudioCommit(event_id),
+    "input_audio_buffer.clear": lambda _obj, event_id: AudioClear(event_id),
+    "response.create": lambda _obj, event_id: ResponseCreate(event_id),
+    "response.cancel": _decode_cancel,
+    "conversation.item.create": lambda obj, event_id: _decode_item(obj.get("item"), event_id),
+    "conversation.item.truncate": _decode_truncate,
+    "output_audio_buffer.clear": lambda _obj, event_id: Ignored("output_audio_buffer.clear", event_id),
+}

@@ -67,32 +67,39 @@ def apply_update(
             return bad("output_modalities", f"output_modalities must be ['audio'] or ['text'], got {mods!r}")
     if session.get("tools"):
         return bad("tools", "tools (function calling) are not supported by this server")
-    audio = session.get("audio")
+    err = _audio_changes(session.get("audio"), changes)
+    if err is not None:
+        return bad(*err)
+    return dataclasses.replace(s, **changes)
+
+
+def _audio_changes(audio: Any, changes: dict[str, Any]) -> tuple[str, str] | None:
+    """Checks ``session.audio`` (formats: PCM at 24 kHz only) and adds its turn detection to ``changes``;
+    returns (parameter, message) for what is wrong."""
     if audio is not None and not isinstance(audio, dict):
-        return bad("audio", "audio must be an object")
+        return "audio", "audio must be an object"
     audio = audio or {}
     for side in ("input", "output"):
         part = audio.get(side)
         if part is None:
             continue
         if not isinstance(part, dict):
-            return bad(f"audio.{side}", f"audio.{side} must be an object")
+            return f"audio.{side}", f"audio.{side} must be an object"
         fmt = part.get("format")
         pcm = isinstance(fmt, dict) and fmt.get("type") == "audio/pcm"
         if fmt is not None and (not pcm or fmt.get("rate", REALTIME_RATE_HZ) != REALTIME_RATE_HZ):
-            return bad(f"audio.{side}.format", f"only audio/pcm at {REALTIME_RATE_HZ} Hz is supported, got {fmt!r}")
+            return f"audio.{side}.format", f"only audio/pcm at {REALTIME_RATE_HZ} Hz is supported, got {fmt!r}"
     inp = audio.get("input") or {}
-    if "turn_detection" in inp:
-        td = inp["turn_detection"]
-        if td is None:
-            changes["server_vad"] = False
-        elif not isinstance(td, dict) or td.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
-            return bad("audio.input.turn_detection", f"turn_detection must be null or server_vad, got {td!r}")
-        else:
-            err = _vad_changes(td, changes)
-            if err is not None:
-                return bad(f"audio.input.turn_detection.{err[0]}", err[1])
-    return dataclasses.replace(s, **changes)
+    if "turn_detection" not in inp:
+        return None
+    td = inp["turn_detection"]
+    if td is None:
+        changes["server_vad"] = False
+        return None
+    if not isinstance(td, dict) or td.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
+        return "audio.input.turn_detection", f"turn_detection must be null or server_vad, got {td!r}"
+    err = _vad_changes(td, changes)
+    return None if err is None else (f"audio.input.turn_detection.{err[0]}", err[1])
 
 
 def _vad_changes(td: dict[str, Any], changes: dict[str, Any]) -> tuple[str, str] | None:

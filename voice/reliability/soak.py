@@ -256,6 +256,18 @@ def fake_long_ask(trial: int) -> Ask:
     return Ask(tagged_speech(f"long{trial}", seconds=0.4), f"long{trial}")
 
 
+def _answered_this_ask(a: Ask, transcript: str, reply: str, figures: SoakFigures) -> bool:
+    """The turn heard this session's ask and replied to it (with real models: heard something not another
+    session's, and said something; a plain mishearing is counted, not failed)."""
+    if a.exact:
+        return transcript == a.expect and a.expect in reply
+    heard = transcript.lower()
+    if a.expect.lower() not in heard:
+        figures.misheard += 1  # the STT got it wrong, but it was this session's audio
+    heard_ok = a.expect.lower() in heard or not any(w.lower() in heard for w in a.foreign)
+    return heard_ok and bool(reply)
+
+
 async def _session_worker(
     url: str,
     index: int,
@@ -286,15 +298,8 @@ async def _session_worker(
             mine = [e for e in probe.events if e.get("turn_id") == tid]
             transcript = next((e["text"] for e in mine if e["type"] == "transcript"), "")
             reply = " ".join(e["text"] for e in mine if e["type"] == "reply_text")
-            if a.exact:
-                heard_ok = transcript == a.expect
-            else:
-                heard = transcript.lower()
-                heard_ok = a.expect.lower() in heard or not any(w.lower() in heard for w in a.foreign)
-                if a.expect.lower() not in heard:
-                    figures.misheard += 1  # the STT got it wrong, but it was this session's audio
-            replied_ok = a.expect in reply if a.exact else bool(reply)
-            if report["session_id"] != probe.session_id or not heard_ok or not replied_ok:
+            answered = _answered_this_ask(a, transcript, reply, figures)
+            if report["session_id"] != probe.session_id or not answered:
                 figures.misrouted += 1
                 figures.problems.append(
                     f"session {index} ({probe.session_id}) asked {a.expect!r}, got report of session "
