@@ -26,7 +26,7 @@ from voice.bench.e2e import E2eOptions, E2eResult, make_plan, method_meta, run_p
 from voice.bench.e2e_report import console_summary, markdown, plot
 from voice.bench.machine import machine_info
 from voice.budget import LlmMetrics, TurnReport
-from voice.client import Utterance, converse
+from voice.client import SpokenClip, converse
 from voice.config import Config
 from voice.engine import Engines
 from voice.events import encode_server
@@ -274,7 +274,7 @@ async def test_vad_ending_before_the_energy_end_does_not_hang(fake_engines: Engi
     try:
         t0 = time.perf_counter()
         conv = await converse(
-            server.url, [Utterance(audio, RATE, click_end)], reply_timeout_s=5, settle_s=0.4
+            server.url, [SpokenClip(audio, RATE, click_end)], reply_timeout_s=5, settle_s=0.4
         )
         elapsed = time.perf_counter() - t0
     finally:

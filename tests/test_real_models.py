@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import SPEECH_DIR, make_config
 from voice.audio import analyse_speech, load_audio, pcm16_to_float
-from voice.client import Utterance, converse
+from voice.client import SpokenClip, converse
 from voice.config import Config, LlmConfig
 from voice.engine import Engines
 from voice.history import History, fit_prompt
@@ -42,8 +42,8 @@ def espeak(text: str, tmp: Path, rate_hz: int = 16_000) -> np.ndarray:
     return np.concatenate([lead, audio, lead])
 
 
-def utterance(audio: np.ndarray) -> Utterance:
-    return Utterance(audio, 16_000, analyse_speech(audio, 16_000).last_voiced_sample)
+def utterance(audio: np.ndarray) -> SpokenClip:
+    return SpokenClip(audio, 16_000, analyse_speech(audio, 16_000).last_voiced_sample)
 
 
 def words(text: str) -> str:

@@ -128,7 +128,7 @@ class Conversation:
 
 
 @dataclass(frozen=True)
-class Utterance:
+class SpokenClip:
     """A clip to speak: int16-range float audio at ``rate_hz`` and where its speech ends (sample index)."""
 
     audio: np.ndarray
@@ -201,7 +201,7 @@ def _playback_end_ns(conv: Conversation, turn_ids: Sequence[int]) -> int:
 
 async def converse(
     url: str,
-    utterances: Sequence[Utterance],
+    utterances: Sequence[SpokenClip],
     *,
     frame_ms: int = 20,
     realtime: bool = True,

@@ -13,7 +13,7 @@ import numpy as np
 import soxr
 
 from voice.audio import analyse_speech, load_audio, pcm16_to_float, write_wav
-from voice.client import Utterance, converse
+from voice.client import SpokenClip, converse
 from voice.config import Config
 from voice.engine import Engines
 
@@ -23,21 +23,21 @@ DEFAULT_QUESTIONS = ("What is the capital of France?", "And what is the capital 
 LEAD_IN_S = 0.3
 
 
-def synthesize_question(engines: Engines, text: str, rate_hz: int = 16_000) -> Utterance:
+def synthesize_question(engines: Engines, text: str, rate_hz: int = 16_000) -> SpokenClip:
     """Speak ``text`` with the project's own TTS, as a 16 kHz clip with a short silent lead-in."""
     pcm = pcm16_to_float(np.concatenate(list(engines.tts.synthesize(text))).astype("<i2").tobytes())
     audio = soxr.resample(pcm, engines.tts.sample_rate, rate_hz).astype(np.float32)
     audio = np.concatenate([np.zeros(int(LEAD_IN_S * rate_hz), np.float32), audio])
-    return Utterance(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
+    return SpokenClip(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
 
 
-def clip_utterance(path: Path, rate_hz: int = 16_000) -> Utterance:
+def clip_utterance(path: Path, rate_hz: int = 16_000) -> SpokenClip:
     audio = load_audio(path, rate_hz)
-    return Utterance(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
+    return SpokenClip(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
 
 
 async def _demo(
-    config: Config, engines: Engines, utterances: list[Utterance], out: Path, as_json: bool
+    config: Config, engines: Engines, utterances: list[SpokenClip], out: Path, as_json: bool
 ) -> int:
     from voice.server import VoiceServer
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from voice.audio import AUDIO_SUFFIXES, AudioFileError, EnergyAnalysis, analyse_speech, load_audio
 from voice.bench.machine import REPO_ROOT
-from voice.client import Utterance
+from voice.client import SpokenClip
 from voice.speech_end import SpeechEnd, find_speech_end
 
 CLIENT_RATE_HZ = 16_000
@@ -60,8 +60,8 @@ class Clip:
     def speech_end_s(self) -> float:
         return self.speech_end.end_s
 
-    def utterance(self) -> Utterance:
-        return Utterance(self.audio, self.rate_hz, round(self.speech_end.end_s * self.rate_hz))
+    def utterance(self) -> SpokenClip:
+        return SpokenClip(self.audio, self.rate_hz, round(self.speech_end.end_s * self.rate_hz))
 
     def describe(self) -> dict[str, object]:
         return {

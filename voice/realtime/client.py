@@ -25,7 +25,7 @@ import soxr
 from websockets.asyncio.client import ClientConnection, connect
 
 from voice.audio import float_to_pcm16
-from voice.client import LATE_FRAME_MS, Conversation, Utterance, _answered
+from voice.client import LATE_FRAME_MS, Conversation, SpokenClip, _answered
 from voice.realtime import REALTIME_PATH, REALTIME_RATE_HZ
 from voice.realtime.front import TURN_REPORT_QUERY
 
@@ -111,7 +111,7 @@ def _on_response(
 
 async def converse_realtime(
     url: str,
-    utterances: Sequence[Utterance],
+    utterances: Sequence[SpokenClip],
     *,
     frame_ms: int = 20,
     reply_timeout_s: float = 60.0,
