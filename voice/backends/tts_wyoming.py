@@ -49,7 +49,7 @@ class WyomingTts:
                 while True:
                     event = request.read()
                     if event.type == "audio-start":
-                        fmt, resampler = self._start(event.data)
+                        fmt, resampler = self._start(event.data, resampler)
                     elif event.type == "audio-chunk":
                         pcm = self._chunk(event.payload or b"", fmt, resampler)
                         if pcm is not None:
@@ -62,15 +62,18 @@ class WyomingTts:
                 with self._lock:
                     self._current = None
 
-    def _start(self, data: dict[str, object]) -> tuple[PcmFormat, soxr.ResampleStream | None]:
-        """The reply's format (from audio-start), and a resampler when its rate is not ours."""
+    def _start(
+        self, data: dict[str, object], resampler: soxr.ResampleStream | None
+    ) -> tuple[PcmFormat, soxr.ResampleStream | None]:
+        """The reply's format (from audio-start), and a new resampler when its rate is not ours (else the one
+        in use is kept)."""
         got = parse_format(data, f"the audio-start of the Wyoming server at {self.uri}")
         if isinstance(got, str):
             raise WyomingClientError(got)
         if not self.sample_rate:
             self.sample_rate = got.rate_hz
         if got.rate_hz == self.sample_rate:
-            return got, None
+            return got, resampler
         return got, soxr.ResampleStream(got.rate_hz, self.sample_rate, 1, dtype="float32")
 
     def _chunk(

@@ -90,11 +90,11 @@ def _on_response(
 ) -> None:
     """A ``response.*`` event: its response joins the current turn (``responses``: response id → turn id),
     and its audio, transcript and end go to that turn."""
-    rid = ev["response"].get("id") if kind in ("response.created", "response.done") else ev.get("response_id")
     if kind == "response.created":
-        if turn_id and isinstance(rid, str):
-            responses[rid] = turn_id
+        if turn_id:
+            responses[ev["response"]["id"]] = turn_id
         return
+    rid = ev["response"].get("id") if kind == "response.done" else ev.get("response_id")
     if rid not in responses:
         return
     t = conv.turn(responses[rid])

@@ -204,6 +204,7 @@ def _decode_truncate(obj: dict[str, Any], event_id: str | None) -> ItemTruncate 
 
 
 def _decode_session_update(obj: dict[str, Any], event_id: str | None) -> SessionUpdate | RealtimeError:
+    """``session.update``: its ``session`` object, checked later against what this server supports."""
     session = obj.get("session")
     if not isinstance(session, dict):
         return _bad("session.update needs an object 'session'", "session", event_id, "missing_required_parameter")
@@ -211,6 +212,7 @@ def _decode_session_update(obj: dict[str, Any], event_id: str | None) -> Session
 
 
 def _decode_cancel(obj: dict[str, Any], event_id: str | None) -> ResponseCancel:
+    """``response.cancel``, for one response or (no id) the one in progress."""
     rid = obj.get("response_id")
     return ResponseCancel(rid if isinstance(rid, str) else None, event_id)
 
