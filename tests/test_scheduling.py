@@ -76,8 +76,7 @@ async def test_llm_turns_are_served_round_robin_by_session(
     engines = fake_engines(clock=clock, llm=llm)
 
     async def generate(session: str, text: str) -> None:
-        timer = TurnTimer(clock, session, 1)
-        stream = engines.generate([ChatMessage("user", text)], timer, max_tokens=8)
+        stream = engines.generate([ChatMessage("user", text)], session, clock, max_tokens=8)
         async for _ in stream:
             pass
 

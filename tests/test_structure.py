@@ -20,7 +20,6 @@ OVER: dict[str, int] = {
     "bench/matrix.py": 430,
     "bench/speculative.py": 417,
     "realtime/translate.py": 411,
-    "turn.py": 411,
 }
 
 

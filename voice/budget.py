@@ -221,9 +221,9 @@ class TurnTimer:
         with self._lock:
             self.marks_ns[name] = at_ns
 
-    def token(self) -> int:
-        """Record the arrival of one generated token (for TTFT / ITL); returns its time."""
-        t = self.clock.now_ns()
+    def token(self, at_ns: int | None = None) -> int:
+        """Record the arrival of one generated token now (or at ``at_ns``), for TTFT / ITL; returns its time."""
+        t = self.clock.now_ns() if at_ns is None else at_ns
         with self._lock:
             self.token_ns.append(t)
             self.marks_ns.setdefault("first_token", t)

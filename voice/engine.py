@@ -21,7 +21,6 @@ import time
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -30,22 +29,35 @@ from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.fairlock import FairLock
 from voice.history import History, fit_prompt
 from voice.kvcache import KvStats
-from voice.stages import ChatMessage, Llm, LlmEvent, Stt, TextDelta, Tts, Vad
+from voice.stages import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
 
 
-class TurnMarks(Protocol):
-    """Where the engines record when each model takes up a turn's work (:class:`voice.budget.TurnTimer`).
+@dataclass(frozen=True)
+class Transcription:
+    """What the STT heard, and when it started: the moment the model and a compute slot were acquired, read in
+    the worker thread on the caller's clock (the end of the turn's ``stt_queue`` stage)."""
 
-    ``stt_start``, ``llm_start`` and ``tts_start`` are marked in the worker thread the moment the model and a
-    compute slot are acquired (the real hand-over: marking after the thread returned would add the event loop's
-    hop to the stage), ``tts_first_audio`` when the first audio piece is out, each token as it is generated."""
+    text: str
+    started_ns: int
 
-    session_id: str
-    clock: Clock
 
-    def mark(self, name: str, at_ns: int | None = None) -> int: ...
+@dataclass(frozen=True)
+class Synthesis:
+    """A clause's audio (int16 pieces), when the TTS and a compute slot were first acquired for it, and when its
+    first audio came out (on the caller's clock; None if that did not happen)."""
 
-    def token(self) -> int: ...
+    pieces: list[np.ndarray]
+    started_ns: int | None
+    first_audio_ns: int | None
+
+
+@dataclass(frozen=True)
+class LlmStarted:
+    """In the LLM stream: the model and a compute slot were acquired; prompt evaluation starts."""
+
+
+EngineLlmEvent = LlmStarted | LlmEvent
+"""What :meth:`Engines.generate` streams."""
 
 
 class BusyError(RuntimeError):
@@ -213,18 +225,17 @@ class Engines:
         with self._activity:
             return not any(self.active.values())
 
-    async def transcribe(self, audio: np.ndarray, timer: TurnMarks) -> str:
-        """Transcribe an utterance. Cancelling waits for the running transcription to finish."""
+    async def transcribe(self, audio: np.ndarray, session: str, clock: Clock) -> Transcription:
+        """Transcribe an utterance (waiting its turn as ``session``; times on ``clock``). Cancelling waits for
+        the running transcription to finish."""
 
-        def job(cancel: threading.Event) -> str:
+        def job(cancel: threading.Event) -> Transcription:
             with self._using("stt"), self.gate.slot(Priority.STT):
-                timer.mark("stt_start")
-                return self.stt.transcribe(audio)
+                started_ns = clock.now_ns()
+                return Transcription(self.stt.transcribe(audio), started_ns)
 
-        async with self._stt_lock.hold(timer.session_id):
-            text = await run_blocking(self.executor, job, self.gate.cancel_event())
-        timer.mark("stt_done")
-        return text
+        async with self._stt_lock.hold(session):
+            return await run_blocking(self.executor, job, self.gate.cancel_event())
 
     async def fit_prompt(
         self, system: ChatMessage, history: History, *, reply_tokens: int, session: str = ""
@@ -241,14 +252,15 @@ class Engines:
             )
 
     async def generate(
-        self, messages: Sequence[ChatMessage], timer: TurnMarks, *, max_tokens: int
-    ) -> AsyncGenerator[tuple[LlmEvent, int], None]:
-        """Stream LLM events, each with the monotonic time (ns) it was produced.
+        self, messages: Sequence[ChatMessage], session: str, clock: Clock, *, max_tokens: int
+    ) -> AsyncGenerator[tuple[EngineLlmEvent, int], None]:
+        """Stream LLM events, each with the time (ns on ``clock``) it was produced in the worker thread: first
+        :class:`LlmStarted`, then the model's events. Waits its turn for the LLM as ``session``.
 
         Closing or cancelling the iterator stops generation after the current token and returns only once
         the worker thread has let go of the model."""
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[LlmEvent, int] | _Done] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[EngineLlmEvent, int] | _Done] = asyncio.Queue()
 
         def job(cancel: threading.Event) -> None:
             with self._using("llm"):
@@ -261,15 +273,17 @@ class Engines:
             error: BaseException | None = None
             # A model on a server (uses_local_compute = False) only reads a socket: no compute slot.
             local = getattr(self.llm, "uses_local_compute", True)
+            started = False
             try:
                 while not cancel.is_set():
                     with self.gate.slot(Priority.LLM, cancel) if local else contextlib.nullcontext():
-                        timer.mark("llm_start")
+                        if not started:
+                            started = True
+                            loop.call_soon_threadsafe(queue.put_nowait, (LlmStarted(), clock.now_ns()))
                         ev = next(steps, None)
                     if ev is None:
                         break
-                    t_ns = timer.token() if isinstance(ev, TextDelta) else timer.clock.now_ns()
-                    loop.call_soon_threadsafe(queue.put_nowait, (ev, t_ns))
+                    loop.call_soon_threadsafe(queue.put_nowait, (ev, clock.now_ns()))
             except StepCancelled:
                 pass
             except Exception as e:  # reported to the consumer, which re-raises it
@@ -280,7 +294,7 @@ class Engines:
                     close()
                 loop.call_soon_threadsafe(queue.put_nowait, _Done(error))
 
-        async with self._llm_lock.hold(timer.session_id):
+        async with self._llm_lock.hold(session):
             cancel = self.gate.cancel_event(*_interrupters(self.llm))
             worker = asyncio.ensure_future(run_blocking(self.executor, job, cancel))
             try:
@@ -296,22 +310,25 @@ class Engines:
                 # Wait for the thread even if we are being cancelled: the model must be free on exit.
                 await asyncio.shield(asyncio.wait([worker]))
 
-    async def synthesize(self, text: str, timer: TurnMarks) -> list[np.ndarray]:
-        """Synthesize one clause (int16 at ``tts.sample_rate``); cancelling stops after the current step."""
+    async def synthesize(self, text: str, clock: Clock) -> Synthesis:
+        """Synthesize one clause (int16 at ``tts.sample_rate``; times on ``clock``); cancelling stops after the
+        current step."""
 
-        def job(cancel: threading.Event) -> list[np.ndarray]:
+        def job(cancel: threading.Event) -> Synthesis:
             pieces: list[np.ndarray] = []
+            started_ns: int | None = None
+            first_audio_ns: int | None = None
             with self._using("tts"):
                 steps = iter(self.tts.synthesize(text))
                 try:
                     while not cancel.is_set():
                         with self.gate.slot(Priority.TTS, cancel):
-                            timer.mark("tts_start")
+                            started_ns = clock.now_ns() if started_ns is None else started_ns
                             piece = next(steps, None)
                         if piece is None:
                             break
                         if len(piece):
-                            timer.mark("tts_first_audio")
+                            first_audio_ns = clock.now_ns() if first_audio_ns is None else first_audio_ns
                             pieces.append(piece)
                 except StepCancelled:
                     pass
@@ -319,7 +336,7 @@ class Engines:
                     close = getattr(steps, "close", None)
                     if close is not None:
                         close()
-            return pieces
+            return Synthesis(pieces, started_ns, first_audio_ns)
 
         async with self._tts_lock:
             return await run_blocking(self.executor, job, self.gate.cancel_event(*_interrupters(self.tts)))

@@ -30,11 +30,12 @@ from voice import events
 from voice.audio import trim_lead_silence
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
-from voice.engine import Admission, BusyError, Engines
+from voice.delivery import Delivery
+from voice.engine import Admission, BusyError, EngineLlmEvent, Engines, LlmStarted, Transcription
 from voice.history import ContextTooSmallError, History
 from voice.protocol import BUSY, CONTEXT, INTERNAL, ProtocolError
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
-from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.stages import ChatMessage, PromptInfo, TextDelta
 from voice.timers import handle as handle_timer
 
 log = logging.getLogger("voice.turn")
@@ -87,44 +88,6 @@ class _EndOfClauses:
 
 def _chunks(pcm: np.ndarray, samples_per_chunk: int) -> list[bytes]:
     return [pcm[i : i + samples_per_chunk].tobytes() for i in range(0, len(pcm), samples_per_chunk)]
-
-
-class _Delivery:
-    """Counts reply chunks queued and handed to the socket; :meth:`wait` until all were sent."""
-
-    def __init__(self, timer: TurnTimer) -> None:
-        self.timer = timer
-        self.queued = 0
-        self.sent = 0
-        self.first_sent_ns: int | None = None
-        self.last_sent_ns: int | None = None
-        self._all_sent = asyncio.Event()
-        self._all_sent.set()
-
-    def on_sent_callback(self) -> Callable[[], None]:
-        self.queued += 1
-        self._all_sent.clear()
-        first = self.queued == 1
-
-        def sent() -> None:
-            if first:
-                self.first_sent_ns = self.timer.mark("first_audio_sent")
-            self.last_sent_ns = self.timer.clock.now_ns()
-            self.sent += 1
-            if self.sent >= self.queued:
-                self._all_sent.set()
-
-        return sent
-
-    async def wait(self) -> None:
-        """Wait until every queued chunk was sent. Cancelling only stops the wait."""
-        await self._all_sent.wait()
-
-    def spread_ms(self) -> float | None:
-        """First chunk sent → last chunk sent, in ms (None before two chunks were sent)."""
-        if self.sent < 2 or self.first_sent_ns is None or self.last_sent_ns is None:
-            return None
-        return round((self.last_sent_ns - self.first_sent_ns) / 1e6, 1)
 
 
 async def run_turn(
@@ -213,7 +176,7 @@ class _Turn:
         self.timer, self.sink, self.on_error, self.audio = timer, sink, on_error, audio
         self.tid = timer.turn_id
         self.progress = _Progress()
-        self.delivery = _Delivery(timer)
+        self.delivery = Delivery(timer)
         self.tts_rate = engines.tts.sample_rate
         self.out_rate = output_rate_hz or self.tts_rate
 
@@ -244,21 +207,25 @@ class _Turn:
     async def hear(self) -> str:
         """Transcribe. Cancelled meanwhile, it still waits for the text (the model cannot be interrupted) and
         keeps it in the history: the user did say it."""
-        stt = asyncio.ensure_future(self.engines.transcribe(self.utterance.audio, self.timer))
+        timer = self.timer
+        stt = asyncio.ensure_future(self.engines.transcribe(self.utterance.audio, timer.session_id, timer.clock))
         try:
-            text = (await asyncio.shield(stt)).strip()
+            heard = await asyncio.shield(stt)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                await self._heard((await stt).strip())
+                await self._heard(await stt)
             raise
-        await self._heard(text)
-        return text
+        return await self._heard(heard)
 
-    async def _heard(self, text: str) -> None:
-        self.progress.transcript = text
+    async def _heard(self, heard: Transcription) -> str:
+        """Record the STT's stage and what the user said (history, client); returns the text."""
+        self.timer.mark("stt_start", at_ns=heard.started_ns)
+        self.timer.mark("stt_done")
+        text = self.progress.transcript = heard.text.strip()
         if text:
             self.history.add("user", text)
         await self.sink.send_event(events.Transcript(self.tid, text))
+        return text
 
     async def think(self, admission: Admission, local: str | None) -> None:
         """Generate the reply (or stream ``local``, a reply known without the LLM), cut it into clauses and
@@ -286,13 +253,19 @@ class _Turn:
             stream = (
                 _local_reply(local, timer)
                 if local is not None
-                else self.engines.generate(messages, timer, max_tokens=config.llm.max_reply_tokens)
+                else self.engines.generate(
+                    messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
+                )
             )
             async with contextlib.aclosing(stream):
                 async for ev, t_ns in stream:
+                    if isinstance(ev, LlmStarted):
+                        timer.mark("llm_start", at_ns=t_ns)
+                        continue
                     if isinstance(ev, PromptInfo):
                         self.progress.prompt = ev
                         continue
+                    timer.token(at_ns=t_ns)
                     reply.append(ev.text)
                     for raw in splitter.push(ev.text):
                         await _put_clause(clauses, raw, timer, t_ns)
@@ -330,10 +303,14 @@ class _Turn:
 
     async def _synthesize(self, clause: str) -> np.ndarray | None:
         """The clause's audio at the client's rate (None: nothing to say)."""
-        pieces = await self.engines.synthesize(clause, self.timer)
-        if not pieces:
+        synthesis = await self.engines.synthesize(clause, self.timer.clock)
+        if synthesis.started_ns is not None:
+            self.timer.mark("tts_start", at_ns=synthesis.started_ns)
+        if synthesis.first_audio_ns is not None:
+            self.timer.mark("tts_first_audio", at_ns=synthesis.first_audio_ns)
+        if not synthesis.pieces:
             return None
-        pcm = np.concatenate(pieces)
+        pcm = np.concatenate(synthesis.pieces)
         if not self.progress.announced and self.config.tts.trim_lead_ms >= 0:
             # Piper starts every utterance with ~50 ms of silence: on the first clause it is pure latency.
             pcm = trim_lead_silence(pcm, self.tts_rate, self.config.tts.trim_lead_ms)
@@ -357,12 +334,12 @@ class _Turn:
         await self.sink.send_event(events.Error.of(err))
 
 
-async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[LlmEvent, int], None]:
+async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[EngineLlmEvent, int], None]:
     """A reply known without the LLM (a timer command or announcement), streamed as the LLM's would be: the
     ``llm_*`` stages then measure only the matching (no prompt is evaluated)."""
-    timer.mark("llm_start")
+    yield LlmStarted(), timer.clock.now_ns()
     yield PromptInfo(prompt_tokens=0, reused_tokens=0, evaluated_tokens=0), timer.clock.now_ns()
-    yield TextDelta(text), timer.token()
+    yield TextDelta(text), timer.clock.now_ns()
 
 
 async def _put_clause(

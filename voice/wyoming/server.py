@@ -33,7 +33,7 @@ from voice.audio import trim_lead_silence
 from voice.budget import TurnTimer
 from voice.clock import Clock, MonotonicClock
 from voice.config import Config
-from voice.engine import BusyError, Engines
+from voice.engine import BusyError, Engines, LlmStarted
 from voice.history import ContextTooSmallError
 from voice.stages import ChatMessage, PromptInfo
 from voice.wyoming.access import check_bind, client_allowed, networks
@@ -307,16 +307,22 @@ class WyomingServer:
         if not len(audio):
             return ""
         with engines.admit():
-            return (await engines.transcribe(audio, timer)).strip()
+            heard = await engines.transcribe(audio, timer.session_id, timer.clock)
+        timer.mark("stt_start", at_ns=heard.started_ns)
+        timer.mark("stt_done")
+        return heard.text.strip()
 
     async def _speak(self, engines: Engines, action: Speak, timer: TurnTimer, send: _Sender) -> None:
         rate_hz = engines.tts.sample_rate
         if action.start:
             await send(audio_start(rate_hz))
         if action.text:
-            pieces = await engines.synthesize(action.text, timer)
-            if pieces:
-                pcm = np.concatenate(pieces)
+            synthesis = await engines.synthesize(action.text, timer.clock)
+            for mark, at_ns in (("tts_start", synthesis.started_ns), ("tts_first_audio", synthesis.first_audio_ns)):
+                if at_ns is not None:
+                    timer.mark(mark, at_ns=at_ns)
+            if synthesis.pieces:
+                pcm = np.concatenate(synthesis.pieces)
                 if action.first and self.config.tts.trim_lead_ms >= 0:
                     pcm = trim_lead_silence(pcm, rate_hz, self.config.tts.trim_lead_ms)
                 for event in audio_chunks(pcm, rate_hz, self.config.tts.chunk_ms):
@@ -341,12 +347,15 @@ class WyomingServer:
                     raise
                 parts: list[str] = []
                 prompt: PromptInfo | None = None
-                stream = engines.generate(messages, timer, max_tokens=llm.max_reply_tokens)
+                stream = engines.generate(messages, timer.session_id, timer.clock, max_tokens=llm.max_reply_tokens)
                 async with contextlib.aclosing(stream):
-                    async for ev, _t_ns in stream:
-                        if isinstance(ev, PromptInfo):
+                    async for ev, t_ns in stream:
+                        if isinstance(ev, LlmStarted):
+                            timer.mark("llm_start", at_ns=t_ns)
+                        elif isinstance(ev, PromptInfo):
                             prompt = ev
                         else:
+                            timer.token(at_ns=t_ns)
                             parts.append(ev.text)
             reply = "".join(parts).strip()
             conv.history.add("assistant", reply)
