@@ -129,7 +129,7 @@ class Conversation:
 
 @dataclass(frozen=True)
 class SpokenClip:
-    """A clip to speak: int16-range float audio at ``rate_hz`` and where its speech ends (sample index)."""
+    """A clip to speak: float audio in [-1, 1] at ``rate_hz`` and where its speech ends (sample index)."""
 
     audio: np.ndarray
     rate_hz: int

@@ -67,7 +67,8 @@ class _Conn:
     """The ``/v1/realtime`` adapter driving the session; None for the native protocol."""
     reader: asyncio.Task[tuple[int, str]] | None = None
     shutting_down: bool = False
-    opened: float = field(default=0.0)
+    opened_s: float = field(default=0.0)
+    """When it opened, on the event loop's clock (seconds)."""
 
 
 class VoiceServer:
@@ -223,7 +224,7 @@ class VoiceServer:
         authenticated = not self.config.server.token or (
             ws.request is not None and bearer_ok(ws.request.headers, self.config.server.token) is True
         )
-        conn = _Conn(session, ws, authenticated, front, opened=asyncio.get_running_loop().time())
+        conn = _Conn(session, ws, authenticated, front, opened_s=asyncio.get_running_loop().time())
         self.sessions[session_id] = conn
         self._sessions_changed.set()
         return conn
@@ -253,13 +254,13 @@ class VoiceServer:
         cfg = self.config.server
         ws, session = conn.ws, conn.session
         loop = asyncio.get_running_loop()
-        session_deadline = conn.opened + cfg.session_max_s
-        start_deadline = conn.opened + cfg.start_timeout_s
+        session_deadline_s = conn.opened_s + cfg.session_max_s
+        start_deadline_s = conn.opened_s + cfg.start_timeout_s
         while True:
             now = loop.time()
-            deadlines = {"idle timeout": now + cfg.idle_timeout_s, "session time limit": session_deadline}
+            deadlines = {"idle timeout": now + cfg.idle_timeout_s, "session time limit": session_deadline_s}
             if session.started is None or not conn.authenticated:
-                deadlines["no start message"] = start_deadline
+                deadlines["no start message"] = start_deadline_s
             what = min(deadlines, key=lambda k: deadlines[k])
             try:
                 async with asyncio.timeout(max(0.0, deadlines[what] - now)):

@@ -1,6 +1,7 @@
 """The model interfaces the pipeline needs. Real backends live in ``voice.backends``; fakes in ``voice.fakes``.
 
-Every method here is blocking and is called from a worker thread, never from the event loop.
+Every method that runs a model (transcribe, generate, count_tokens, synthesize, probability) is blocking and is
+called from a worker thread, never from the event loop; ``Vad.stream()`` only makes a stream's state.
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
 """One turn: STT → LLM → sentence splitter → TTS, concurrently, timed at every hand-over.
 
-The LLM streams tokens into the splitter on the event loop; each speakable clause goes through a bounded
-queue to the TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to the session's
-:class:`ReplySink` while the LLM keeps generating.
+The LLM streams tokens into the splitter on the event loop; each speakable clause goes through a queue to the
+TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to the session's
+:class:`ReplySink` while the LLM keeps generating. The queue is unbounded on purpose (at most one clause per
+token, so ``max_reply_tokens`` bounds it): the LLM never waits for the TTS or the client.
 
 A turn holds a place in the model queue (:meth:`~voice.engine.Engines.admit`) for its STT and LLM work
-only: the LLM never waits for the client (the clause queue is bounded by ``max_reply_tokens``), so a
-client that reads slowly delays nobody's turn but its own. The turn ends once its last audio chunk has
-been handed to the socket, so a barge-in while reply audio is still queued cancels it.
+only: the LLM never waits for the client, so a client that reads slowly delays nobody's turn but its own. The
+turn ends once its last audio chunk has been handed to the socket, so a barge-in while reply audio is still
+queued cancels it.
 
-Cancelling :func:`run_turn` (barge-in, disconnect, shutdown) stops the LLM after its current token and the
-TTS after its current sentence, waits until the worker threads have let go of the models, tells the
-client to drop queued playback (``interrupt``), reports the turn as cancelled, and re-raises.
+Cancelling :func:`run_turn` (barge-in, disconnect, shutdown) stops the LLM after its current token and the TTS
+within its current sentence (the backend's ``interrupt``), waits until the worker threads have let go of the
+models, tells the client to drop queued playback (``interrupt``), reports the turn as cancelled, and re-raises.
 """
 
 from __future__ import annotations
@@ -213,11 +214,11 @@ class _Turn:
             heard = await asyncio.shield(stt)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                await self._heard(await stt)
+                await self._record_transcript(await stt)
             raise
-        return await self._heard(heard)
+        return await self._record_transcript(heard)
 
-    async def _heard(self, heard: Transcription) -> str:
+    async def _record_transcript(self, heard: Transcription) -> str:
         """Record the STT's stage and what the user said (history, client); returns the text."""
         self.timer.mark("stt_start", at_ns=heard.started_ns)
         self.timer.mark("stt_done")
