@@ -160,8 +160,8 @@ class Session:
         if err is not None:
             return err
         frames = self.listener.accept(data)
-        if isinstance(frames, ProtocolError):
-            return frames
+        if isinstance(frames, ProtocolError) or not frames:  # an error, or not yet a whole VAD frame
+            return frames if isinstance(frames, ProtocolError) else None
         for ev in await self.listener.hear(frames):
             await self._on_endpoint_event(ev)
         if self.listener.score_pending:
