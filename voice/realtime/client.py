@@ -25,7 +25,7 @@ import soxr
 from websockets.asyncio.client import ClientConnection, connect
 
 from voice.audio import float_to_pcm16
-from voice.client import LATE_FRAME_MS, Conversation, SpokenClip, _answered
+from voice.client import Conversation, SpokenClip, _answered, _send_when_due
 from voice.realtime import REALTIME_PATH, REALTIME_RATE_HZ
 from voice.realtime.front import TURN_REPORT_QUERY
 
@@ -160,15 +160,7 @@ async def converse_realtime(
                             break
                     i += len(chunk)
                     sent += len(chunk)
-                    due = t0 + round(sent * 1e9 / rate)
-                    delay = (due - time.perf_counter_ns()) / 1e9
-                    if delay > 0:
-                        await asyncio.sleep(delay)
-                    sent_ns = time.perf_counter_ns()
-                    lag_ms = (sent_ns - due) / 1e6
-                    conv.max_send_lag_ms = max(conv.max_send_lag_ms, lag_ms)
-                    if lag_ms > LATE_FRAME_MS:
-                        conv.late_frames.append((sent_ns, round(lag_ms, 2)))
+                    await _send_when_due(conv, t0 + round(sent * 1e9 / rate))
                     await ws.send(message)
                     if speech_end_ns is None and i >= end_sample:
                         speech_end_ns = t0 + round((begin + end_sample) * 1e9 / rate)
