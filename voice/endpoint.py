@@ -80,6 +80,10 @@ class SpeechEnded:
     silence_after_speech_ms: float | None = None
     """How long before this event the speech really ended, when already worked out (the session does it in
     the VAD's worker thread, off the event loop: :func:`voice.listener.silence_after_speech_ms`)."""
+    heard_ns: int | None = None
+    """When the last sample of ``audio`` reached the server (monotonic ns): the arrival of the client frame
+    that carried it, less the audio after it in that frame (see :meth:`voice.listener.Listener.accept`). The
+    speech end is this less :attr:`silence_after_speech_ms`. None: not stamped; the event's own time is used."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ class SpeechPaused:
     """Silence (from the last voiced frame) after which this turn will end unless speech resumes (with an
     end-of-turn model: the incomplete window, until the score sets it; the score is in the
     :class:`SpeechEnded` that ends the turn)."""
+    heard_ns: int | None = None
+    """When the last sample of ``audio`` reached the server, as :attr:`SpeechEnded.heard_ns`."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from voice.audio import AudioFileError, analyse_speech, pcm16_to_float
 from voice.clock import Clock
 from voice.compute import Priority
 from voice.config import Config
-from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded
+from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechPaused
 from voice.engine import Engines
 from voice.protocol import RATE_LIMITED, ProtocolError
 from voice.speech_end import find_speech_end
@@ -51,6 +51,9 @@ class Listener:
         self._rate_hz = 0
         self._audio_in_s = 0.0
         self._start_ns = clock.now_ns()
+        self._heard_ns = self._start_ns  # when the newest client frame was accepted
+        self._resampled_in = 0  # client samples into the resampler, and 16 kHz samples out of it, since a clear
+        self._resampled_out = 0
 
     def start(self, sample_rate_hz: int) -> None:
         """The client's stream begins, at this rate."""
@@ -81,7 +84,12 @@ class Listener:
 
     def accept(self, data: bytes) -> list[np.ndarray] | ProtocolError:
         """A frame of PCM s16le from a started stream (checked): the whole VAD frames it completes, or
-        ``rate_limited`` (the frame is dropped) when audio arrives faster than ``[server] max_ingress_realtime``."""
+        ``rate_limited`` (the frame is dropped) when audio arrives faster than ``[server] max_ingress_realtime``.
+
+        Its arrival time stamps the events of those frames (``heard_ns``): a sample was heard when the frame
+        that carried it arrived, less the audio after it (the rest of the frame, the samples still short of a
+        VAD frame, the resampler's delay). Audio time, anchored to arrival, so neither the VAD's work nor a
+        later frame that completes a VAD frame makes the user's speech end look later than it was."""
         assert self._vad is not None, "start() first"
         seconds = len(data) / 2 / self._rate_hz
         elapsed_s = (self.clock.now_ns() - self._start_ns) / 1e9
@@ -92,9 +100,12 @@ class Listener:
                 f"audio is arriving faster than {limit:g}x real time; pace it (frame dropped)",
             )
         self._audio_in_s += seconds
+        self._heard_ns = self.clock.now_ns()
         samples = pcm16_to_float(data)
         if self._resampler is not None:
+            self._resampled_in += len(samples)
             samples = self._resampler.resample_chunk(samples)
+            self._resampled_out += len(samples)
         self._pending = np.concatenate([self._pending, samples])
         n = self._vad.frame_samples
         count = len(self._pending) // n
@@ -103,10 +114,12 @@ class Listener:
         return frames
 
     async def hear(self, frames: list[np.ndarray]) -> list[EndpointEvent]:
-        """The endpoint events of these frames (VAD and endpointer in the VAD worker thread)."""
+        """The endpoint events of these frames (VAD and endpointer in the VAD worker thread); the frames are
+        the last :meth:`accept` returned."""
         if not frames:
             return []
-        return await asyncio.get_running_loop().run_in_executor(self.engines.vad_executor, self._detect, frames)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.engines.vad_executor, self._detect, frames, self._tail_heard_ns())
 
     @property
     def score_pending(self) -> bool:
@@ -125,29 +138,43 @@ class Listener:
         """End the utterance now (``end_turn``). Its last samples (a partial VAD frame, the resampler's delay)
         are dropped: they must not reach the VAD after it and start a new utterance (a barge-in on this very
         turn)."""
-        events = self.endpointer.force_end()
+        events = _stamped(self.endpointer.force_end(), self._tail_heard_ns())
         if events:
             self._reset_vad()
             self._pending = self._pending[:0]
             if self._resampler is not None:
                 self._resampler.clear()
+                self._resampled_in = self._resampled_out = 0
         return events
 
-    def _detect(self, frames: list[np.ndarray]) -> list[EndpointEvent]:
-        """VAD and endpointing of whole frames, in the VAD worker thread. The VAD state is reset after every
-        utterance, so nothing of one utterance leaks into the next."""
+    def _tail_heard_ns(self) -> int:
+        """When the newest sample framed for the VAD was heard: the newest frame's arrival, less what came
+        after it (samples short of a VAD frame, and the resampler's delay, in 16 kHz samples)."""
+        held = 0
+        if self._resampler is not None:
+            held = max(0, round(self._resampled_in * STT_SAMPLE_RATE_HZ / self._rate_hz) - self._resampled_out)
+        return self._heard_ns - _samples_ns(len(self._pending) + held)
+
+    def _detect(self, frames: list[np.ndarray], tail_heard_ns: int) -> list[EndpointEvent]:
+        """VAD and endpointing of whole frames, in the VAD worker thread; the last frame's last sample was heard
+        at ``tail_heard_ns``. The VAD state is reset after every utterance, so nothing of one utterance leaks
+        into the next."""
         assert self._vad is not None
         events: list[EndpointEvent] = []
+        after = sum(len(f) for f in frames)  # samples after the frame being fed (and the frame itself, first)
         for frame in frames:
+            after -= len(frame)
             was_in_speech = self.endpointer.in_speech
-            events.extend(self.endpointer.feed(frame, self._vad.probability(frame)))
+            fed = self.endpointer.feed(frame, self._vad.probability(frame))
+            events.extend(_stamped(fed, tail_heard_ns - _samples_ns(after)))
             if was_in_speech and not self.endpointer.in_speech:  # ended, forced or too short
                 self._reset_vad()
         return _with_speech_end(events)
 
     def _score_pause(self) -> list[EndpointEvent]:
-        """The end-of-turn model on the pending pause (see :meth:`Endpointer.score_pause`)."""
-        events = self.endpointer.score_pause()
+        """The end-of-turn model on the pending pause (see :meth:`Endpointer.score_pause`): its audio ends with
+        the last frame fed."""
+        events = _stamped(self.endpointer.score_pause(), self._tail_heard_ns())
         if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
             self._reset_vad()
         return _with_speech_end(events)
@@ -188,6 +215,23 @@ def silence_after_speech_ms(ev: SpeechEnded) -> float:
             return max(0.0, len(tail) / STT_SAMPLE_RATE_HZ - end.end_s) * 1000.0
     after_ms = (len(ev.audio) - energy.last_voiced_sample) * 1000.0 / STT_SAMPLE_RATE_HZ
     return max(ev.trailing_silence_ms, after_ms)
+
+
+def heard_ns(ev: SpeechEnded | SpeechPaused, now_ns: int) -> int:
+    """When the last sample of the event's audio was heard (:attr:`SpeechEnded.heard_ns`), never after now."""
+    return now_ns if ev.heard_ns is None else min(ev.heard_ns, now_ns)
+
+
+def _samples_ns(samples: int) -> int:
+    return round(samples * 1e9 / STT_SAMPLE_RATE_HZ)
+
+
+def _stamped(events: list[EndpointEvent], heard_ns: int) -> list[EndpointEvent]:
+    """The events, each with audio (an end or a pause) stamped with when its last sample was heard."""
+    return [
+        dataclasses.replace(ev, heard_ns=heard_ns) if isinstance(ev, SpeechEnded | SpeechPaused) else ev
+        for ev in events
+    ]
 
 
 def _with_speech_end(events: list[EndpointEvent]) -> list[EndpointEvent]:

@@ -29,7 +29,7 @@ from voice.endpoint import (
 )
 from voice.engine import Engines
 from voice.history import History
-from voice.listener import Listener, silence_after_speech_ms
+from voice.listener import Listener, heard_ns, silence_after_speech_ms
 from voice.outbox import Outbox
 from voice.protocol import (
     ALREADY_STARTED,
@@ -202,7 +202,7 @@ class Session:
         if spec is not None:  # it ended before the endpoint (no speech, an error): answer afresh
             self._speculation = spec
             self._discard_speculation()
-        speech_end_ns = now_ns - round(silence_after_speech_ms(ev) * 1e6)
+        speech_end_ns = heard_ns(ev, now_ns) - round(silence_after_speech_ms(ev) * 1e6)
         await self._start_turn(Utterance(ev.audio, ev.trailing_silence_ms, ev.forced), speech_end_ns, now_ns, ev)
 
     async def end_utterance(self, audio: np.ndarray | None, *, ended_ns: int | None = None, text: str = "") -> None:
@@ -261,7 +261,7 @@ class Session:
         if self._turn is not None and not self._turn.done():
             return  # the previous reply still runs (barge-in is off): answer after it, as usual
         timer = TurnTimer(self.clock, self.id, self._turn_id + 1)
-        timer.mark("speech_end", at_ns=now_ns - round(ev.trailing_silence_ms * 1e6))
+        timer.mark("speech_end", at_ns=heard_ns(ev, now_ns) - round(ev.trailing_silence_ms * 1e6))
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, False)
         spec = _Speculation(HeldSink(self.outbox), self.history.copy(), timer, now_ns)
         discarded_before = self._discarded
@@ -311,9 +311,8 @@ class Session:
         """The turn really ended where the speculation started: let its reply out (one transition)."""
         spec.committed_ns = now_ns
         spec.turn_score = ev.turn_score
-        # As for any turn, the speech ended before the endpoint by the silence after its last sound (audio
-        # time, not the arrival times of frames, which come in bursts).
-        spec.timer.correct("speech_end", now_ns - round(silence_after_speech_ms(ev) * 1e6))
+        # As for any turn, the speech ended by the silence after its last sound before its audio was heard.
+        spec.timer.correct("speech_end", heard_ns(ev, now_ns) - round(silence_after_speech_ms(ev) * 1e6))
         spec.timer.mark("endpoint", at_ns=now_ns)
         spec.sink.commit()
         self.history = spec.history
