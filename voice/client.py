@@ -1,4 +1,5 @@
-"""A websocket client that talks like a microphone: real-time 20 ms frames, then silence until the reply.
+"""A websocket client that talks like a microphone: real-time 20 ms frames, then the clip's room tone (or
+silence) until the reply.
 
 Used by ``voice demo``, ``voice bench`` and the tests. All times are the client's monotonic clock
 (:func:`time.perf_counter_ns`). A frame of samples ``[k, k+F)`` is sent when its last sample has been
@@ -134,6 +135,22 @@ class SpokenClip:
     audio: np.ndarray
     rate_hz: int
     speech_end_sample: int
+    room_tone: np.ndarray | None = None
+    """What the room sounds like, looped seamlessly (at ``rate_hz``): it goes on after the clip until the reply,
+    as a room's noise goes on after a speaker stops. None: digital silence."""
+
+    def chunk(self, at: int, samples: int) -> np.ndarray:
+        """``samples`` of what is heard from sample ``at`` on: the clip, then its room tone (or silence)."""
+        head = self.audio[at : at + samples]
+        rest = samples - len(head)
+        if rest == 0:
+            return head
+        if self.room_tone is None or len(self.room_tone) == 0:
+            tail = np.zeros(rest, np.float32)
+        else:
+            start = (at + len(head) - len(self.audio)) % len(self.room_tone)
+            tail = np.resize(np.roll(self.room_tone, -start), rest).astype(np.float32)
+        return np.concatenate([head, tail]) if len(head) else tail
 
 
 async def _reader(ws: ClientConnection, conv: Conversation, current_audio_turn: list[int]) -> None:
@@ -213,7 +230,7 @@ async def converse(
     pauses_s: Sequence[float] = (),
     start_delay_s: float = 0.0,
 ) -> Conversation:
-    """Speak each utterance in turn, streaming silence after it until that turn's report arrives.
+    """Speak each utterance in turn, then its room tone (or silence) until that turn's report arrives.
 
     ``settle_s``: if no turn ended after the utterance's speech end, it counts as answered once every turn
     has its report and this long has passed since the speech end (longer than the server's silence window).
@@ -254,13 +271,11 @@ async def converse(
                 pcm = utt.audio
                 i = 0
                 while True:
-                    if i < len(pcm):
-                        chunk = pcm[i : i + frame]
-                    else:
-                        chunk = np.zeros(frame, np.float32)
+                    if i >= len(pcm):
                         now = time.perf_counter_ns()
                         if reader.done() or _answered(conv, speech_end_ns, before, now, settle_ns):
                             break
+                    chunk = utt.chunk(i, frame)
                     i += len(chunk)
                     sent_samples += len(chunk)
                     if realtime:

@@ -14,6 +14,7 @@ import numpy as np
 from voice.audio import AUDIO_SUFFIXES, AudioFileError, EnergyAnalysis, analyse_speech, load_audio
 from voice.bench.machine import REPO_ROOT
 from voice.client import SpokenClip
+from voice.endpoint import level_db
 from voice.speech_end import SpeechEnd, find_speech_end
 
 CLIENT_RATE_HZ = 16_000
@@ -23,6 +24,48 @@ MIN_SEGMENT_MS = 100.0
 BRIDGE_MS = 150.0
 SpeechProbabilities = Callable[[np.ndarray], np.ndarray]
 """A speech detector over a whole 16 kHz clip: one probability per 512-sample frame."""
+
+
+ROOM_MARGIN_MS = 100.0
+"""Room tone is taken at least this far from the speech."""
+ROOM_WINDOW_MS = 20.0
+ROOM_TRANSIENT_DB = 3.0
+"""A window this much louder than the median of the clip's non-speech windows holds a chime, click or breath."""
+MIN_ROOM_MS = 100.0
+CROSSFADE_MS = 10.0
+
+
+def room_tone(audio: np.ndarray, rate_hz: int, speech_start: int, speech_end: int) -> np.ndarray | None:
+    """The clip's own background, to go on after it as a room's noise goes on after the speaker stops (instead
+    of a cliff to digital silence, which a noisy clip never has and which would end its noise, not its speech).
+
+    From the audio before the speech onset and after its end (``ROOM_MARGIN_MS`` away), in ``ROOM_WINDOW_MS``
+    windows: the longest run of windows no louder than ``ROOM_TRANSIENT_DB`` over the median of them all (so no
+    chime, click or breath), made a seamless loop by a ``CROSSFADE_MS`` crossfade of its end into its start.
+    None when no run holds ``MIN_ROOM_MS``, or it is digital silence: the clip is followed by silence."""
+    margin, win = round(rate_hz * ROOM_MARGIN_MS / 1000), round(rate_hz * ROOM_WINDOW_MS / 1000)
+    fade = round(rate_hz * CROSSFADE_MS / 1000)
+    runs: list[np.ndarray] = []
+    for part in (audio[: max(0, speech_start - margin)], audio[speech_end + margin :]):
+        n = len(part) // win
+        runs += [part[i * win : (i + 1) * win] for i in range(n)] + [np.zeros(0, np.float32)]  # a run break
+    levels = [level_db(w) for w in runs if len(w)]
+    if not levels:
+        return None
+    limit = float(np.median(levels)) + ROOM_TRANSIENT_DB
+    best: list[np.ndarray] = []
+    current: list[np.ndarray] = []
+    for w in runs:
+        quiet = len(w) > 0 and level_db(w) <= limit
+        current = [*current, w] if quiet else []
+        best = current if len(current) > len(best) else best
+    part = np.concatenate(best) if best else np.zeros(0, np.float32)
+    if len(part) < round(rate_hz * MIN_ROOM_MS / 1000) + fade or not np.any(part):
+        return None
+    loop = part[: len(part) - fade].astype(np.float32, copy=True)
+    ramp = np.linspace(0.0, 1.0, fade, endpoint=False, dtype=np.float32)
+    loop[:fade] = part[len(part) - fade :] * (1 - ramp) + part[:fade] * ramp
+    return loop
 
 
 class BenchError(Exception):
@@ -61,7 +104,9 @@ class Clip:
         return self.speech_end.end_s
 
     def utterance(self) -> SpokenClip:
-        return SpokenClip(self.audio, self.rate_hz, round(self.speech_end.end_s * self.rate_hz))
+        end = round(self.speech_end.end_s * self.rate_hz)
+        tone = room_tone(self.audio, self.rate_hz, self.analysis.first_voiced_sample, end)
+        return SpokenClip(self.audio, self.rate_hz, end, tone)
 
     def describe(self) -> dict[str, object]:
         return {

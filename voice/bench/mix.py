@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 RATE_HZ = 16_000
+ROOM_AFTER_MS = 500
+"""The least audio a mixed clip keeps after its speech end (its background goes on)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,9 @@ def apply_mix(
         chime = _chime(rate_hz)
         need = len(chime) + int(mix.chime_before_ms * ms) + 100 * ms
         lead = max(0, need - speech_start)
-    tail = 0
+    # A room goes on after the speech: at least ROOM_AFTER_MS of the mix's background follows it, so that the
+    # client can go on with it (voice.bench.clips.room_tone) instead of cutting a noise bed to digital silence.
+    tail = max(0, speech_end + ROOM_AFTER_MS * ms - len(clean))
     for after in (mix.click_after_ms, mix.breath_after_ms):
         if after is not None:
             tail = max(tail, speech_end + int((after + 400) * ms) - len(clean))

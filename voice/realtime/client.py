@@ -1,7 +1,7 @@
 """A microphone-like client of ``/v1/realtime`` (for ``voice bench e2e --protocol realtime``).
 
-It speaks exactly as :func:`voice.client.converse` does (real-time 20 ms frames, then silence until the reply;
-the same client clock), but in Realtime events: base64 ``input_audio_buffer.append`` at 24 kHz up, and
+It speaks exactly as :func:`voice.client.converse` does (real-time 20 ms frames, then the clip's room tone
+until the reply; the same client clock), but in Realtime events: base64 ``input_audio_buffer.append`` at 24 kHz up, and
 ``response.output_audio.delta`` down. It fills the same :class:`~voice.client.Conversation`, so mouth-to-ear
 is measured and reconciled the same way. The server's report comes with the opt-in ``voice.turn_report`` event
 (sent after ``response.done``, so it does not touch the measured audio); ``response.done``'s metadata is the
@@ -119,7 +119,7 @@ async def converse_realtime(
     settle_s: float = 2.0,
     ssl: ssl_lib.SSLContext | None = None,
 ) -> Conversation:
-    """Speak each utterance through ``/v1/realtime`` (server VAD), streaming silence after it until answered.
+    """Speak each utterance through ``/v1/realtime`` (server VAD), then its room tone (or silence) until answered.
 
     The same pacing, answered-rule and ``ssl`` as :func:`voice.client.converse`. Cancelling closes the
     connection."""
@@ -128,10 +128,7 @@ async def converse_realtime(
     rate = REALTIME_RATE_HZ
     frame = rate * frame_ms // 1000
     # Resampled before the clock starts: the client's own cost stays out of the measurement.
-    clips = [
-        (soxr.resample(u.audio.astype(np.float32), u.rate_hz, rate), round(u.speech_end_sample * rate / u.rate_hz))
-        for u in utterances
-    ]
+    clips = [_at_rate(u, rate) for u in utterances]
     tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # ssl=None is refused for wss://
     async with connect(
         realtime_url(url), max_size=2**24, additional_headers=headers, compression=None, **tls
@@ -139,25 +136,22 @@ async def converse_realtime(
         reported = asyncio.Event()
         reader = asyncio.create_task(_reader(ws, conv, reported))
         settle_ns = round(settle_s * 1e9)
-        silence = json.dumps({"type": "input_audio_buffer.append",
-                              "audio": base64.b64encode(bytes(frame * 2)).decode("ascii")})
         try:
             t0 = time.perf_counter_ns()
             sent = 0
-            for n, (pcm, end_sample) in enumerate(clips, start=1):
+            for n, clip in enumerate(clips, start=1):
+                pcm, end_sample = clip.audio, clip.speech_end_sample
                 begin, before = sent, set(conv.turns)
                 speech_end_ns: int | None = None
                 i = 0
                 while True:
-                    if i < len(pcm):
-                        chunk = pcm[i : i + frame]
-                        message = json.dumps({"type": "input_audio_buffer.append",
-                                              "audio": base64.b64encode(float_to_pcm16(chunk)).decode("ascii")})
-                    else:
-                        chunk = np.zeros(frame, np.float32)
-                        message = silence
-                        if reader.done() or _answered(conv, speech_end_ns, before, time.perf_counter_ns(), settle_ns):
-                            break
+                    if i >= len(pcm) and (
+                        reader.done() or _answered(conv, speech_end_ns, before, time.perf_counter_ns(), settle_ns)
+                    ):
+                        break
+                    chunk = clip.chunk(i, frame)
+                    message = json.dumps({"type": "input_audio_buffer.append",
+                                          "audio": base64.b64encode(float_to_pcm16(chunk)).decode("ascii")})
                     i += len(chunk)
                     sent += len(chunk)
                     await _send_when_due(conv, t0 + round(sent * 1e9 / rate))
@@ -187,3 +181,15 @@ async def converse_realtime(
             with contextlib.suppress(BaseException):
                 await reader
     return conv
+
+
+def _at_rate(clip: SpokenClip, rate_hz: int) -> SpokenClip:
+    """``clip`` resampled to ``rate_hz`` (its room tone too)."""
+    def at(audio: np.ndarray) -> np.ndarray:
+        return np.asarray(soxr.resample(audio.astype(np.float32), clip.rate_hz, rate_hz), np.float32)
+
+    tone = None
+    if clip.room_tone is not None and len(clip.room_tone):  # the middle of three: its loop stays seamless
+        n = round(len(clip.room_tone) * rate_hz / clip.rate_hz)
+        tone = at(np.tile(clip.room_tone, 3))[n : 2 * n]
+    return SpokenClip(at(clip.audio), rate_hz, round(clip.speech_end_sample * rate_hz / clip.rate_hz), tone)
