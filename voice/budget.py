@@ -32,7 +32,7 @@ from voice.config import BudgetConfig
 
 #: Hand-over marks in pipeline order; stage ``i`` runs from ``MARKS[i]`` to ``MARKS[i + 1]``.
 MARKS: tuple[str, ...] = (
-    "speech_end",  # the user's last voiced audio (endpoint time minus the silence window)
+    "speech_end",  # the user's last voiced audio (when it arrived, less the silence after it)
     "endpoint",  # the VAD decided the turn is over
     "stt_start",  # the STT model (and compute slot) was acquired
     "stt_done",  # transcript ready
