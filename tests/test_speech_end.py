@@ -204,6 +204,37 @@ def test_bench_mix_writes_hard_clips_and_measures_the_reference_on_them(
         mix_cmd.run(argparse.Namespace(speech=speech, out=out, mixes="thunder", clips=None))
 
 
+def test_bench_mix_skips_a_mix_with_no_speech_left_and_says_so(
+    tmp_path: Path,
+    sources: dict[str, tuple[np.ndarray, int, int]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mix that leaves nothing to find speech in (a quiet speaker under the noise) is named and skipped; the
+    other mixes and the summary are written as usual (it used to end the command with a traceback)."""
+    import argparse
+
+    from voice.audio import write_wav
+    from voice.bench import mix_cmd
+
+    speech = tmp_path / "speech"
+    clean, _, _ = sources["hello there"]
+    write_wav(speech / "hello.wav", float_to_pcm16(clean), RATE)
+    real_mix = mix_cmd.apply_mix
+
+    def drowned(audio: np.ndarray, start: int, end: int, mix: Mix, rate: int) -> tuple[np.ndarray, int]:
+        mixed, known = real_mix(audio, start, end, mix, rate)
+        return (np.zeros_like(mixed) if mix.name == "quiet" else mixed), known
+
+    monkeypatch.setattr(mix_cmd, "apply_mix", drowned)
+    out = tmp_path / "hard"
+    assert mix_cmd.run(argparse.Namespace(speech=speech, out=out, mixes="click,quiet", clips=None)) == 0
+    assert sorted(p.name for p in out.glob("*.wav")) == ["hello-click.wav", "hello.wav"]
+    captured = capsys.readouterr()
+    assert "hello-quiet.wav not written: no speech found" in captured.err
+    assert "1 of 1 mixed clips within 20 ms" in captured.out
+
+
 def test_mix_names_a_speech_span_outside_the_clip() -> None:
     with pytest.raises(ValueError, match=r"speech \[100, 900\) is not inside a clip of 800 samples"):
         apply_mix(np.zeros(800, np.float32), 100, 900, HARD_MIXES[0])

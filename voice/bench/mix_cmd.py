@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voice.audio import analyse_speech, float_to_pcm16, write_wav
+from voice.audio import AudioFileError, analyse_speech, float_to_pcm16, write_wav
 from voice.bench import stats
 from voice.bench.clips import (
     TRANSCRIPTS_NAME,
@@ -61,8 +61,12 @@ def run(args: argparse.Namespace) -> int:
         for mix in mixes:
             audio, known_end = apply_mix(clip.audio, clip.analysis.first_voiced_sample, known, mix, clip.rate_hz)
             name = f"{stem}-{mix.name}.wav"
+            try:
+                analysis = analyse_speech(audio, clip.rate_hz, min_segment_ms=100.0, bridge_ms=150.0)
+            except AudioFileError as e:  # e.g. a quiet speaker mixed under the noise: no use to the benchmarks
+                print(f"warning: {name} not written: {e}", file=sys.stderr)
+                continue
             write_wav(out / name, float_to_pcm16(audio), clip.rate_hz)
-            analysis = analyse_speech(audio, clip.rate_hz, min_segment_ms=100.0, bridge_ms=150.0)
             ref = reference_speech_end(audio, clip.rate_hz, analysis, probabilities)
             error_ms = (ref.end_s - known_end / clip.rate_hz) * 1000
             errors[mix.name].append(error_ms)
@@ -81,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         rows.append([mix.name, d["p50"], stats.describe(abs_err)["p95"], d["min"], d["max"], ambiguous[mix.name]])
     everything = [abs(e) for v in errors.values() for e in v]
     within = sum(1 for e in everything if e <= 20)
-    print(f"wrote {len(clips) * (len(mixes) + 1)} clips to {out} (clean + {len(mixes)} mixes each)")
+    written = len(clips) + sum(len(v) for v in errors.values())
+    print(f"wrote {written} clips to {out} (the {len(clips)} clean ones and up to {len(mixes)} mixes each)")
     print("reference speech end − known end (the clean clip's reference), ms:")
     print(text_table(["mix", "p50", "p95 |err|", "min", "max", "ambiguous"], rows))
     print(f"{within} of {len(everything)} mixed clips within 20 ms; known ends in {out / KNOWN_ENDS_NAME}")
