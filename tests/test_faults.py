@@ -41,7 +41,7 @@ from voice.fakes import Delay, FakeTts, FakeVad
 from voice.protocol import EndTurn, Reset, Stop, decode_client_text
 from voice.reliability.probe import Probe
 from voice.reliability.soak import Ask, fake_ask, run_soak, stop_trial
-from voice.reliability.tagged import EchoLlm, TaggedStt, reply_for, tagged_engines, tagged_speech
+from voice.reliability.tagged import TaggedStt, echo_llm, reply_for, tagged_engines, tagged_speech
 from voice.server import VoiceServer
 
 CLI = [sys.executable, "-c", "import sys; from voice.cli import main; sys.exit(main())"]
@@ -351,7 +351,7 @@ async def test_a_message_too_long_for_the_context_is_an_error_and_the_next_turn_
     engines = Engines(
         vad=FakeVad(),
         stt=TaggedStt(texts=("word " * 700,), delay=delay),  # heard for audio without a tag
-        llm=EchoLlm(context=600, delay=delay),
+        llm=echo_llm(context=600, delay=delay),
         tts=FakeTts(delay=delay),
         gate=ComputeGate(),
     )

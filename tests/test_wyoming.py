@@ -27,7 +27,8 @@ from tests.units import FAKE_MS, MS
 from voice.cli import main
 from voice.config import Config
 from voice.engine import Engines
-from voice.reliability.tagged import EchoLlm, reply_for, tagged_engines, tagged_speech
+from voice.fakes import FakeLlm
+from voice.reliability.tagged import echo_reply, reply_for, tagged_engines, tagged_speech
 from voice.wyoming.server import WyomingServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -164,7 +165,7 @@ async def test_audio_in_another_format_is_converted_before_transcription(server:
 
 async def test_handle_remembers_each_conversation_apart(server: WyomingServer, engines: Engines) -> None:
     llm = engines.llm
-    assert isinstance(llm, EchoLlm)
+    assert isinstance(llm, FakeLlm) and llm.reply_to is echo_reply
     assert await handle(server.port, "first a1", "c1") == reply_for("a1")
     assert await handle(server.port, "first b1", "c2") == reply_for("b1")
     assert await handle(server.port, "second a2", "c1") == reply_for("a2")

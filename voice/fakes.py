@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,6 +99,10 @@ class FakeLlm:
     """
 
     replies: Sequence[str] = ("Hello! How can I help you today?",)
+    reply_to: Callable[[str], str] | None = None
+    """Keyed by input: the reply to the last user message's text (instead of ``replies`` in turn)."""
+    prompts_kept: int | None = None
+    """Keep only the last this many prompts in :attr:`prompts` (a soak makes thousands); None: all."""
     prefill_ms_per_token: float = 1.0
     ttft_floor_ms: float = 20.0
     itl_ms: float = 10.0
@@ -135,6 +139,8 @@ class FakeLlm:
             raise RuntimeError("FakeLlm used by two generations at once")
         try:
             self.prompts.append(list(messages))
+            if self.prompts_kept is not None and len(self.prompts) > self.prompts_kept:
+                del self.prompts[: len(self.prompts) - self.prompts_kept]
             tokens = render_words(messages)
             if len(tokens) + max_tokens > self.context:
                 raise ValueError(f"prompt of {len(tokens)} tokens exceeds context window {self.context}")
@@ -157,7 +163,7 @@ class FakeLlm:
             )
             self._cache = list(tokens)
             try:
-                yield from self._reply(evaluated, max_tokens, cancel)
+                yield from self._reply(self._words(messages), evaluated, max_tokens, cancel)
             finally:
                 size = len(self._cache) * self.kv_bytes_per_token
                 common = len(render_words(messages[:1]))  # the system prompt and the next role marker
@@ -165,8 +171,15 @@ class FakeLlm:
         finally:
             self._lock.release()
 
-    def _reply(self, evaluated: int, max_tokens: int, cancel: threading.Event) -> Iterator[TextDelta]:
-        words = next(self._next).split(" ")
+    def _words(self, messages: Sequence[ChatMessage]) -> list[str]:
+        if self.reply_to is None:
+            return next(self._next).split(" ")
+        user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        return self.reply_to(user).split(" ")
+
+    def _reply(
+        self, words: list[str], evaluated: int, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[TextDelta]:
         for i, word in enumerate(words[:max_tokens]):
             if cancel.is_set():
                 return

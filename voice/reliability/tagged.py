@@ -2,23 +2,22 @@
 
 The client embeds a short ASCII tag in the first samples of its "speech" (a 300 Hz tone loud enough
 for :class:`~voice.fakes.FakeVad`); :class:`TaggedStt` reads it back as the transcript and
-:class:`EchoLlm` puts it in the reply. A reply reaching the wrong session, twice, or not at all is
+:func:`echo_llm` puts it in the reply. A reply reaching the wrong session, twice, or not at all is
 then visible to the client. Tags starting with ``long`` get a long reply (for barge-in and
 disconnect tests).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from voice.compute import ComputeGate
 from voice.engine import Engines
-from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad, render_words
-from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
+from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
+from voice.stages import Llm
 
 TAG_START = 12345  # int16 sample values that never occur in the 0.3-amplitude tone (max 9830)
 TAG_END = 12344
@@ -62,7 +61,7 @@ def read_tag(audio: np.ndarray) -> str | None:
 
 
 def reply_for(tag: str) -> str:
-    """The reply :class:`EchoLlm` gives to a user message ending in ``tag``."""
+    """The reply :func:`echo_llm` gives to a user message ending in ``tag``."""
     if tag.startswith("long"):  # 88 words: fits the default max_reply_tokens (96)
         body = " ".join(f"Part {i} of the long answer for {tag} is here." for i in range(1, 9))
         return f"Okay, here is the long answer for {tag}. {body}"
@@ -82,42 +81,16 @@ class TaggedStt(FakeStt):
         return tag
 
 
-@dataclass
-class EchoLlm(FakeLlm):
-    """Replies :func:`reply_for` the last word of the last user message, one word per token, with the
-    same simulated KV prefix cache and timing as :class:`~voice.fakes.FakeLlm`."""
+def echo_reply(user: str) -> str:
+    """:func:`reply_for` the last word of the user's message (the tag)."""
+    words = user.split()
+    return reply_for(words[-1] if words else "nothing")
 
-    def generate(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
-    ) -> Iterator[LlmEvent]:
-        if not self._lock.acquire(blocking=False):
-            raise RuntimeError("EchoLlm used by two generations at once")
-        try:
-            self.prompts.append(list(messages))
-            del self.prompts[:-PROMPTS_KEPT]  # a soak makes thousands: keep the last few (for tests)
-            tokens = render_words(messages)
-            if len(tokens) + max_tokens > self.context:
-                raise ValueError(f"prompt of {len(tokens)} tokens exceeds context window {self.context}")
-            reused = 0
-            for a, b in zip(self._cache, tokens, strict=False):
-                if a != b:
-                    break
-                reused += 1
-            yield PromptInfo(len(tokens), reused, len(tokens) - reused)
-            self._cache = list(tokens)
-            user = next((m.content for m in reversed(messages) if m.role == "user"), "")
-            words = reply_for(user.split()[-1] if user.split() else "nothing").split(" ")
-            for i, word in enumerate(words[:max_tokens]):
-                if cancel.is_set():
-                    return
-                if i == 0:
-                    self.delay.wait_ms(self.ttft_floor_ms + (len(tokens) - reused) * self.prefill_ms_per_token)
-                else:
-                    self.delay.wait_ms(self.itl_ms)
-                self._cache.append(word)
-                yield TextDelta(word if i == 0 else " " + word)
-        finally:
-            self._lock.release()
+
+def echo_llm(**kwargs: Any) -> FakeLlm:
+    """A :class:`~voice.fakes.FakeLlm` keyed by input: it replies :func:`echo_reply` to the last user message,
+    with the same simulated KV prefix cache and timing; it keeps the last ``PROMPTS_KEPT`` prompts."""
+    return FakeLlm(reply_to=echo_reply, prompts_kept=PROMPTS_KEPT, **kwargs)
 
 
 def tagged_engines(
@@ -137,12 +110,12 @@ def tagged_engines(
 
     ``tts_rtf``: synthesis of a clause takes this × its audio's duration (× ``scale``); ``1 / scale`` makes
     the reply leave the server at the pace it plays, clause by clause (the proxy buffering test).
-    ``llm`` replaces the :class:`EchoLlm` (an LLM on a server, with fake STT and TTS around it)."""
+    ``llm`` replaces the :func:`echo_llm` (an LLM on a server, with fake STT and TTS around it)."""
     delay = Delay(None, scale)
     return Engines(
         vad=FakeVad(),
         stt=TaggedStt(texts=("hello there",), latency_ms=stt_ms, delay=delay),
-        llm=llm or EchoLlm(itl_ms=itl_ms, context=context, delay=delay),
+        llm=llm or echo_llm(itl_ms=itl_ms, context=context, delay=delay),
         tts=FakeTts(
             sample_rate=tts_rate_hz,
             latency_ms=tts_ms,
