@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from voice.bench.e2e import TurnResult
 from voice.bench.e2e_compare import added_latency, compare_lines
+from voice.bench.e2e_turn import TurnResult
 
 
 def turn(

@@ -22,8 +22,9 @@ from tests.conftest import EnginesFactory, make_config, silence, tone, tones_are
 from voice import events
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.clips import load_clips
-from voice.bench.e2e import E2eOptions, E2eResult, make_plan, method_meta, run_plan, run_plan_in_process
+from voice.bench.e2e import E2eOptions, E2eResult, method_meta, run_plan, run_plan_in_process
 from voice.bench.e2e_report import console_summary, markdown, plot
+from voice.bench.e2e_turn import make_plan
 from voice.bench.machine import machine_info
 from voice.budget import LlmMetrics, TurnReport
 from voice.client import SpokenClip, converse

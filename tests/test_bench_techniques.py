@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from voice.bench.clips import BenchError
-from voice.bench.e2e import TurnResult
+from voice.bench.e2e_turn import TurnResult
 from voice.bench.techniques import Step, _row, select, steps
 from voice.config import Config
 

@@ -14,7 +14,8 @@ import soundfile
 from tests.conftest import silence, tone, tones_are_speech
 from voice.bench import contention, matrix, prefill, speculative
 from voice.bench.clips import BenchError, load_clips, read_transcripts
-from voice.bench.e2e import TurnResult, summarize
+from voice.bench.e2e import summarize
+from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
 from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer

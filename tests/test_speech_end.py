@@ -22,7 +22,8 @@ import soxr
 
 from voice.audio import analyse_speech, float_to_pcm16
 from voice.bench.clips import BenchError, Clip, read_annotations, reference_speech_end, silero_probabilities
-from voice.bench.e2e import PlanItem, TurnResult, summarize, turn_result
+from voice.bench.e2e import summarize
+from voice.bench.e2e_turn import PlanItem, TurnResult, turn_result
 from voice.bench.mix import HARD_MIXES, Mix, apply_mix
 from voice.bench.stats import corpus_wer, corpus_wer_normalized
 from voice.client import ClientTurn, Conversation

@@ -12,11 +12,10 @@ MAX_LINES = 400
 #: Modules still over it, each with the most it may grow to (a ratchet: lower it when a module shrinks, and
 #: split a module rather than raise it). Each is a known item of the structure work (issue 10).
 OVER: dict[str, int] = {
-    "bench/e2e.py": 623,
     "reliability/soak.py": 521,
     "config.py": 480,
     "bench/contention.py": 466,
-    "session.py": 437,
+    "session.py": 436,
     "bench/matrix.py": 430,
     "bench/speculative.py": 417,
     "realtime/translate.py": 411,

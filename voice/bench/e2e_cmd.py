@@ -15,8 +15,6 @@ from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e import (
     E2eOptions,
     E2eResult,
-    TurnResult,
-    make_plan,
     method_meta,
     ram_peak_mb,
     run_plan,
@@ -24,6 +22,7 @@ from voice.bench.e2e import (
     tls_context,
 )
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
+from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
 from voice.bench.markdown import write_json, write_text
 from voice.config import Config, load_config

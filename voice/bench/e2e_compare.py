@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from voice.bench import stats
-from voice.bench.e2e import E2eOptions, PlanItem, TurnResult, run_plan
+from voice.bench.e2e import E2eOptions, run_plan
+from voice.bench.e2e_turn import PlanItem, TurnResult
 from voice.bench.pairing import added_latency
 
 __all__ = ["METHOD", "ROUTE_DIRECT", "added_latency", "compare_lines", "direct_options", "run_compared"]

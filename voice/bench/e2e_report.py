@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench import plots
-from voice.bench.e2e import E2eResult, TurnResult, stage_names, verdict_lines
+from voice.bench.e2e import E2eResult, verdict_lines
+from voice.bench.e2e_turn import TurnResult, stage_names
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, relative_link, text_table
 from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS, fmt_ms

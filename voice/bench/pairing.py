@@ -13,7 +13,7 @@ from voice.bench import stats
 
 
 class PairedTurn(Protocol):
-    """What pairing needs of a measured turn (``voice.bench.e2e.TurnResult`` has it)."""
+    """What pairing needs of a measured turn (``voice.bench.e2e_turn.TurnResult`` has it)."""
 
     clip: str
     repeat: int

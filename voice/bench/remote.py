@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from voice.bench import e2e, quality
+from voice.bench import e2e, e2e_turn, quality
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, located_model
@@ -93,7 +93,7 @@ def compare_e2e(config: Config, remote: Config, args: argparse.Namespace, say: A
         say(f"mouth-to-ear, LLM {name}: {len(clips)} clip(s) × {args.repeats} (+{args.warmup} warm-up)")
         engines = load_engines(cfg)
         try:
-            plan = e2e.make_plan(clips, opts.repeats, opts.warmup)
+            plan = e2e_turn.make_plan(clips, opts.repeats, opts.warmup)
             turns = asyncio.run(
                 e2e.run_plan_in_process(cfg, engines, plan, opts, lambda r: say("    " + e2e_row(r)))
             )

@@ -45,8 +45,9 @@ from typing import Any
 
 from voice.bench import stats
 from voice.bench.clips import BenchError, Clip, default_speech_dir, load_clips
-from voice.bench.e2e import E2eOptions, TurnResult, make_plan, run_plan_in_process, summarize
+from voice.bench.e2e import E2eOptions, run_plan_in_process, summarize
 from voice.bench.e2e_cmd import output_paths
+from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.machine import finish, load_average, machine_info, machine_markdown, wait_for_quiet
 from voice.bench.markdown import md_table, text_table, write_outputs
 from voice.config import Config, load_config
