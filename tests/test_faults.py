@@ -58,12 +58,14 @@ async def test_disconnect_mid_reply_frees_the_models_within_250_ms_100_of_100() 
     # A long reply takes ~0.3 s of LLM and ~0.1 s of TTS; little reply audio (10 ms per character) to send.
     engines = tagged_engines(0.1 * FAKE_MS, itl_ms=30.0, audio_ms_per_char=10.0)
     rng = random.Random(4)
+    activity = engines.watch()
     async with running(engines) as srv:
         trials = []
         for n in range(100):
             trials.append(
                 await stop_trial(
                     srv,
+                    activity,
                     Ask(tagged_speech(f"long{n}", 0.4), f"long{n}"),
                     fake_ask(1, n),
                     mode="reset" if n % 2 else "close",

@@ -151,6 +151,7 @@ async def test_bad_input_on_the_same_session_does_not_lose_its_turn() -> None:
 # ---------------------------------------------------------------------------------------------- barge-in
 async def test_barge_in_over_the_socket() -> None:
     engines = tagged_engines(SCALE)
+    activity = engines.watch()
     async with running(engines) as srv:
         p = await Probe.connect(srv.url)
         await p.say(tagged_speech("long1"))
@@ -163,7 +164,7 @@ async def test_barge_in_over_the_socket() -> None:
         report1 = await p.wait_type("turn_report", 5, turn_id=1)
         assert report1["cancelled"] is True and report1["outcome"] == "cancelled"
         # The models were let go of at once: LLM and TTS stopped long before the end of the long reply.
-        await until(engines.idle, 250 * MS)
+        await until(activity.idle, 250 * MS)
         assert report1["generated_tokens"] < len(reply_for("long1").split())
         await p.send_audio(np.zeros(8000, np.int16))  # the end of the interrupting utterance
         report2 = await p.wait_type("turn_report", 10, turn_id=2)

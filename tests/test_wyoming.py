@@ -288,20 +288,21 @@ async def test_no_audio_is_written_to_disk(
 
 async def test_a_client_that_leaves_mid_answer_frees_the_models() -> None:
     engines = tagged_engines(FAKE_MS)  # 10 ms per token: the long reply takes about a second
+    activity = engines.watch()
     srv = await started(make_config(), engines)
     try:
         async with Client("127.0.0.1", srv.port) as c:
             await c.write_event(Transcript("tell me longx", context={"conversation_id": "z"}).event())
             for _ in range(200):  # until the LLM is generating
-                if engines.active["llm"]:
+                if activity.active["llm"]:
                     break
                 await asyncio.sleep(0.005)
-            assert engines.active["llm"]
+            assert activity.active["llm"]
         for _ in range(400):
-            if engines.idle():
+            if activity.idle():
                 break
             await asyncio.sleep(0.005)
-        assert engines.idle()
+        assert activity.idle()
         assert await handle(srv.port, "again y", "z") == reply_for("y")  # still serving
     finally:
         await srv.shutdown()  # closes the engines

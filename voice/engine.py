@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from voice.activity import EngineObserver, ModelActivity
 from voice.clock import Clock, MonotonicClock
 from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.fairlock import FairLock
@@ -158,11 +158,8 @@ class Engines:
         self._tts_lock = asyncio.Lock()
         self._waiting = 0
         self._hold_ms: float | None = None
-        # Activity of the worker threads, per model: how many jobs run now and when the last one let go
-        # of the model (perf_counter_ns). Tests and the soak measure how fast a cancelled turn stops.
-        self._activity = threading.Lock()
-        self.active: dict[str, int] = dict.fromkeys(MODELS, 0)
-        self.released_ns: dict[str, int] = dict.fromkeys(MODELS, 0)
+        self._observers: list[EngineObserver] = []
+        self._activity: ModelActivity | None = None
 
     def close(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
@@ -208,22 +205,25 @@ class Engines:
         """Turns holding a place in the model queue (running or waiting)."""
         return self._waiting
 
+    def watch(self) -> ModelActivity:
+        """The engines' :class:`~voice.activity.ModelActivity`, attached on the first call: from then on it sees
+        which models the worker threads use (for tools that measure how fast a cancelled turn lets go of them,
+        or wait for the models to be idle). Call it before the engines run anything."""
+        if self._activity is None:
+            self._activity = ModelActivity(MODELS)
+            self._observers.append(self._activity)
+        return self._activity
+
     @contextlib.contextmanager
     def _using(self, model: str) -> Iterator[None]:
-        """Marks a worker thread as using ``model`` (for :meth:`idle` and ``released_ns``)."""
-        with self._activity:
-            self.active[model] += 1
+        """A worker thread uses ``model`` (the observers are told, from this thread)."""
+        for o in self._observers:
+            o.acquired(model)
         try:
             yield
         finally:
-            with self._activity:
-                self.active[model] -= 1
-                self.released_ns[model] = time.perf_counter_ns()
-
-    def idle(self) -> bool:
-        """True when no worker thread is using any model."""
-        with self._activity:
-            return not any(self.active.values())
+            for o in self._observers:
+                o.released(model)
 
     async def transcribe(self, audio: np.ndarray, session: str, clock: Clock) -> Transcription:
         """Transcribe an utterance (waiting its turn as ``session``; times on ``clock``). Cancelling waits for

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from voice.activity import ModelActivity
 from voice.audio import float_to_pcm16, load_audio
 from voice.bench.clips import BenchError, read_transcripts
 from voice.bench.quality_set import Item, judge, judged_summary
@@ -116,7 +117,7 @@ class _Drain:
         await self._task
 
 
-async def _say(session: Session, clock: FakeClock, audio: np.ndarray) -> None:
+async def _say(session: Session, clock: FakeClock, audio: np.ndarray, activity: ModelActivity) -> None:
     """Speak ``audio`` and then silence into the session, the clock advancing with the audio; force the end
     of the turn if the VAD still hears speech, then wait until the reply has been spoken."""
     samples = np.concatenate([audio.astype(np.float32), np.zeros(int(TRAILING_SILENCE_S * RATE_HZ), np.float32)])
@@ -127,7 +128,7 @@ async def _say(session: Session, clock: FakeClock, audio: np.ndarray) -> None:
         if err is not None:
             raise BenchError(f"the session refused the audio: {err.message}")
         await asyncio.sleep(0)  # let a turn start, as between a live client's frames
-        while not session.engines.idle():  # noqa: ASYNC110 (worker threads' state: no event to await)
+        while not activity.idle():  # noqa: ASYNC110 (worker threads' state: no event to await)
             await asyncio.sleep(0.002)
     if session.in_speech:
         await session.on_text(encode_client(EndTurn()))
@@ -137,6 +138,7 @@ async def _say(session: Session, clock: FakeClock, audio: np.ndarray) -> None:
 async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> list[TurnReport]:
     """One item in a new session: the earlier turns, then the question. Returns the question's turn reports."""
     clock = FakeClock()
+    activity = engines.watch()
     reports: list[TurnReport] = []
     config = dataclasses.replace(config, turn=dataclasses.replace(config.turn, speculate_after_ms=0))
     session = Session(f"q-{spoken.item.id}", engines, config, clock, on_report=reports.append)
@@ -144,9 +146,9 @@ async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> li
     try:
         await session.on_text(encode_client(Start(RATE_HZ)))
         for audio in spoken.previous_audio:
-            await _say(session, clock, audio)
+            await _say(session, clock, audio, activity)
         before = len(reports)
-        await _say(session, clock, spoken.audio)
+        await _say(session, clock, spoken.audio, activity)
         return [r for r in reports[before:] if r.initiator == "user"]
     finally:
         await session.cancel_turns()

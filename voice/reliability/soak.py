@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from voice.activity import ModelActivity
 from voice.budget import TurnReport, percentile
 from voice.config import Config
 from voice.engine import Engines
@@ -341,18 +342,11 @@ async def _settle() -> None:
 
 
 async def stop_trial(
-    server: VoiceServer,
-    long_ask: Ask,
-    short_ask: Ask,
-    *,
-    mode: str,
-    point: str,
-    delay_s: float,
-    timeout_s: float = 30.0,
-) -> StopTrial:
-    """Drop a session mid-reply; measure how fast the models are free; then run a turn on a new session."""
-    engines = server.engines
-    assert engines is not None
+    server: VoiceServer, activity: ModelActivity, long_ask: Ask, short_ask: Ask,
+    *, mode: str, point: str, delay_s: float, timeout_s: float = 30.0,
+) -> StopTrial:  # fmt: skip
+    """Drop a session mid-reply; measure how fast the models are free (``activity``: attached to the server's
+    engines before they ran anything); then run a turn on a new session."""
     probe = await Probe.connect(server.url)
     since = len(probe.events)
     await probe.say(long_ask.audio)
@@ -361,7 +355,7 @@ async def stop_trial(
         await asyncio.sleep(delay_s)
     in_flight = not probe.of_type("turn_report")
     sid = probe.session_id
-    busy = not engines.idle()
+    busy = not activity.idle()
     t0 = time.perf_counter_ns()
     closing: asyncio.Task[None] | None = None
     if mode == "reset":
@@ -370,10 +364,10 @@ async def stop_trial(
         closing = asyncio.create_task(probe.close())
     await server.wait_sessions(lambda s: sid not in s, 10.0)
     cleanup_ms = (time.perf_counter_ns() - t0) / 1e6
-    released = {m: ns for m, ns in engines.released_ns.items() if ns >= t0}
+    released = {m: ns for m, ns in activity.released_ns.items() if ns >= t0}
     last_model = max(released, key=lambda m: released[m]) if released else ""
     stop_ms = (released[last_model] - t0) / 1e6 if released else 0.0
-    if not engines.idle():
+    if not activity.idle():
         stop_ms = max(stop_ms, cleanup_ms, 1e9)  # a model is still busy: a failure, whatever it is doing
     if closing is not None:
         with contextlib.suppress(BaseException):
@@ -418,6 +412,7 @@ async def run_soak(
     progress: Callable[[str], None] = lambda s: None,
 ) -> SoakFigures:
     """Run the soak against an in-process server; the engines are closed at the end."""
+    activity = engines.watch()
     server = VoiceServer(config, engines)
     await server.start()
     figures = SoakFigures(mode=mode, sessions=sessions, turns_planned=turns)
@@ -493,7 +488,7 @@ async def run_soak(
             point = rng.choice(("transcript", "audio_start"))
             delay = rng.uniform(0, stop_delay_s)
             trial = await stop_trial(
-                server, long_ask(n), ask(0, 10_000 + n), mode=mode_n, point=point, delay_s=delay,
+                server, activity, long_ask(n), ask(0, 10_000 + n), mode=mode_n, point=point, delay_s=delay,
                 timeout_s=turn_timeout_s,
             )
             figures.stop_trials.append(trial)
