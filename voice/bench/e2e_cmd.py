@@ -25,6 +25,7 @@ from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, mar
 from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
 from voice.bench.markdown import write_json, write_text
+from voice.bench.scaffold import Outputs
 from voice.config import Config, load_config
 
 if TYPE_CHECKING:
@@ -43,14 +44,9 @@ def config_with_models(config: Config, stt: str | None, llm: str | None, tts: st
 
 
 def output_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None, Path | None]:
-    """(json, md, plot) from ``--json/--md/--plot``, filled in from ``--out PREFIX`` where not given."""
-    prefix: Path | None = getattr(args, "out", None)
-    json_path = (
-        args.json if args.json is not None else (prefix.with_name(prefix.name + ".json") if prefix else None)
-    )
-    md = args.md if args.md is not None else (prefix.with_name(prefix.name + ".md") if prefix else None)
-    png = args.plot if args.plot is not None else (prefix.with_name(prefix.name + ".png") if prefix else None)
-    return json_path, md, png
+    """(json, md, plot): :meth:`voice.bench.scaffold.Outputs.from_args` as a tuple."""
+    out = Outputs.from_args(args)
+    return out.json, out.md, out.png
 
 
 def _config_meta(config: Config) -> dict[str, Any]:

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm
-from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, relative_link, text_table
+from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.config import Config, load_config
 from voice.history import History, fit_prompt
@@ -243,7 +243,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, png_path = output_paths(args)
+    bench = BenchRun(args)
     config = load_config(args.config)
     if args.n_ctx:
         config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, n_ctx=args.n_ctx))
@@ -255,9 +255,8 @@ def run(args: argparse.Namespace) -> int:
         raise BenchError(f"--bounds-mb takes comma-separated integers, got {args.bounds_mb!r}") from None
     if not bounds or min(bounds) < 0:
         raise BenchError("--bounds-mb needs sizes of 0 (off) or more")
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max)
     meta: dict[str, Any] = {
-        "machine": machine_info(),
+        "machine": bench.begin(),
         "llm": config.llm.model,
         "llm_settings": llm_settings(config),
         "max_reply_tokens": config.llm.max_reply_tokens,
@@ -285,6 +284,5 @@ def run(args: argparse.Namespace) -> int:
         "ttft": describe([t.ttft_ms for t in turns if t.ttft_ms is not None]),
     }
     print(text_table(LONG_HEADER, _long_rows(result["long"])))
-    finish(meta["machine"])
-    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0

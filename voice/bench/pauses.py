@@ -35,9 +35,9 @@ import numpy as np
 
 from voice.bench import stats
 from voice.bench.clips import Clip, default_speech_dir, load_clips
-from voice.bench.e2e_cmd import output_paths
-from voice.bench.machine import finish, machine_info, machine_markdown
-from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, text_table
+from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 from voice.endpoint import Endpointer, SpeechEnded, TurnScorer
 from voice.speech_end import envelope_db
@@ -214,10 +214,10 @@ def energy_variant(strategy: Strategy) -> Strategy:
     return Strategy(label, dataclasses.replace(strategy.config, turn=turn), strategy.scorer)
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+    """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     from voice.backends.vad_silero import SileroVad
 
-    info = machine_info()  # the start: date and load before measuring
     base = load_config(args.config)
     speech_dir = args.speech or default_speech_dir()
     clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None, rate_hz=RATE_HZ)
@@ -283,9 +283,8 @@ def markdown(result: dict[str, Any], png: Any, md_path: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, _png = output_paths(args)
-    result = measure(args)
-    finish(result["machine"])
+    bench = BenchRun(args)
+    result = measure(args, bench.begin())
     print(
         text_table(
             ["strategy", *[f"{p} ms" for p in result["pauses_ms"]], "delay p50", "delay p95"],
@@ -300,7 +299,5 @@ def run(args: argparse.Namespace) -> int:
             ],
         )
     )
-    write_outputs(
-        result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown
-    )
+    bench.end(result, markdown=markdown)
     return 0

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, names
-from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, ratio_of, relative_link, text_table, write_outputs
+from voice.bench.machine import BENCHMARKS_DIR, Guard, machine_markdown
+from voice.bench.markdown import md_table, ratio_of, relative_link, text_table
+from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.config import load_config
 from voice.stages import ChatMessage, PromptInfo
@@ -122,7 +122,7 @@ def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, gua
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, png_path = output_paths(args)
+    bench = BenchRun(args)
     config = load_config(args.config)
     text_path: Path = args.text or DEFAULT_TEXT
     if not text_path.is_file():
@@ -132,9 +132,8 @@ def run(args: argparse.Namespace) -> int:
         lengths = sorted({int(x) for x in args.lengths.split(",") if x.strip()})
     except ValueError:
         raise BenchError(f"--lengths must be comma-separated integers, got {args.lengths!r}") from None
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
-        "machine": machine_info(),
+        "machine": bench.begin(),
         **llm_settings(config),
         "llm_ttft_budget_ms": config.budget.llm_ttft_ms,
         "repeats": args.repeats,
@@ -143,7 +142,6 @@ def run(args: argparse.Namespace) -> int:
         "previous_question": PREVIOUS_QUESTION,
     }
     rows: list[dict[str, Any]] = []
-    guard = Guard(enabled=args.max_load is not None, wait_s=args.wait_max)
     for name in names(args.llm, config.llm.model):
         print(f"loading {name} …", flush=True)
         llm = load_llm(config, name)
@@ -157,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                 if n_tokens >= target * 0.9 or len(doc_words) > 20 * len(words):
                     break
                 doc_words = doc_words + words  # the text is too short for this length: repeat it
-            res = measure_length(llm, messages, args.repeats, guard)
+            res = measure_length(llm, messages, args.repeats, bench.guard())
             row = {"llm": name, "target_tokens": target, "prompt_tokens": n_tokens, **res}
             row["prefill_tokens_per_s"] = (
                 round(n_tokens / res["uncached_ms"]["p50"] * 1000) if res["uncached_ms"]["p50"] else None
@@ -171,11 +169,9 @@ def run(args: argparse.Namespace) -> int:
             )
         del llm
     result = {"tool": "voice bench prefill", "schema": 1, "meta": meta, "rows": rows}
-    meta["machine"]["guard"] = guard.summary()
-    finish(meta["machine"])
     print()
     print(text_table(*_table(rows)))
-    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0 if rows else 1
 
 

@@ -28,11 +28,11 @@ from typing import Any
 
 from voice.bench import e2e, e2e_turn, quality
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, located_model
-from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, text_table
 from voice.bench.quality_set import QuestionSetError, load_items
+from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 
 BACKENDS = ("in-process", "server")
@@ -148,7 +148,6 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, _ = output_paths(args)
     config = load_config(args.config)
     config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, skills=False, backend="llama"))
     try:
@@ -164,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
     def say(msg: str) -> None:
         print(msg, flush=True)
 
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
-    result: dict[str, Any] = {"machine": machine_info(), "settings": llm_settings(config)}
+    bench = BenchRun(args, say=say)
+    result: dict[str, Any] = {"machine": bench.begin(), "settings": llm_settings(config)}
     with _server(config, args.url) as base_url:
         remote = remote_config(config, base_url, args.model)
         result |= {
@@ -176,7 +175,6 @@ def run(args: argparse.Namespace) -> int:
         say(f"text: {len(items)} question(s), in-process then through {base_url}, item by item")
         result["text"] = compare_text(config, remote, items, say)
         result["e2e"] = None if args.no_e2e else compare_e2e(config, remote, args, say)
-    finish(result["machine"])
     print(text_table(HEADER, rows(result)))
-    write_outputs(result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown)
+    bench.end(result, markdown=markdown)
     return 0

@@ -24,17 +24,16 @@ import numpy as np
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, names
-from voice.bench.machine import BENCHMARKS_DIR, Guard, finish, machine_info, machine_markdown, wait_for_quiet
+from voice.bench.machine import BENCHMARKS_DIR, Guard, machine_markdown
 from voice.bench.markdown import (
     md_table,
     ratio,
     ratio_of,
     relative_link,
     text_table,
-    write_outputs,
 )
+from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
@@ -236,7 +235,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, png_path = output_paths(args)
+    bench = BenchRun(args)
     config = load_config(args.config)
     prompts = load_prompts(args.prompts or DEFAULT_PROMPTS)
     try:
@@ -245,9 +244,8 @@ def run(args: argparse.Namespace) -> int:
         raise BenchError(
             f"--draft-tokens must be comma-separated integers, got {args.draft_tokens!r}"
         ) from None
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
-        "machine": machine_info(),
+        "machine": bench.begin(),
         **llm_settings(config),
         "temperature": config.llm.temperature,
         "draft_tokens": drafts,
@@ -259,17 +257,14 @@ def run(args: argparse.Namespace) -> int:
     if config.llm.temperature != 0:
         print(f"note: temperature {config.llm.temperature} in the config; outputs may differ between runs")
     rows: list[dict[str, Any]] = []
-    guard = Guard(enabled=args.max_load is not None, wait_s=args.wait_max)
     for name in names(args.llm, config.llm.model):
         print(f"loading {name} (baseline and {len(drafts)} prompt-lookup variant(s)) …", flush=True)
-        rows += run_model(config, name, prompts, drafts, args.ngram, args.repeats, guard)
+        rows += run_model(config, name, prompts, drafts, args.ngram, args.repeats, bench.guard())
     summary = summarize(rows)
     result = {"tool": "voice bench speculative", "schema": 1, "meta": meta, "summary": summary, "rows": rows}
-    meta["machine"]["guard"] = guard.summary()
-    finish(meta["machine"])
     print()
     print(text_table(*_summary_table(summary)))
-    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0
 
 

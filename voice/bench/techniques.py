@@ -46,10 +46,10 @@ from typing import Any
 from voice.bench import stats
 from voice.bench.clips import BenchError, Clip, default_speech_dir, load_clips
 from voice.bench.e2e import E2eOptions, run_plan_in_process, summarize
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.e2e_turn import TurnResult, make_plan
-from voice.bench.machine import finish, load_average, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.bench.machine import load_average, machine_markdown
+from voice.bench.markdown import md_table, text_table
+from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 
 #: The pause of the first speculation step, then of the early-pause step (see the module docstring).
@@ -188,10 +188,10 @@ def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -
     }
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+    """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     from voice.loader import load_engines
 
-    info = machine_info()  # the start: date and load before the first step
     base = load_config(args.config)
     speech_dir: Path = args.speech or default_speech_dir()
     clips: list[Clip]
@@ -295,10 +295,8 @@ def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, _png = output_paths(args)
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max)
-    result = measure(args)
-    finish(result["machine"])
+    bench = BenchRun(args)
+    result = measure(args, bench.begin())
     print(
         text_table(
             ["step", "p50 ms", "p95 ms", "within", "WER", "replies = serial"],
@@ -315,7 +313,5 @@ def run(args: argparse.Namespace) -> int:
             ],
         )
     )
-    write_outputs(
-        result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown
-    )
+    bench.end(result, markdown=markdown)
     return 0
