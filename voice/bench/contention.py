@@ -35,10 +35,10 @@ from typing import Any
 from voice.audio import load_audio
 from voice.bench import plots
 from voice.bench.clips import BenchError, default_speech_dir
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_llm, load_stt
-from voice.bench.machine import Guard, finish, guard_markdown, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, ratio, ratio_of, relative_link, write_outputs
+from voice.bench.machine import Guard, guard_markdown, machine_markdown
+from voice.bench.markdown import md_table, ratio, ratio_of, relative_link
+from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.compute import ComputeGate, Priority
 from voice.config import load_config
@@ -231,12 +231,11 @@ def _child_env(policy: str) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, png_path = output_paths(args)
+    bench = BenchRun(args)
     clip: Path = args.clip or (args.speech or default_speech_dir()) / "jfk.wav"
     if not clip.is_file():
         raise BenchError(f"clip {clip} not found; pass --clip FILE (a recording of a few seconds of speech)")
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
-    meta = {"machine": machine_info()}
+    meta = {"machine": bench.begin()}
     results: dict[str, Any] = {}
     if args.wait_policies:
         policies = [p.strip() for p in args.wait_policies.split(",") if p.strip()]
@@ -277,16 +276,14 @@ def run(args: argparse.Namespace) -> int:
             res["policy_note"] = POLICY_NOTES[policy]
             results[policy] = res
     else:
-        guard = Guard(enabled=args.max_load is not None, wait_s=args.wait_max)
-        res = measure(args.config, args.stt, args.llm, clip, args.tokens, args.repeats, guard)
+        res = measure(args.config, args.stt, args.llm, clip, args.tokens, args.repeats, bench.guard())
         env = ", ".join(f"{k}={v}" for k, v in res["effective_env"].items() if v is not None) or "none"
         res["policy_note"] = f"this process's environment ({env})"
         results["current environment"] = res
     result = {"tool": "voice bench contention", "schema": 1, "meta": meta, "results": results}
-    finish(meta["machine"])
     print()
     print(console(result))
-    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from voice.bench import plots
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e import FIRST_AUDIO_METHOD, ram_peak_mb
-from voice.bench.e2e_cmd import _config_meta, config_with_models, output_paths
+from voice.bench.e2e_cmd import _config_meta, config_with_models
 from voice.bench.load import (
     CAPACITY_METHOD,
     CAPACITY_P95_MS,
@@ -23,8 +23,9 @@ from voice.bench.load import (
     run_sweep,
     run_sweep_in_process,
 )
-from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, relative_link, text_table
+from voice.bench.scaffold import BenchRun
 from voice.bench.stats import TARGET_MS
 from voice.config import Config, load_config
 from voice.speech_end import METHOD as SPEECH_END_METHOD
@@ -122,7 +123,6 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, png_path = output_paths(args)
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -148,9 +148,9 @@ def run(args: argparse.Namespace) -> int:
     clips, warnings = load_clips(speech_dir, args.clips.split(",") if args.clips else None)
     for w in warnings:
         say(f"warning: {w}")
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
+    bench = BenchRun(args, say=say)
     meta: dict[str, Any] = {
-        "machine": machine_info(),
+        "machine": bench.begin(),
         "speech_dir": str(speech_dir),
         "clips": [c.name for c in clips],
         "options": dataclasses.asdict(opts) | {"token": None},
@@ -203,9 +203,8 @@ def run(args: argparse.Namespace) -> int:
                 }
             )
         meta["ram_peak_mb"] = ram_peak_mb()
-    finish(meta["machine"])
     for v in result["variants"]:
         print(f"\n{v['name']}: capacity {v['capacity']} (p95 ≤ {CAPACITY_P95_MS:g} ms, no busy)")
         print(text_table(HEADER, [_row(lv) for lv in v["levels"]]))
-    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0 if any(lv["ok"] for v in result["variants"] for lv in v["levels"]) else 1

@@ -29,10 +29,10 @@ from typing import Any
 
 from voice.bench import plots
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import catalogue_names, located_model
-from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, relative_link, text_table, write_outputs
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, relative_link, text_table
+from voice.bench.scaffold import BenchRun
 from voice.bench.stats import HUMAN_GAP_MS, TARGET_MS
 from voice.models import ModelError
 
@@ -174,7 +174,7 @@ def attach_quality(
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    json_path, md_path, png_path = output_paths(args)
+    bench = BenchRun(args)
     speech: Path = (args.speech or default_speech_dir()).resolve()
     clips, warnings = load_clips(speech, args.clips.split(",") if args.clips else None)
     for w in warnings:
@@ -182,9 +182,8 @@ def run(args: argparse.Namespace) -> int:
     models = {"stt": _list(args.stt, "stt"), "llm": _list(args.llm, "llm"), "tts": _list(args.tts, "tts")}
     check_models(models)
     combos = list(itertools.product(models["stt"], models["llm"], models["tts"]))
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=print)
     meta = {
-        "machine": machine_info(),
+        "machine": bench.begin(),
         "speech_dir": str(speech),
         "clips": [c.name for c in clips],
         "repeats": args.repeats,
@@ -226,13 +225,12 @@ def run(args: argparse.Namespace) -> int:
             for r in rows:  # the files are gone with the temporary directory
                 r.pop("json", None)
                 r.pop("log", None)
-    finish(meta["machine"])
     result = {"tool": "voice bench matrix", "schema": 1, "meta": meta, "rows": rows}
     print()
     print(text_table(*_table(rows)))
     print()
     print("\n".join(conclusions(rows, meta.get("quality_bar_pct"))))
-    write_outputs(result, png_path=png_path, md_path=md_path, json_path=json_path, plot=plot, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0 if all("error" not in r for r in rows) else 1
 
 
