@@ -264,6 +264,10 @@ def markdown_spoken(result: dict[str, Any]) -> str:
         cats = m["summary"]["right_pct_by_category"]
         parts += [f"## {m['llm']}", "", "Right % by category: "
                   + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
+        voices = m["summary"].get("by_voice", {})
+        parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"],
+                           [[v, d["items"], d["right_pct"], d["stt_wer_normalized"]] for v, d in voices.items()],
+                           align="lrrr"), ""]  # fmt: skip
         rows = [
             [r["id"], r["voice"], r["question"], r["transcript"], r["reply"], "yes" if r["right"] else "no",
              "; ".join(r["failed"]), r["by"], r["tokens"], r["reply_audio_s"]]
