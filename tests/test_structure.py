@@ -14,7 +14,7 @@ MAX_LINES = 400
 OVER: dict[str, int] = {
     "bench/e2e.py": 623,
     "reliability/soak.py": 521,
-    "config.py": 480,
+    "config.py": 479,
     "bench/contention.py": 466,
     "session.py": 437,
     "bench/matrix.py": 430,
