@@ -45,9 +45,10 @@ def test_summary_splits_time_and_wer_by_voice_and_recordings() -> None:
     result = {
         "machine": machine_info(),
         "repeats": 1,
-        "variants": [{"name": "v", "stt": {"model": "tiny.en", "beam_size": 1, "initial_prompt": ""}, **s}],
+        "variants": [{"name": "v", **s,
+                      "stt": {"model": "tiny.en", "beam_size": 1, "initial_prompt": "", "pad_silence": True}}],
         "clips": [{"clip": "t-cancel", "group": "espeak-ng:en-gb+f3", "reference": "Cancel the timer.",
                    "texts": ["Council the timer."], "ms": [70.0]}],
     }  # fmt: skip
     md = markdown(result)
-    assert "| v | tiny.en | 1 |" in md and "Council the timer." in md
+    assert "| v | tiny.en | 1 | '' | True |" in md and "Council the timer." in md

@@ -165,14 +165,14 @@ def markdown(result: dict[str, Any]) -> str:
         for c in result["clips"]
         if any(corpus_wer_normalized([(c["reference"], t)]) for t in c["texts"])
     ]
-    settings = [[v["name"], v["stt"]["model"], v["stt"]["beam_size"], repr(v["stt"]["initial_prompt"])]
-                for v in result["variants"]]  # fmt: skip
+    settings = [[v["name"], v["stt"]["model"], v["stt"]["beam_size"], repr(v["stt"]["initial_prompt"]),
+                 v["stt"].get("pad_silence", False)] for v in result["variants"]]  # fmt: skip
     return "\n".join([
         f"# STT settings compared on the same clips ({result['machine']['date']})", "",
         f"Every clip transcribed {result['repeats']} times by each variant on the server's path (short window, "
         "guarded), variants in a rotating order, one process; a clip's time is the p50 of its repeats, p50/p95 "
         "are over the clips. WER is normalized (Whisper's English normalizer), over all words of a group.", "",
-        md_table(["variant", "model", "beam_size", "initial_prompt"], settings, align="llrl"), "",
+        md_table(["variant", "model", "beam_size", "initial_prompt", "pad_silence"], settings, align="llrll"), "",
         md_table(header, rows), "",
         "## Clips some variant mishears (normalized WER > 0; the first repeat's transcript)", "",
         md_table(["clip", "voice", "said", *names], differ, align="l" * (3 + len(names))), "",
