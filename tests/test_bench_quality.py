@@ -9,7 +9,7 @@ import numpy as np
 from tests.conftest import EnginesFactory, make_config, silence, tone
 from voice.bench.quality import run_item
 from voice.bench.quality_set import load_items
-from voice.bench.quality_spoken import SpokenItem, run_spoken_item, summarize_spoken
+from voice.bench.quality_spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
 from voice.fakes import FakeLlm, FakeStt
 
 SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
@@ -44,3 +44,22 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFa
     assert bad["reply"] == "No timers are running." and not bad["right"]
     s = summarize_spoken([row, bad])
     assert s["right_pct"] == 50.0 and s["items"] == 2 and s["hit_cap"] == 0
+    assert s["by_voice"] == {"test": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.0}}
+
+
+def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
+    def row(voice: str, question: str, heard: str, right: bool) -> dict[str, object]:
+        return {"voice": voice, "question": question, "transcript": heard, "right": right}
+
+    rows = [
+        row("espeak-ng:en-us", "What is 12 plus 30?", "What is 12 plus 30?", True),
+        row("espeak-ng:en-gb+f3", "Cancel the timer.", "Council the timer.", False),
+        row("espeak-ng:en-gb+f3", "What time is it?", "What time is it?", True),
+        row("recording:a.wav", "What time is it?", "what time is it", True),
+        row("recording:b.wav", "Play the Beatles.", "Play the Beetles.", False),
+    ]
+    assert by_voice(rows) == {
+        "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0},
+        "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143},
+        "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143},
+    }

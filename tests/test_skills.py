@@ -33,6 +33,10 @@ def test_parse_number(text: str, value: float | None) -> None:
         ("what is sixty plus 1", "60 plus 1 is 61."),  # the x in "sixty" is not an operator
         ("What is 10 divided by 4?", "10 divided by 4 is 2.5."),
         ("What is 10 percent of 250?", "10 percent of 250 is 25."),
+        ("What is 10% of 250?", "10 percent of 250 is 25."),  # as Whisper writes it
+        ("What is the square root 144?", "The square root of 144 is 12."),  # Whisper dropped the "of"
+        ("What is the square root of 144?", "The square root of 144 is 12."),
+        ("What is the square root of all evil?", None),
         ("What is the capital of France?", None),
         ("Turn on the lamp.", None),
         ("What is a plus b?", None),

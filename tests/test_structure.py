@@ -13,11 +13,11 @@ MAX_LINES = 400
 #: split a module rather than raise it). Each is a known item of the structure work (issue 10).
 OVER: dict[str, int] = {
     "reliability/soak.py": 516,
-    "config.py": 480,
+    "config.py": 479,
     "bench/contention.py": 463,
     "session.py": 436,
     "bench/matrix.py": 428,
-    "bench/speculative.py": 417,
+    "bench/speculative.py": 412,
     "realtime/translate.py": 411,
 }
 

@@ -42,6 +42,13 @@ COMMANDS: list[tuple[str, object]] = [
     ("Stop the pasta timer.", CancelTimer(label="pasta")),
     ("Cancel the 10 minute timer.", CancelTimer(duration_s=600.0)),
     ("Cancel all timers.", CancelTimer(every=True)),
+    # tiny.en on espeak-ng's British voices ("console", "council") and American ones ("can solve"):
+    ("Council the timer.", CancelTimer()),
+    ("Console my timer.", CancelTimer()),
+    ("Consolol timers.", CancelTimer(every=True)),
+    ("Console the 10-minute timer", CancelTimer(duration_s=600.0)),
+    ("Can solve my timer.", CancelTimer()),
+    ("cancelled all timers", CancelTimer(every=True)),
 ]
 # Not timer commands: they go on to the other skills or the LLM.
 NOT_COMMANDS = [
@@ -50,6 +57,8 @@ NOT_COMMANDS = [
     "What time is it?",
     "I waited 10 minutes for the bus.",
     "I ran 5 times in 30 minutes.",
+    "The council meets at ten.",
+    "Turn on the console.",
     "",
 ]
 

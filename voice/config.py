@@ -97,6 +97,8 @@ class SttConfig:
     """Encode at least this many seconds (the real length + ``pad_s``); 0 = always Whisper's full 30 s."""
     pad_s: float = 2.56
     """Padding after the utterance in the short window."""
+    pad_silence: bool = False
+    """Pad the short window with the log-mel of silence (Whisper's training: zero audio) instead of zeros."""
     initial_prompt: str = ""
     """Text Whisper sees as if it came just before the utterance (spelling, style, domain words)."""
     hotwords: tuple[str, ...] = ()
@@ -418,11 +420,8 @@ def _check_server_limits(s: ServerConfig) -> None:
     for key, value in positive.items():
         if value <= 0:
             raise ConfigError(f"[server] {key} must be positive, got {value}")
-    for key, value in (
-        ("ping_interval_s", s.ping_interval_s),
-        ("ping_timeout_s", s.ping_timeout_s),
-        ("shutdown_grace_s", s.shutdown_grace_s),
-    ):
+    for key, value in (("ping_interval_s", s.ping_interval_s), ("ping_timeout_s", s.ping_timeout_s),
+                       ("shutdown_grace_s", s.shutdown_grace_s)):  # fmt: skip
         if value < 0:
             raise ConfigError(f"[server] {key} must be 0 or more, got {value}")
     if s.max_message_bytes < 4096:

@@ -43,7 +43,8 @@ def _arithmetic(t: str) -> str | None:
     t = re.sub(r"\s*(equals?|is)$", "", t)
     t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)  # twenty-five
     t = re.sub(r"(?<=\d)\s*([+*/x-])\s*(?=\d)", r" \1 ", t)  # 6x7, 6 - 7
-    m = re.fullmatch(r"(?:the )?square root of (.+)", t)
+    t = re.sub(r"(?<=\d)\s*%", " percent", t)  # Whisper writes "10%"
+    m = re.fullmatch(r"(?:the )?square root (?:of )?(.+)", t)  # Whisper often drops the "of"
     if m and (n := parse_number(m.group(1))) is not None and n >= 0:
         return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
     m = re.fullmatch(r"(.+?) percent of (.+)", t)

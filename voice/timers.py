@@ -31,9 +31,12 @@ _UNITS_S = {
 }  # fmt: skip
 #: Words Whisper writes for "timer" (tiny.en and base.en on short commands).
 _TIMER_WORD = r"(?:timers?|times|time her|timor|tymer)"
+#: Words Whisper writes for "cancel" before a timer word: tiny.en hears espeak-ng's British and Australian
+#: voices say "console", "council" or "consolol" (cancel all), the American ones "can solve" (test_real_models).
+_CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consolol|can solve)"
 _NOT_LABELS = {
     "a", "an", "the", "my", "that", "this", "all", "one", "new", "another", "second", "kitchen's", "of", "for",
-    "set", "start", "cancel", "stop",
+    "set", "start", "cancel", "stop", "council", "console",
 }  # fmt: skip
 
 
@@ -184,7 +187,7 @@ def parse(text: str) -> TimerCommand | None:
         return None
     # "times" only as Whisper's mishearing of "timer for" ("7 times after 30 seconds"), not "5 times in an hour".
     has_timer_word = re.search(r"\b(?:timers?|time her|timor|tymer)\b|\btimes (?:after|for|of)\b", t) is not None
-    if re.search(r"\b(cancel|stop|delete|remove|clear|end|turn off|kill|dismiss)\b", t) and re.search(
+    if re.search(rf"\b({_CANCEL_WORD}|stop|delete|remove|clear|end|turn off|kill|dismiss)\b", t) and re.search(
         r"\btimers?\b", t
     ):
         every = re.search(r"\b(all|every|timers)\b", t) is not None

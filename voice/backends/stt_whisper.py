@@ -48,6 +48,21 @@ def repeats_itself(tokens: list[int], min_run: int = MIN_REPEAT_TOKENS) -> bool:
     return False
 
 
+def silence_level(features: np.ndarray) -> float:
+    """The log-mel value of digital silence in these features: what Whisper saw after speech in training
+    (OpenAI's Whisper pads the audio with zeros; faster-whisper pads the features with zeros, a level no audio
+    has). The extractor floors log10 power at its maximum - 8 and maps x to (x + 4) / 4, so silence is the
+    features' maximum - 2."""
+    return float(features.max()) - 2.0
+
+
+def log_mel(audio: np.ndarray) -> np.ndarray:
+    """Whisper's 80-band log-mel features of 16 kHz ``audio`` (faster-whisper's extractor, as tiny and base take)."""
+    from faster_whisper.feature_extractor import FeatureExtractor
+
+    return np.asarray(FeatureExtractor()(audio))
+
+
 def compression_ratio(text: str) -> float:
     data = text.encode("utf-8")
     return len(data) / len(zlib.compress(data)) if data else 0.0
@@ -126,7 +141,8 @@ class WhisperStt:
         frames = features.shape[-1]
         window = max(self.config.min_window_s * 100, frames + self.config.pad_s * 100)
         n_frames = min(3000, int(window))
-        padded = np.zeros((features.shape[0], n_frames), np.float32)
+        fill = silence_level(features) if self.config.pad_silence else 0.0
+        padded = np.full((features.shape[0], n_frames), fill, np.float32)
         padded[:, : min(frames, n_frames)] = features[:, :n_frames]
         encoded = self._model.encode(padded)
         prompt = self._prompt

@@ -208,11 +208,12 @@ def add_bench_parser(sub: Any) -> None:
     _config(w)
     _speech(w)
     w.add_argument("--repeats", type=int, default=3)
-    w.add_argument(
-        "--espeak",
-        action="store_true",
-        help="also transcribe 16 questions spoken by espeak-ng (made at run time, in a temporary folder)",
-    )
+    w.add_argument("--espeak", action="store_true",
+                   help="also transcribe 16 questions spoken by espeak-ng (made at run time, in a temporary folder)")
+    w.add_argument("--variants", type=Path, default=None, help="instead: compare the [[variant]] [stt] settings "
+                   "of this TOML on the server's path, in one run (voice/bench/stt_levers.py)")
+    w.add_argument("--quality-set", action="store_true",
+                   help="with --variants: also the quality set's questions as its espeak-ng voices speak them")
     _outputs(w, "clip")
     w.set_defaults(func=_runner("stt_window"))
 

@@ -9,6 +9,11 @@ from pathlib import Path
 from typing import Any
 
 
+def fixed(x: float | None, digits: int = 3) -> str:
+    """``x`` with ``digits`` decimals for a table cell (md_table shows floats with one), "—" for None."""
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> str:
     """A GitHub Markdown table; ``align`` is one letter per column (``l`` / ``r``), default numbers right."""
 

@@ -27,7 +27,7 @@ from voice.bench.clips import BenchError
 from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, finish, machine_info, machine_markdown
-from voice.bench.markdown import md_table, text_table
+from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.quality_set import Item, QuestionSetError, judge, judged_summary, load_items
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, PromptInfo, TextDelta
@@ -212,7 +212,7 @@ SPOKEN_HEADER = [
 def spoken_row(name: str, s: dict[str, Any]) -> list[Any]:
     return [
         name, s["items"], s["right_pct"], s["honest_refusal_pct"], s["cap_or_repeat_pct"], s["hit_cap"],
-        s["by_skill_pct"], s["median_reply_audio_s"], s["stt_wer_normalized"], s["split_turns"],
+        s["by_skill_pct"], s["median_reply_audio_s"], fixed(s["stt_wer_normalized"]), s["split_turns"],
     ]  # fmt: skip
 
 
@@ -264,6 +264,10 @@ def markdown_spoken(result: dict[str, Any]) -> str:
         cats = m["summary"]["right_pct_by_category"]
         parts += [f"## {m['llm']}", "", "Right % by category: "
                   + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
+        voices = m["summary"].get("by_voice", {})
+        parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"],
+                           [[v, d["items"], d["right_pct"], fixed(d["stt_wer_normalized"])] for v, d in voices.items()],
+                           align="lrrr"), ""]  # fmt: skip
         rows = [
             [r["id"], r["voice"], r["question"], r["transcript"], r["reply"], "yes" if r["right"] else "no",
              "; ".join(r["failed"]), r["by"], r["tokens"], r["reply_audio_s"]]

@@ -196,4 +196,20 @@ def summarize_spoken(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "median_reply_audio_s": statistics.median(r["reply_audio_s"] for r in rows) if rows else None,
         "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in rows)),
         "split_turns": sum(r["turns"] > 1 for r in rows),
+        "by_voice": by_voice(rows),
+    }
+
+
+def by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per voice (an espeak-ng voice, or all recordings together): items, right % and the STT's normalized WER."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault("recordings" if r["voice"].startswith("recording:") else r["voice"], []).append(r)
+    return {
+        voice: {
+            "items": len(g),
+            "right_pct": round(100 * sum(r["right"] for r in g) / len(g), 1),
+            "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in g)),
+        }
+        for voice, g in groups.items()
     }

@@ -165,6 +165,10 @@ def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "variants", None) is not None:
+        from voice.bench import stt_levers
+
+        return stt_levers.run(args)
     json_path, md_path, _png = output_paths(args)
     wait_for_quiet(args.max_load, timeout_s=args.wait_max)
     result = measure(args)
