@@ -23,9 +23,8 @@ from voice.bench.e2e import (
 )
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
 from voice.bench.e2e_turn import TurnResult, make_plan
-from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
 from voice.bench.markdown import write_json, write_text
-from voice.bench.scaffold import Outputs
+from voice.bench.scaffold import BenchRun, Outputs
 from voice.config import Config, load_config
 
 if TYPE_CHECKING:
@@ -43,12 +42,6 @@ def config_with_models(config: Config, stt: str | None, llm: str | None, tts: st
     return config
 
 
-def output_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None, Path | None]:
-    """(json, md, plot): :meth:`voice.bench.scaffold.Outputs.from_args` as a tuple."""
-    out = Outputs.from_args(args)
-    return out.json, out.md, out.png
-
-
 def _config_meta(config: Config) -> dict[str, Any]:
     d = dataclasses.asdict(config)
     d["server"].pop("token", None)
@@ -56,12 +49,12 @@ def _config_meta(config: Config) -> dict[str, Any]:
 
 
 def _meta_and_engines(
-    args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path
+    args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path, machine: dict[str, Any]
 ) -> tuple[dict[str, Any], Engines | None]:
     """The result's method and machine description; the models, loaded, unless the server is external."""
     compare: str | None = args.compare_direct
     meta: dict[str, Any] = {
-        "machine": machine_info(),
+        "machine": machine,
         "speech_dir": str(speech_dir),
         "method": method_meta(opts),
     }
@@ -110,7 +103,8 @@ def _write(
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    json_path, md_path, png_path = output_paths(args)
+    outputs = Outputs.from_args(args)
+    json_path, md_path, png_path = outputs.json, outputs.md, outputs.png
     to_stdout = str(json_path) == "-"
     out = sys.stderr if to_stdout else sys.stdout
 
@@ -137,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
         ca_file=args.ca_file,
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max, log=say)
-    meta, engines = _meta_and_engines(args, config, opts, speech_dir)
+    bench = BenchRun(args, say=say)
+    meta, engines = _meta_and_engines(args, config, opts, speech_dir, bench.begin())
     say(
         f"speaking {len(clips)} clip(s) from {speech_dir}: {opts.warmup} warm-up turn(s), then "
         f"{opts.repeats} repeat(s); {len(plan)} turns in real time. Each clip is its own session."
@@ -153,13 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Re-measure disturbed turns only when asked to wait for quiet, and only in-process: with --url the
     # server's own CPU time would count as "other processes".
-    guard = None
-    if engines is not None:
-        guard = Guard(
-            enabled=args.max_load is not None,
-            wait_s=args.wait_max,
-            log=lambda m: bar.write(m, file=sys.stderr),
-        )
+    guard = bench.guard(log=lambda m: bar.write(m, file=sys.stderr)) if engines is not None else None
     direct: list[TurnResult] = []
     try:
         if engines is not None:
@@ -174,10 +162,8 @@ def run(args: argparse.Namespace) -> int:
             turns = asyncio.run(run_plan(args.url, plan, opts, on_turn))
     finally:
         bar.close()
-    if guard is not None:
-        meta["machine"]["guard"] = guard.summary()
     meta["ram_peak_mb"] = ram_peak_mb() if engines is not None else None
-    finish(meta["machine"])
+    bench.finish()
     result = E2eResult(
         meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings, direct=direct
     )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import statistics
 import threading
 import time
@@ -24,11 +23,11 @@ from typing import Any
 
 from voice.backends.llm_skills import SkillsLlm
 from voice.bench.clips import BenchError
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import llm_settings, load_llm, names
-from voice.bench.machine import BENCHMARKS_DIR, finish, machine_info, machine_markdown
+from voice.bench.machine import BENCHMARKS_DIR, machine_markdown
 from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.quality_set import Item, QuestionSetError, judge, judged_summary, load_items
+from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 from voice.stages import ChatMessage, PromptInfo, TextDelta
 from voice.timers import TimerBook
@@ -145,7 +144,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    json_path, md_path, _ = output_paths(args)
+    bench = BenchRun(args)
     config = load_config(args.config)
     set_path: Path = args.questions or DEFAULT_SET
     try:
@@ -159,8 +158,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "spoken", False):
         if getattr(args, "stt", None):
             config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
-        return _write(run_spoken(args, config, items, llm_names, set_path), json_path, md_path)
-    result = _result("text", config, set_path)
+        return _write(bench, run_spoken(args, config, items, llm_names, set_path, bench.begin()))
+    result = _result("text", config, set_path, bench.begin())
     for name in llm_names:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
@@ -173,16 +172,15 @@ def run(args: argparse.Namespace) -> int:
             rows.append(row)
         result["models"].append({"llm": name, "summary": summarize(rows), "rows": rows})
         del llm
-    finish(result["machine"])
     print(text_table(SUMMARY_HEADER, [summary_row(m["llm"], m["summary"]) for m in result["models"]]))
-    return _write(result, json_path, md_path)
+    return _write(bench, result)
 
 
-def _result(mode: str, config: Config, set_path: Path, **extra: Any) -> dict[str, Any]:
-    """A result's header, the same in both modes (the start: machine info is taken now)."""
+def _result(mode: str, config: Config, set_path: Path, machine: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A result's header, the same in both modes; ``machine``: the record from the start of the run."""
     return {
         "mode": mode,
-        "machine": machine_info(),
+        "machine": machine,
         **llm_settings(config),
         "question_set": str(set_path),
         **extra,
@@ -193,13 +191,8 @@ def _result(mode: str, config: Config, set_path: Path, **extra: Any) -> dict[str
     }
 
 
-def _write(result: dict[str, Any], json_path: Path | None, md_path: Path | None) -> int:
-    if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    if md_path:
-        md_path.parent.mkdir(parents=True, exist_ok=True)
-        md_path.write_text(markdown(result) + "\n", encoding="utf-8")
+def _write(bench: BenchRun, result: dict[str, Any]) -> int:
+    bench.end(result, markdown=lambda r, _png, _md: markdown(r) + "\n")
     return 0
 
 
@@ -217,7 +210,12 @@ def spoken_row(name: str, s: dict[str, Any]) -> list[Any]:
 
 
 def run_spoken(
-    args: argparse.Namespace, config: Config, items: list[Item], llm_names: list[str], set_path: Path
+    args: argparse.Namespace,
+    config: Config,
+    items: list[Item],
+    llm_names: list[str],
+    set_path: Path,
+    machine: dict[str, Any],
 ) -> dict[str, Any]:
     from voice.bench.quality_spoken import ESPEAK_VOICES, run_spoken_item, spoken_items, summarize_spoken
     from voice.loader import load_engines
@@ -228,6 +226,7 @@ def run_spoken(
         "spoken",
         config,
         set_path,
+        machine,
         voices=[f"espeak-ng:{v}" for v in ESPEAK_VOICES],
         speech_dir=str(args.speech) if getattr(args, "speech", None) else None,
         stt=config.stt.model,
@@ -247,7 +246,6 @@ def run_spoken(
         finally:
             engines.close()
         result["models"].append({"llm": name, "summary": summarize_spoken(rows), "rows": rows})
-    finish(result["machine"])
     print(text_table(SPOKEN_HEADER, [spoken_row(m["llm"], m["summary"]) for m in result["models"]]))
     return result
 

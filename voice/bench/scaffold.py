@@ -64,11 +64,18 @@ class BenchRun:
         self.machine = machine_info()
         return self.machine
 
-    def guard(self) -> Guard:
-        """The run's guard: with ``--max-load`` it measures again a sample that other processes disturbed."""
+    def guard(self, log: Callable[[str], None] | None = None) -> Guard:
+        """The run's guard: with ``--max-load`` it measures again a sample that other processes disturbed
+        (saying so through ``log``, default :attr:`say`)."""
         if self._guard is None:
-            self._guard = Guard(enabled=self.max_load is not None, wait_s=self.wait_max_s)
+            self._guard = Guard(enabled=self.max_load is not None, wait_s=self.wait_max_s, log=log or self.say)
         return self._guard
+
+    def finish(self) -> None:
+        """Complete the machine record: the end time and load, and the guard's record if there was one."""
+        if self._guard is not None:
+            self.machine["guard"] = self._guard.summary()
+        finish(self.machine)
 
     def end(
         self,
@@ -77,9 +84,7 @@ class BenchRun:
         markdown: Callable[[dict[str, Any], Path | None, Path], str],
         plot: Callable[[dict[str, Any], Path], object] | None = None,
     ) -> None:
-        """Complete the machine record (end time and load, the guard's record) and write the result."""
-        if self._guard is not None:
-            self.machine["guard"] = self._guard.summary()
-        finish(self.machine)
+        """Complete the machine record (:meth:`finish`) and write the result."""
+        self.finish()
         out = self.outputs
         write_outputs(result, png_path=out.png, md_path=out.md, json_path=out.json, plot=plot, markdown=markdown)

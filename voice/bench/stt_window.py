@@ -17,10 +17,10 @@ from typing import Any
 
 from voice.bench import stats
 from voice.bench.clips import default_speech_dir, load_clips
-from voice.bench.e2e_cmd import output_paths
 from voice.bench.llms import load_stt
-from voice.bench.machine import finish, machine_info, machine_markdown, wait_for_quiet
-from voice.bench.markdown import md_table, ratio, ratio_of, text_table, write_outputs
+from voice.bench.machine import machine_markdown
+from voice.bench.markdown import md_table, ratio, ratio_of, text_table
+from voice.bench.scaffold import BenchRun
 from voice.bench.synth import espeak_clips
 from voice.budget import percentile
 from voice.config import SttConfig, load_config
@@ -42,8 +42,8 @@ def _p(values: list[float], q: float) -> float:
     return round(percentile(values, q), 1)
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
-    info = machine_info()  # the start: date and load before measuring
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+    """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     config = load_config(args.config)
     if config.stt.min_window_s <= 0:
         config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, min_window_s=SttConfig().min_window_s))
@@ -169,10 +169,8 @@ def run(args: argparse.Namespace) -> int:
         from voice.bench import stt_levers
 
         return stt_levers.run(args)
-    json_path, md_path, _png = output_paths(args)
-    wait_for_quiet(args.max_load, timeout_s=args.wait_max)
-    result = measure(args)
-    finish(result["machine"])
+    bench = BenchRun(args)
+    result = measure(args, bench.begin())
     s = result["summary"]
     print(
         text_table(
@@ -195,7 +193,5 @@ def run(args: argparse.Namespace) -> int:
             ],
         )
     )
-    write_outputs(
-        result, png_path=None, md_path=md_path, json_path=json_path, plot=None, markdown=markdown
-    )
+    bench.end(result, markdown=markdown)
     return 0
