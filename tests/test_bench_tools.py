@@ -20,7 +20,7 @@ from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
 from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer
 from voice.cli import build_parser, main
-from voice.stages import ChatMessage
+from voice.model_api import ChatMessage
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -98,7 +98,7 @@ def test_the_skills_layer_refuses_before_the_llm_and_passes_the_rest_on() -> Non
 
     from voice.backends.llm_skills import SkillsLlm
     from voice.fakes import FakeLlm
-    from voice.stages import ChatMessage, PromptInfo, TextDelta
+    from voice.model_api import ChatMessage, PromptInfo, TextDelta
 
     llm = SkillsLlm(FakeLlm(replies=("The lamp is on.", "A thermostat measures heat.")))
     sys = ChatMessage("system", "S")

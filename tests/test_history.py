@@ -2,7 +2,7 @@ import pytest
 
 from voice.fakes import render_words
 from voice.history import ContextTooSmallError, History, fit_prompt
-from voice.stages import ChatMessage
+from voice.model_api import ChatMessage
 
 SYSTEM = ChatMessage("system", "be brief")
 

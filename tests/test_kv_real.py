@@ -10,8 +10,8 @@ import pytest
 
 from voice.backends.llm_llama import LlamaLlm
 from voice.config import LlmConfig
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
-from voice.stages import ChatMessage, PromptInfo, TextDelta
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 

@@ -17,7 +17,7 @@ from voice.fakes import Delay, FakeLlm, FakeStt
 from voice.history import History
 from voice.kvcache import MIN_RESTORE_GAIN_TOKENS, REDUNDANT_TAIL_TOKENS, KvCache, common_prefix
 from voice.metrics import Metrics
-from voice.stages import ChatMessage, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.turn import run_turn
 
 

@@ -25,9 +25,9 @@ from voice.backends.llm_openai import (
     prompt_info,
 )
 from voice.config import LlmConfig
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_engines, tagged_speech
-from voice.stages import ChatMessage, PromptInfo, TextDelta
 
 ASK = [ChatMessage("system", "Be brief."), ChatMessage("user", "What is the capital of France?")]
 

@@ -2,7 +2,7 @@ from datetime import UTC, datetime
 
 from voice.grounding import Grounding, note
 from voice.loops import ReplyGuard
-from voice.stages import ChatMessage
+from voice.model_api import ChatMessage
 
 
 def emitted(pieces: list[str], max_sentences: int) -> str:

@@ -27,8 +27,8 @@ from voice.config import Config, LlmConfig
 from voice.engine import Engines
 from voice.history import History, fit_prompt
 from voice.loader import load_engines
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.models import DEFAULT_MODELS_ROOT
-from voice.stages import ChatMessage, PromptInfo, TextDelta
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[1]

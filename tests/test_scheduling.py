@@ -18,8 +18,8 @@ from voice.events import Error, encode_server
 from voice.fairlock import FairLock
 from voice.fakes import Delay, FakeLlm
 from voice.history import History
+from voice.model_api import ChatMessage
 from voice.protocol import BUSY, ProtocolError
-from voice.stages import ChatMessage
 from voice.turn import Utterance, run_turn
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from voice.backends.llm_skills import SkillsLlm
 from voice.fakes import FakeLlm
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.skills import answer, follow_up, parse_number
-from voice.stages import ChatMessage, PromptInfo, TextDelta
 
 NOW = datetime(2026, 12, 3, 16, 5)
 

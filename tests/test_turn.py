@@ -17,7 +17,7 @@ from voice.config import LlmConfig
 from voice.events import ServerEvent, encode_server
 from voice.fakes import Delay, FakeLlm, FakeTts, render_words
 from voice.history import History
-from voice.stages import ChatMessage
+from voice.model_api import ChatMessage
 from voice.turn import Utterance, run_turn
 
 

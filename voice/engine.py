@@ -29,7 +29,7 @@ from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.fairlock import FairLock
 from voice.history import History, fit_prompt
 from voice.kvcache import KvStats
-from voice.stages import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
+from voice.model_api import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
 
 
 @dataclass(frozen=True)

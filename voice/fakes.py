@@ -17,7 +17,7 @@ import numpy as np
 
 from voice.clock import FakeClock
 from voice.kvcache import KvCache, KvStats
-from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from voice.stages import ChatMessage
+from voice.model_api import ChatMessage
 
 Clock = Callable[[], datetime]
 

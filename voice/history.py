@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from voice.stages import ChatMessage, Role
+from voice.model_api import ChatMessage, Role
 from voice.timers import TimerBook
 
 

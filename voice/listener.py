@@ -20,9 +20,9 @@ from voice.compute import Priority
 from voice.config import Config
 from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechPaused
 from voice.engine import Engines
+from voice.model_api import VadStream
 from voice.protocol import RATE_LIMITED, ProtocolError
 from voice.speech_end import find_speech_end
-from voice.stages import VadStream
 
 #: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
 INGRESS_BURST_S = 2.0

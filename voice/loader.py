@@ -11,9 +11,9 @@ from typing import TypeVar
 from voice.compute import ComputeGate
 from voice.config import Config
 from voice.engine import Engines
+from voice.model_api import Llm
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
 from voice.preflight import check_model_files
-from voice.stages import Llm
 
 log = logging.getLogger("voice.loader")
 _B = TypeVar("_B")

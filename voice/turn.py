@@ -34,9 +34,9 @@ from voice.config import Config
 from voice.delivery import Delivery
 from voice.engine import Admission, BusyError, EngineLlmEvent, Engines, LlmStarted, Transcription
 from voice.history import ContextTooSmallError, History
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.protocol import BUSY, CONTEXT, INTERNAL, ProtocolError
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
-from voice.stages import ChatMessage, PromptInfo, TextDelta
 from voice.timers import handle as handle_timer
 
 log = logging.getLogger("voice.turn")

@@ -3,7 +3,7 @@
 ``Llama.generate`` keeps the KV cache of the tokens it evaluated last and, for a new prompt, evaluates only
 what follows the longest common token prefix. The conversation is rendered the same way every turn and
 the system prompt never changes, so each turn evaluates only the new user message (plus the template's
-glue), and the system prompt is evaluated once, at start-up. :class:`~voice.stages.PromptInfo` reports the
+glue), and the system prompt is evaluated once, at start-up. :class:`~voice.model_api.PromptInfo` reports the
 split, computed with the same rule ``generate`` applies.
 
 With ``[llm] kv_cache_mb`` > 0, the KV state of each conversation is saved after its generation (one
@@ -29,8 +29,8 @@ from voice.config import LlmConfig
 from voice.grounding import Grounding
 from voice.kvcache import KvCache, KvPlan, KvStats, common_prefix
 from voice.loops import ReplyGuard
+from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.models import ModelMissingError, find_gguf
-from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
 # Used when a GGUF has no chat template (base models such as Gemma 3 270M).
 PLAIN_TEMPLATE = (

@@ -4,12 +4,12 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
 ``POST {base_url}/chat/completions`` with ``stream: true``, read as server-sent events with httpx2's
 ``EventSource`` (one ``data:`` JSON chunk per token or few tokens, ``data: [DONE]`` at the end).
 
-* **Sentence streaming** is unchanged: each content delta becomes a :class:`~voice.stages.TextDelta` the
+* **Sentence streaming** is unchanged: each content delta becomes a :class:`~voice.model_api.TextDelta` the
   moment it arrives, so the engine's token marks give TTFT and ITL *as received*, network included.
 * **Prompt report**: the server renders the chat template and keeps its own prefix cache. With
   ``stream_options: {include_usage: true}`` a server reports ``usage`` in its last chunk (vLLM, SGLang,
   Ollama, llama.cpp's server); ``usage.prompt_tokens_details.cached_tokens`` (or llama.cpp's
-  ``timings.cache_n``) is the reused prefix. So the :class:`~voice.stages.PromptInfo` comes **last**, after
+  ``timings.cache_n``) is the reused prefix. So the :class:`~voice.model_api.PromptInfo` comes **last**, after
   the reply; a server that reports no usage (llama-cpp-python's server) gives none, and the report's
   prompt-token fields stay 0.
 * **Token counting** (``count_tokens``, used to trim the history to ``n_ctx``) is an estimate, not a
@@ -57,8 +57,8 @@ import httpx2
 from voice.config import LlmConfig
 from voice.grounding import Grounding
 from voice.loops import ReplyGuard
+from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.models import ModelError
-from voice.stages import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.streamcheck import buffering_warning, stream_shape
 
 log = logging.getLogger("voice.llm_openai")
@@ -159,7 +159,7 @@ def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
 
 
 class OpenAiLlm:
-    """An :class:`~voice.stages.Llm` whose model runs on an OpenAI-compatible server."""
+    """An :class:`~voice.model_api.Llm` whose model runs on an OpenAI-compatible server."""
 
     uses_local_compute = False
     """The engine skips the compute gate for this model's steps (they only read a socket)."""

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from voice import capabilities, skills
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
-from voice.stages import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 
 
 class SkillsLlm:

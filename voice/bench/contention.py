@@ -42,7 +42,7 @@ from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.compute import ComputeGate, Priority
 from voice.config import load_config
-from voice.stages import ChatMessage
+from voice.model_api import ChatMessage
 
 MODES = ("stt alone", "llm alone", "both, no gate", "both, gate")
 LLM_PROMPT = "Tell me a long story about a lighthouse keeper and the storm that changed her life."

@@ -37,7 +37,7 @@ from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.config import Config, load_config
 from voice.history import History, fit_prompt
-from voice.stages import ChatMessage, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 
 if TYPE_CHECKING:
     from voice.backends.llm_llama import LlamaLlm

@@ -29,7 +29,7 @@ from voice.bench.markdown import md_table, ratio_of, relative_link, text_table
 from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.config import load_config
-from voice.stages import ChatMessage, PromptInfo
+from voice.model_api import ChatMessage, PromptInfo
 
 if TYPE_CHECKING:
     from voice.backends.llm_llama import LlamaLlm

@@ -29,7 +29,7 @@ from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.quality_set import Item, QuestionSetError, judge, judged_summary, load_items
 from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
-from voice.stages import ChatMessage, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.timers import TimerBook
 from voice.timers import handle as handle_timer
 

@@ -37,7 +37,7 @@ from voice.bench.scaffold import BenchRun
 from voice.bench.stats import describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
-from voice.stages import ChatMessage, TextDelta
+from voice.model_api import ChatMessage, TextDelta
 from voice.tomlfile import check_keys, load_toml, optional, required
 
 if TYPE_CHECKING:

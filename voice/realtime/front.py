@@ -33,6 +33,7 @@ from voice.config import Config, ConfigError
 from voice.endpoint import STT_SAMPLE_RATE_HZ
 from voice.engine import Engines
 from voice.events import ServerEvent
+from voice.model_api import ChatMessage
 from voice.outbox import Outbox
 from voice.protocol import ProtocolError
 from voice.realtime import REALTIME_RATE_HZ
@@ -52,7 +53,6 @@ from voice.realtime.events import (
 from voice.realtime.settings import RealtimeSettings, apply_update, session_config, session_object
 from voice.realtime.translate import BYTES_PER_MS, Translator
 from voice.session import Session
-from voice.stages import ChatMessage
 
 log = logging.getLogger("voice.realtime")
 

@@ -17,7 +17,7 @@ import numpy as np
 from voice.compute import ComputeGate
 from voice.engine import Engines
 from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
-from voice.stages import Llm
+from voice.model_api import Llm
 
 TAG_START = 12345  # int16 sample values that never occur in the 0.3-amplitude tone (max 9830)
 TAG_END = 12344

@@ -35,7 +35,7 @@ from voice.clock import Clock, MonotonicClock
 from voice.config import Config
 from voice.engine import BusyError, Engines, LlmStarted
 from voice.history import ContextTooSmallError
-from voice.stages import ChatMessage, PromptInfo
+from voice.model_api import ChatMessage, PromptInfo
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder
