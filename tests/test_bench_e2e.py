@@ -291,6 +291,23 @@ async def test_vad_ending_before_the_energy_end_does_not_hang(fake_engines: Engi
     assert elapsed < len(audio) / RATE + 2.0
 
 
+@pytest.mark.slow  # real-time tolerances
+async def test_the_realtime_protocol_gives_the_first_answer_of_a_split_utterance(
+    tmp_path: Path, fake_engines: EnginesFactory
+) -> None:
+    """Realtime's ``speech_stopped`` says where the input was, not how long the server waited after the speech;
+    the server's report does, so a split utterance's first answer is measured through /v1/realtime too."""
+    config, engines, expected, _lead_ms = pipeline(fake_engines)
+    write_clip(tmp_path, "two.wav", silence(LEAD_S), tone(TONE_S), silence(0.48), tone(TONE_S), silence(0.2))
+    clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
+    opts = E2eOptions(repeats=1, warmup=0, protocol="realtime")
+    (two,) = await run_plan_in_process(config, engines, make_plan(clips, 1, 0), opts)
+    assert two.turns_heard == 2 and two.outcome == "ok"
+    # From the pause the server took for an end to the first reply audio: the configured latency, as natively.
+    assert two.first_answer_ms is not None and expected - 2 <= two.first_answer_ms <= expected + 60
+    assert two.first_answer_interrupted  # it came while the user still had a second part to say
+
+
 async def test_the_realtime_protocol_is_measured_like_the_native_one(
     tmp_path: Path, fake_engines: EnginesFactory
 ) -> None:

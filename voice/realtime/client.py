@@ -81,7 +81,13 @@ async def _reader(ws: ClientConnection, conv: Conversation, reported: asyncio.Ev
             report = ev.get("report") or {}
             tid = report.get("turn_id")
             if isinstance(tid, int) and tid in conv.turns:
-                conv.turns[tid].report = report
+                t = conv.turns[tid]
+                t.report = report
+                silence = (report.get("stages_ms") or {}).get("endpoint_silence")
+                if t.trailing_silence_ms is None and isinstance(silence, int | float):
+                    # Realtime's speech_stopped says where the input was, not how long the server waited
+                    # after the speech: our report does (for the first answer of a split utterance).
+                    t.trailing_silence_ms = float(silence)
             reported.set()
 
 
