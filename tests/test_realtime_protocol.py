@@ -234,6 +234,8 @@ def test_a_server_vad_turn_in_the_standard_order_with_consistent_ids() -> None:
     assert done["status"] == "completed" and done["output"][0]["content"][0]["transcript"] == deltas
     assert done["usage"]["input_token_details"]["cached_tokens"] == 30 and done["usage"]["input_tokens"] == 35
     assert done["metadata"]["voice.total_ms"] == "321.5"
+    # The keys are part of the protocol (docs/protocol.md): a client reads the stages back from them.
+    assert json.loads(done["metadata"]["voice.stages_ms"]) == {"stt": 10.0}
 
 
 def test_barge_in_mutes_the_response_and_ends_it_cancelled() -> None:

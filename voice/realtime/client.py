@@ -45,7 +45,7 @@ def _report_from_metadata(response: dict[str, Any]) -> dict[str, Any]:
     return {
         "turn_id": int(meta.get("voice.turn_id") or 0),
         "outcome": meta.get("voice.outcome") or response.get("status"),
-        "stages_ms": json.loads(meta.get("voice.model_api_ms") or "{}"),
+        "stages_ms": json.loads(meta.get("voice.stages_ms") or "{}"),
         "total_ms": float(total) if total else None,
         "reply_audio_ms": float(meta.get("voice.reply_audio_ms") or 0),
         "generated_tokens": usage.get("output_tokens"),

@@ -402,7 +402,7 @@ def metadata(report: TurnReport) -> dict[str, str]:
         "voice.outcome": report.outcome,
         "voice.total_ms": "" if report.total_ms is None else f"{report.total_ms:g}",
         "voice.target_ms": str(report.target_ms),
-        "voice.model_api_ms": _dumps(report.stages_ms),
+        "voice.stages_ms": _dumps(report.stages_ms),
         "voice.over_budget": ",".join(report.over_budget),
         "voice.reply_audio_ms": f"{report.reply_audio_ms:g}",
         "voice.speculative": "true" if report.speculative else "false",
