@@ -12,7 +12,7 @@ import pytest
 import soundfile
 
 from tests.conftest import silence, tone, tones_are_speech
-from voice.bench import contention, matrix, prefill, speculative
+from voice.bench import contention, matrix, prefill, speculative, speculative_report
 from voice.bench.clips import BenchError, load_clips, read_transcripts
 from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
@@ -407,7 +407,7 @@ def test_every_report_writes_markdown_and_png(tmp_path: Path) -> None:
     machine = machine_info(["voice", "bench"])
     for name, module, result in (
         ("prefill", prefill, prefill_result(machine)),
-        ("speculative", speculative, spec_result(machine)),
+        ("speculative", speculative_report, spec_result(machine)),
         ("contention", contention, contention_result(machine)),
         ("matrix", matrix, matrix_result(machine)),
     ):
