@@ -26,8 +26,9 @@ from voice.realtime.events import (
     SessionUpdate,
     decode_client_event,
 )
+from voice.realtime.report import metadata, report_from_metadata, usage
 from voice.realtime.settings import RealtimeSettings, apply_update, session_config, session_object
-from voice.realtime.translate import Translator, metadata, usage
+from voice.realtime.translate import Translator
 
 pytest.importorskip("openai")
 from openai.types.realtime import RealtimeServerEvent
@@ -329,6 +330,15 @@ def test_opt_in_report_and_metadata_limits() -> None:
     meta = metadata(report(1, stages_ms={f"s{i}": 1.0 for i in range(200)}))
     assert len(meta) <= 16 and all(isinstance(v, str) and len(v) <= 512 for v in meta.values())
     assert usage(report(1, prompt_tokens_reused=3, prompt_tokens_evaluated=0, generated_tokens=0))["total_tokens"] == 3
+
+
+def test_a_client_reads_the_report_back_from_metadata_and_usage() -> None:
+    r = report(3, stages_ms={"endpoint_silence": 321.0, "stt": 10.0}, prompt_tokens_reused=30)
+    back = report_from_metadata({"status": "completed", "metadata": metadata(r), "usage": usage(r)})
+    assert back["turn_id"] == 3 and back["outcome"] == "ok" and back["total_ms"] == r.total_ms
+    assert back["stages_ms"] == r.stages_ms and back["reply_audio_ms"] == r.reply_audio_ms
+    assert back["generated_tokens"] == 7 and back["prompt_tokens_reused"] == 30
+    assert back["prompt_tokens_evaluated"] == 5
 
 
 def test_native_errors_become_realtime_errors() -> None:

@@ -17,7 +17,6 @@ OVER: dict[str, int] = {
     "bench/contention.py": 463,
     "session.py": 436,
     "bench/matrix.py": 428,
-    "realtime/translate.py": 411,
 }
 
 

@@ -28,6 +28,7 @@ from voice.audio import float_to_pcm16
 from voice.client import Conversation, SpokenClip, _answered, _send_when_due
 from voice.realtime import REALTIME_PATH, REALTIME_RATE_HZ
 from voice.realtime.front import TURN_REPORT_QUERY
+from voice.realtime.report import report_from_metadata
 
 
 def realtime_url(url: str, model: str = "voice") -> str:
@@ -35,23 +36,6 @@ def realtime_url(url: str, model: str = "voice") -> str:
     parts = urllib.parse.urlsplit(url)
     query = urllib.parse.urlencode({"model": model, TURN_REPORT_QUERY: "1"})
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, REALTIME_PATH, query, ""))
-
-
-def _report_from_metadata(response: dict[str, Any]) -> dict[str, Any]:
-    meta = response.get("metadata") or {}
-    usage = response.get("usage") or {}
-    cached = (usage.get("input_token_details") or {}).get("cached_tokens")
-    total = meta.get("voice.total_ms")
-    return {
-        "turn_id": int(meta.get("voice.turn_id") or 0),
-        "outcome": meta.get("voice.outcome") or response.get("status"),
-        "stages_ms": json.loads(meta.get("voice.stages_ms") or "{}"),
-        "total_ms": float(total) if total else None,
-        "reply_audio_ms": float(meta.get("voice.reply_audio_ms") or 0),
-        "generated_tokens": usage.get("output_tokens"),
-        "prompt_tokens_reused": cached,
-        "prompt_tokens_evaluated": None if cached is None else int(usage.get("input_tokens") or 0) - int(cached),
-    }
 
 
 async def _reader(ws: ClientConnection, conv: Conversation, reported: asyncio.Event) -> None:
@@ -112,7 +96,7 @@ def _on_response(
         t.reply_text.append(ev["delta"])
     elif kind == "response.done":
         t.interrupted = ev["response"].get("status") == "cancelled"
-        t.report, t.report_ns = _report_from_metadata(ev["response"]), now
+        t.report, t.report_ns = report_from_metadata(ev["response"]), now
 
 
 async def converse_realtime(

@@ -29,13 +29,13 @@ PCM chunk              ``response.output_audio.delta`` (base64, a text frame)
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from voice import events
 from voice.budget import TurnReport
 from voice.realtime.events import RealtimeError
+from voice.realtime.report import compact_json, metadata, usage
 
 #: Native error codes that are the server's fault (the rest are the client's).
 SERVER_ERRORS = frozenset({"internal", "busy", "context", "timeout", "shutting_down"})
@@ -43,10 +43,6 @@ SERVER_ERRORS = frozenset({"internal", "busy", "context", "timeout", "shutting_d
 TURN_DETECTED = "turn_detected"
 CLIENT_CANCELLED = "client_cancelled"
 BYTES_PER_MS = 48  # PCM16 mono at 24 kHz
-
-
-def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass
@@ -110,7 +106,7 @@ class Translator:
         return f"{kind}_{self.session_id}{self._n[kind]:05d}"
 
     def _ev(self, kind: str, **fields: Any) -> str:
-        return _dumps({"type": kind, "event_id": self._id("event"), **fields})
+        return compact_json({"type": kind, "event_id": self._id("event"), **fields})
 
     @property
     def response_active(self) -> bool:
@@ -329,7 +325,7 @@ class Translator:
             out += self._finish(r, report)
         if self.turn_reports:
             out.append(
-                _dumps({"type": "voice.turn_report", "event_id": self._id("event"), "report": report.to_dict()})
+                compact_json({"type": "voice.turn_report", "event_id": self._id("event"), "report": report.to_dict()})
             )
         return out
 
@@ -380,32 +376,3 @@ class Translator:
             "output_modalities": ["text"] if r.text_only else ["audio"],
             "usage": usage_, "metadata": metadata_,
         }
-
-
-def usage(report: TurnReport) -> dict[str, Any]:
-    """Token usage of a turn: the prompt tokens reused from the cache are the cached tokens."""
-    reused, evaluated = report.prompt_tokens_reused, report.prompt_tokens_evaluated
-    generated = report.generated_tokens
-    return {
-        "input_tokens": reused + evaluated,
-        "output_tokens": generated,
-        "total_tokens": reused + evaluated + generated,
-        "input_token_details": {"cached_tokens": reused, "text_tokens": reused + evaluated, "audio_tokens": 0},
-        "output_token_details": {"text_tokens": generated, "audio_tokens": 0},
-    }
-
-
-def metadata(report: TurnReport) -> dict[str, str]:
-    """The turn's latency for ``response.metadata`` (a string map: at most 16 keys, 512 characters each)."""
-    out = {
-        "voice.turn_id": str(report.turn_id),
-        "voice.outcome": report.outcome,
-        "voice.total_ms": "" if report.total_ms is None else f"{report.total_ms:g}",
-        "voice.target_ms": str(report.target_ms),
-        "voice.stages_ms": _dumps(report.stages_ms),
-        "voice.over_budget": ",".join(report.over_budget),
-        "voice.reply_audio_ms": f"{report.reply_audio_ms:g}",
-        "voice.speculative": "true" if report.speculative else "false",
-        "voice.llm_ttft_ms": "" if report.llm is None else f"{report.llm.ttft_ms:g}",
-    }
-    return {k: v[:512] for k, v in out.items()}
