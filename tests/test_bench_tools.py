@@ -12,7 +12,7 @@ import pytest
 import soundfile
 
 from tests.conftest import silence, tone, tones_are_speech
-from voice.bench import contention, matrix, prefill, speculative, speculative_report
+from voice.bench import contention, matrix, matrix_report, prefill, speculative, speculative_report
 from voice.bench.clips import BenchError, load_clips, read_transcripts
 from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
@@ -370,7 +370,7 @@ def matrix_result(machine: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_matrix_conclusions() -> None:
-    lines = matrix.conclusions(matrix_result({})["rows"])
+    lines = matrix_report.conclusions(matrix_result({})["rows"])
     assert lines[0].startswith("Fastest: tiny.en + small + joe-medium, mouth-to-ear p50 450 ms")
     assert "at p95: none; at p50: tiny.en + small + joe-medium" in lines[1]
     assert lines[2].endswith("human gap at p50: none.")
@@ -381,17 +381,17 @@ def test_matrix_verdict_needs_speed_and_quality() -> None:
     # The fast model answers badly: nothing meets turn-taking; the best trade-off is the most accurate fast one.
     matrix.attach_quality(rows, {"small": {"right_pct": 40.0, "items": 93}, "big": {"right_pct": 90.0}}, 80.0)
     assert [r.get("meets_turn_taking") for r in rows] == [False, False, None]
-    lines = matrix.conclusions(rows, 80.0)
+    lines = matrix_report.conclusions(rows, 80.0)
     assert lines[3].endswith("at least 80 % of the quality set right): none.")
     assert lines[4].startswith("Best trade-off: base + big + joe-medium (the fastest of those at least 80 % right)")
     # Fast and right: it meets turn-taking timing and is the pick.
     matrix.attach_quality(rows, {"small": {"right_pct": 85.0}, "big": {"right_pct": 90.0}}, 80.0)
-    lines = matrix.conclusions(rows, 80.0)
+    lines = matrix_report.conclusions(rows, 80.0)
     assert lines[3].endswith("right): tiny.en + small + joe-medium.") and "Best trade-off: tiny.en + small" in lines[4]
     # Nobody reaches the bar: the most accurate within the target.
     matrix.attach_quality(rows, {"small": {"right_pct": 50.0}, "big": {"right_pct": 70.0}}, 80.0)
-    assert "none is 80 % right; the most accurate within 500 ms at p50" in matrix.conclusions(rows, 80.0)[4]
-    assert "tiny.en + small" in matrix.conclusions(rows, 80.0)[4]
+    assert "none is 80 % right; the most accurate within 500 ms at p50" in matrix_report.conclusions(rows, 80.0)[4]
+    assert "tiny.en + small" in matrix_report.conclusions(rows, 80.0)[4]
     # Spoken mode rates each STT + LLM pair: the same LLM can pass with one STT and fail with the other.
     spoken = {"tiny.en+small": {"right_pct": 82.0}, "base+big": {"right_pct": 60.0}}
     matrix.attach_quality(rows, spoken, 80.0, spoken=True)
@@ -409,7 +409,7 @@ def test_every_report_writes_markdown_and_png(tmp_path: Path) -> None:
         ("prefill", prefill, prefill_result(machine)),
         ("speculative", speculative_report, spec_result(machine)),
         ("contention", contention, contention_result(machine)),
-        ("matrix", matrix, matrix_result(machine)),
+        ("matrix", matrix_report, matrix_result(machine)),
     ):
         png, md = tmp_path / f"{name}.png", tmp_path / f"{name}.md"
         module.plot(result, png)
