@@ -12,7 +12,15 @@ import pytest
 import soundfile
 
 from tests.conftest import silence, tone, tones_are_speech
-from voice.bench import contention, matrix, matrix_report, prefill, speculative, speculative_report
+from voice.bench import (
+    contention,
+    contention_report,
+    matrix,
+    matrix_report,
+    prefill,
+    speculative,
+    speculative_report,
+)
 from voice.bench.clips import BenchError, load_clips, read_transcripts
 from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
@@ -408,7 +416,7 @@ def test_every_report_writes_markdown_and_png(tmp_path: Path) -> None:
     for name, module, result in (
         ("prefill", prefill, prefill_result(machine)),
         ("speculative", speculative_report, spec_result(machine)),
-        ("contention", contention, contention_result(machine)),
+        ("contention", contention_report, contention_result(machine)),
         ("matrix", matrix_report, matrix_result(machine)),
     ):
         png, md = tmp_path / f"{name}.png", tmp_path / f"{name}.md"
