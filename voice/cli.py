@@ -124,7 +124,8 @@ def cmd_wyoming(args: argparse.Namespace) -> int:
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
-    from voice.reliability.soak import fake_ask, fake_long_ask, machine, real_asks, run_soak
+    from voice.reliability.figures import machine
+    from voice.reliability.soak import fake_ask, fake_long_ask, real_asks, run_soak
 
     base = _config(args)
     config = base.with_server(
@@ -166,7 +167,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
         )
     )
     if args.json:
-        from voice.reliability.soak import figures_json
+        from voice.reliability.figures import figures_json
 
         print(figures_json(figures))
     else:
