@@ -24,7 +24,7 @@ from voice.bench.e2e import (
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
 from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.markdown import write_json, write_text
-from voice.bench.scaffold import BenchRun, Outputs
+from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 
 if TYPE_CHECKING:
@@ -103,13 +103,13 @@ def _write(
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    outputs = Outputs.from_args(args)
-    json_path, md_path, png_path = outputs.json, outputs.md, outputs.png
-    to_stdout = str(json_path) == "-"
-    out = sys.stderr if to_stdout else sys.stdout
-
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
+
+    bench = BenchRun(args, say=say)
+    json_path, md_path, png_path = bench.outputs.json, bench.outputs.md, bench.outputs.png
+    to_stdout = str(json_path) == "-"
+    out = sys.stderr if to_stdout else sys.stdout
 
     compare: str | None = args.compare_direct
     if compare and not args.url:
@@ -131,7 +131,6 @@ def run(args: argparse.Namespace) -> int:
         ca_file=args.ca_file,
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)
-    bench = BenchRun(args, say=say)
     meta, engines = _meta_and_engines(args, config, opts, speech_dir, bench.begin())
     say(
         f"speaking {len(clips)} clip(s) from {speech_dir}: {opts.warmup} warm-up turn(s), then "
