@@ -11,15 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from typing import Protocol
-
-
-class EngineObserver(Protocol):
-    """Told when a worker thread takes a model and lets it go (from that thread)."""
-
-    def acquired(self, model: str) -> None: ...
-
-    def released(self, model: str) -> None: ...
 
 
 class ModelActivity:

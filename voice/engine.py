@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voice.activity import EngineObserver, ModelActivity
+from voice.activity import ModelActivity
 from voice.clock import Clock, MonotonicClock
 from voice.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.fairlock import FairLock
@@ -158,7 +158,6 @@ class Engines:
         self._tts_lock = asyncio.Lock()
         self._waiting = 0
         self._hold_ms: float | None = None
-        self._observers: list[EngineObserver] = []
         self._activity: ModelActivity | None = None
 
     def close(self) -> None:
@@ -211,19 +210,20 @@ class Engines:
         or wait for the models to be idle). Call it before the engines run anything."""
         if self._activity is None:
             self._activity = ModelActivity(MODELS)
-            self._observers.append(self._activity)
         return self._activity
 
     @contextlib.contextmanager
     def _using(self, model: str) -> Iterator[None]:
-        """A worker thread uses ``model`` (the observers are told, from this thread)."""
-        for o in self._observers:
-            o.acquired(model)
+        """A worker thread uses ``model`` (the attached :class:`~voice.activity.ModelActivity` is told, from this
+        thread)."""
+        activity = self._activity
+        if activity is not None:
+            activity.acquired(model)
         try:
             yield
         finally:
-            for o in self._observers:
-                o.released(model)
+            if activity is not None:
+                activity.released(model)
 
     async def transcribe(self, audio: np.ndarray, session: str, clock: Clock) -> Transcription:
         """Transcribe an utterance (waiting its turn as ``session``; times on ``clock``). Cancelling waits for
