@@ -45,19 +45,18 @@ def room_tone(audio: np.ndarray, rate_hz: int, speech_start: int, speech_end: in
     None when no run holds ``MIN_ROOM_MS``, or it is digital silence: the clip is followed by silence."""
     margin, win = round(rate_hz * ROOM_MARGIN_MS / 1000), round(rate_hz * ROOM_WINDOW_MS / 1000)
     fade = round(rate_hz * CROSSFADE_MS / 1000)
-    runs: list[np.ndarray] = []
+    windows: list[tuple[np.ndarray, float] | None] = []  # None: a break between the two parts
     for part in (audio[: max(0, speech_start - margin)], audio[speech_end + margin :]):
-        n = len(part) // win
-        runs += [part[i * win : (i + 1) * win] for i in range(n)] + [np.zeros(0, np.float32)]  # a run break
-    levels = [level_db(w) for w in runs if len(w)]
+        chunks = [part[i * win : (i + 1) * win] for i in range(len(part) // win)]
+        windows += [(w, level_db(w)) for w in chunks] + [None]
+    levels = [w[1] for w in windows if w is not None]
     if not levels:
         return None
     limit = float(np.median(levels)) + ROOM_TRANSIENT_DB
     best: list[np.ndarray] = []
     current: list[np.ndarray] = []
-    for w in runs:
-        quiet = len(w) > 0 and level_db(w) <= limit
-        current = [*current, w] if quiet else []
+    for w in windows:
+        current = [*current, w[0]] if w is not None and w[1] <= limit else []
         best = current if len(current) > len(best) else best
     part = np.concatenate(best) if best else np.zeros(0, np.float32)
     if len(part) < round(rate_hz * MIN_ROOM_MS / 1000) + fade or not np.any(part):
