@@ -25,7 +25,7 @@ import contextlib
 import logging
 import resource
 import ssl
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,22 +196,13 @@ def tls_context(url: str, ca_file: Path | None) -> ssl.SSLContext | None:
 def _speak(url: str, item: PlanItem, opts: E2eOptions) -> Conversation:
     """One clip in one session, on a client event loop of its own (in the calling thread), so that the
     server's event loop (in-process runs) never delays the client's pacing or arrival timestamps."""
+    talk: Callable[..., Coroutine[Any, Any, Conversation]] = converse
     if opts.protocol == "realtime":
         from voice.realtime.client import converse_realtime
 
-        return asyncio.run(
-            converse_realtime(
-                url,
-                [item.clip.utterance()],
-                frame_ms=opts.frame_ms,
-                reply_timeout_s=opts.reply_timeout_s,
-                token=opts.token,
-                settle_s=opts.settle_s,
-                ssl=tls_context(url, opts.ca_file),
-            )
-        )
+        talk = converse_realtime
     return asyncio.run(
-        converse(
+        talk(
             url,
             [item.clip.utterance()],
             frame_ms=opts.frame_ms,
