@@ -11,10 +11,7 @@ VOICE = Path(__file__).resolve().parents[1] / "voice"
 MAX_LINES = 400
 #: Modules still over it, each with the most it may grow to (a ratchet: lower it when a module shrinks, and
 #: split a module rather than raise it). Each is a known item of the structure work (issue 10).
-OVER: dict[str, int] = {
-    "config.py": 479,
-    "session.py": 436,
-}
+OVER: dict[str, int] = {}
 
 
 def _lines() -> dict[str, int]:

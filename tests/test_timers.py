@@ -216,7 +216,7 @@ async def test_a_timer_set_in_a_discarded_speculation_is_not_set(fake_engines: E
     await start(session)
     await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
     await reply_held(session)
-    spec = session._speculation
+    spec = session.speculator.current
     assert spec is not None and [t.duration_s for t in spec.history.timers.timers] == [300.0]
     await feed(session, clock, np.concatenate([tone(0.4), silence(0.6)]))
     assert await session.wait_turns(timeout_s=10)

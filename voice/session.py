@@ -3,7 +3,8 @@
 The session is driven by the server's reader task (:meth:`Session.on_text`, :meth:`Session.on_audio`) and
 writes through an :class:`~voice.outbox.Outbox` drained by the writer task. It owns at most one running turn task;
 speech that starts while a turn runs cancels it (barge-in) when ``[vad] barge_in`` is on. Speech that
-starts while the client is still playing a finished reply gets an ``interrupt`` for that reply too.
+starts while the client is still playing a finished reply gets an ``interrupt`` for that reply too. A reply
+started at a pause is held, then committed or discarded, by the session's :class:`~voice.speculator.Speculator`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from voice.protocol import (
 )
 from voice.ringer import Ringer
 from voice.speculation import HeldSink
+from voice.speculator import Speculator
 from voice.timers import ring_text
 from voice.turn import ReplySink, Utterance, cancelled_report, run_turn
 
@@ -51,23 +52,6 @@ log = logging.getLogger("voice.session")
 
 #: The cancel message of a barge-in (other cancels: disconnect, shutdown, reset).
 BARGE_IN = "barge-in"
-#: The cancel message of a speculative turn thrown away because the user went on speaking.
-DISCARD = "speculation-discarded"
-
-
-@dataclass(eq=False)
-class _Speculation:
-    """A reply started at a pause and held until the end of the turn is confirmed (voice/speculation.py)."""
-
-    sink: HeldSink
-    history: History
-    """A copy of the conversation: the session adopts it on commit."""
-    timer: TurnTimer
-    started_ns: int
-    committed_ns: int | None = None
-    turn_score: float | None = None
-    task: asyncio.Task[TurnReport] = field(init=False)
-    flush: asyncio.Task[None] | None = None
 
 
 class Session:
@@ -100,10 +84,7 @@ class Session:
         self._playback: tuple[int, int] | None = None  # (turn id, estimated end of client playback, ns)
         self.turns: list[asyncio.Task[TurnReport]] = []
         self._reported: set[int] = set()
-        self._speculation: _Speculation | None = None
-        self._discarded = 0  # speculations thrown away during the current utterance
-        self.speculations_started = 0
-        self.speculations_discarded = 0
+        self.speculator = Speculator(session_id)
         self.speak_replies = True
         """False: replies are sent as text only (``reply_text``), without synthesizing audio."""
         self.ringer = Ringer(
@@ -178,7 +159,7 @@ class Session:
             self._speculate(ev, now_ns)
             return
         if isinstance(ev, SpeechResumed):
-            self._discard_speculation()
+            self.speculator.discard()
             return
         if isinstance(ev, SpeechStarted):
             await self.outbox.send_event(server_events.SpeechStarted(round(ev.audio_offset_ms, 1)))
@@ -194,14 +175,12 @@ class Session:
                 await self.outbox.send_event(server_events.Interrupt(turn_id, playback_only=True))
             return
         self._turn_id += 1
-        spec, self._speculation = self._speculation, None
-        if spec is not None and not spec.task.done():
-            self._discarded = 0
-            await self._commit(spec, ev, now_ns)
+        spec = self.speculator.take_live()
+        if spec is not None:
+            self.history = spec.history
+            self._turn = spec.task
+            await spec.commit(ev, now_ns, self.outbox, f"{self.id}-flush")
             return
-        if spec is not None:  # it ended before the endpoint (no speech, an error): answer afresh
-            self._speculation = spec
-            self._discard_speculation()
         speech_end_ns = heard_ns(ev, now_ns) - round(silence_after_speech_ms(ev) * 1e6)
         await self._start_turn(Utterance(ev.audio, ev.trailing_silence_ms, ev.forced), speech_end_ns, now_ns, ev)
 
@@ -213,7 +192,7 @@ class Session:
         ``ended_ns`` is when the user's speech ended (the client's commit), default now: the report counts
         from it. Runs after the turn in flight, like any turn."""
         now_ns = self.clock.now_ns()
-        self._discard_speculation()
+        self.speculator.discard()
         self._turn_id += 1
         if audio is None:
             utterance = Utterance(np.zeros(0, np.float32), 0.0, True, text=text)
@@ -238,7 +217,7 @@ class Session:
                 server_events.SpeechEnded(self._turn_id, utterance.forced, round(utterance.trailing_silence_ms, 1))
             )
         previous = self._turn
-        discarded, self._discarded = (self._discarded, 0) if initiator == "user" else (0, self._discarded)
+        discarded = self.speculator.take_discards() if initiator == "user" else 0
         turn_score = ev.turn_score if ev is not None else None
 
         def fields() -> dict[str, object]:
@@ -256,24 +235,14 @@ class Session:
     # ------------------------------------------------------------ speculation
     def _speculate(self, ev: SpeechPaused, now_ns: int) -> None:
         """Start the reply now, held (nothing reaches the client or the history) until committed."""
-        if self.config.turn.speculate_after_ms <= 0 or self._speculation is not None:
+        if self.config.turn.speculate_after_ms <= 0 or self.speculator.current is not None:
             return
         if self._turn is not None and not self._turn.done():
             return  # the previous reply still runs (barge-in is off): answer after it, as usual
         timer = TurnTimer(self.clock, self.id, self._turn_id + 1)
         timer.mark("speech_end", at_ns=heard_ns(ev, now_ns) - round(ev.trailing_silence_ms * 1e6))
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, False)
-        spec = _Speculation(HeldSink(self.outbox), self.history.copy(), timer, now_ns)
-        discarded_before = self._discarded
-
-        def fields() -> dict[str, object]:
-            lead_ms = 0.0 if spec.committed_ns is None else (spec.committed_ns - spec.started_ns) / 1e6
-            return {
-                "speculative": True,
-                "speculation_lead_ms": round(lead_ms, 1),
-                "speculations_discarded": discarded_before,
-                "turn_score": spec.turn_score,
-            }
+        spec = self.speculator.new(HeldSink(self.outbox), self.history.copy(), timer, now_ns)
 
         def on_report(report: TurnReport) -> None:
             if spec.sink.committed:
@@ -282,46 +251,28 @@ class Session:
                 self._reported.add(report.turn_id)
 
         spec.task = asyncio.create_task(
-            self._run(None, utterance, timer, fields, sink=spec.sink, history=spec.history, on_report=on_report),
+            self._run(
+                None, utterance, timer, spec.report_fields, sink=spec.sink, history=spec.history, on_report=on_report
+            ),
             name=f"{self.id}-speculation",
         )
         spec.task.add_done_callback(lambda t: self._report_if_lost(t, timer, utterance, spec.sink))
-        self._speculation = spec
-        self.speculations_started += 1
+        self.speculator.add(spec)
         self.turns = [t for t in self.turns if not t.done()]
         self.turns.append(spec.task)
 
     @property
     def speculation_held_frames(self) -> int:
         """Frames (events and audio chunks) the speculative reply in flight holds back from the client."""
-        spec = self._speculation
-        return 0 if spec is None else spec.sink.held_frames
+        return self.speculator.held_frames
 
-    def _discard_speculation(self) -> None:
-        spec, self._speculation = self._speculation, None
-        if spec is None:
-            return
-        spec.sink.discard()
-        spec.task.cancel(DISCARD)
-        self._discarded += 1
-        self.speculations_discarded += 1
-        log.debug("[%s] speculative reply discarded: the user went on speaking", self.id)
+    @property
+    def speculations_started(self) -> int:
+        return self.speculator.started
 
-    async def _commit(self, spec: _Speculation, ev: SpeechEnded, now_ns: int) -> None:
-        """The turn really ended where the speculation started: let its reply out (one transition)."""
-        spec.committed_ns = now_ns
-        spec.turn_score = ev.turn_score
-        # As for any turn, the speech ended by the silence after its last sound before its audio was heard.
-        spec.timer.correct("speech_end", heard_ns(ev, now_ns) - round(silence_after_speech_ms(ev) * 1e6))
-        spec.timer.mark("endpoint", at_ns=now_ns)
-        spec.sink.commit()
-        self.history = spec.history
-        self._turn = spec.task
-        await self.outbox.send_event(
-            server_events.SpeechEnded(spec.timer.turn_id, ev.forced, round(ev.trailing_silence_ms, 1))
-        )
-        spec.flush = asyncio.create_task(spec.sink.flush(), name=f"{self.id}-flush")
-        await asyncio.sleep(0)
+    @property
+    def speculations_discarded(self) -> int:
+        return self.speculator.discarded
 
     def _on_turn_report(self, report: TurnReport) -> None:
         self._reported.add(report.turn_id)
@@ -402,7 +353,7 @@ class Session:
         """Speak every timer due now, each as a server-initiated turn (report ``initiator = "timer"``, its
         ``total_ms`` counted from the moment it was due). Returns how many rang: none while the user is in
         an utterance or a speculative reply is held (it rings once their turn has started)."""
-        if self.in_speech or self._speculation is not None or self.stopping:
+        if self.in_speech or self.speculator.current is not None or self.stopping:
             return 0
         now_ns = self.clock.now_ns()
         due = self.history.timers.pop_due(now_ns)
