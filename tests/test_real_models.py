@@ -22,8 +22,9 @@ import pytest
 
 from tests.conftest import SPEECH_DIR, make_config
 from voice.audio import analyse_speech, load_audio, pcm16_to_float
+from voice.backends.stt_whisper import WhisperStt
 from voice.client import SpokenClip, converse
-from voice.config import Config, LlmConfig
+from voice.config import Config, LlmConfig, SttConfig
 from voice.engine import Engines
 from voice.history import History, fit_prompt
 from voice.loader import load_engines
@@ -91,6 +92,21 @@ def test_whisper_on_real_recordings(real: Engines) -> None:
         hyp = real.stt.transcribe(load_audio(SPEECH_DIR / name))
         errors.append(jiwer.wer(words(ref), words(hyp)))
     assert float(np.median(errors)) <= 0.2, errors
+
+
+@pytest.mark.skipif(not (SPEECH_DIR / "transcripts.tsv").exists(), reason="no shared recordings here")
+def test_whisper_is_sure_of_clean_recordings_on_both_windows(real: Engines) -> None:
+    """The confidence [stt] ask_again reads: on clean recordings the default never asks again, on the short
+    window nor on the full one."""
+    stt = real.stt
+    assert isinstance(stt, WhisperStt)
+    threshold = SttConfig().ask_again_below_logprob
+    for name in [line.split("\t")[0] for line in (SPEECH_DIR / "transcripts.tsv").read_text().splitlines() if line]:
+        audio = load_audio(SPEECH_DIR / name)
+        short, full = stt.hear(audio), stt._full(audio)
+        assert short.text == stt.transcribe(audio)
+        for heard in (short, full):
+            assert heard.avg_logprob is not None and threshold < heard.avg_logprob < 0, (name, heard)
 
 
 TIMER_COMMANDS = {

@@ -260,3 +260,44 @@ async def test_the_report_says_over_how_long_the_reply_audio_was_sent(
     assert report.reply_audio_sent_spread_ms is not None
     assert synth_ms <= report.reply_audio_sent_spread_ms <= synth_ms + 30.0
     assert report.to_dict()["reply_audio_sent_spread_ms"] == report.reply_audio_sent_spread_ms
+
+
+@pytest.mark.parametrize("ask_again", [True, False])
+async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_history(
+    clock: FakeClock, fake_engines: EnginesFactory, ask_again: bool
+) -> None:
+    from voice.fakes import FakeStt
+
+    # A sure turn, then one the decoder is unsure of (below the threshold), then one just above it.
+    stt = FakeStt(
+        texts=("what is the capital of france", "well plus 30", "what is half of 90"),
+        avg_logprobs=(-0.2, -0.61, -0.59),
+        delay=Delay(clock),
+    )
+    engines = fake_engines(clock=clock, stt=stt)
+    config = make_config(stt={"ask_again": ask_again, "ask_again_below_logprob": -0.6})
+    history = History()
+    reports: list[TurnReport] = []
+    sinks: list[ListSink] = []
+    for turn_id in (1, 2, 3):
+        sinks.append(ListSink())
+        reports.append(await run_turn(engines, config, history, UTT, start_timer(clock, turn_id), sinks[-1]))
+    sure, unsure, edge = reports
+    assert [r.stt_avg_logprob for r in reports] == [-0.2, -0.61, -0.59]
+    assert [r.asked_again for r in reports] == [False, ask_again, False]
+    assert all(r.outcome == "ok" for r in reports)
+    # The client is shown what was heard either way.
+    assert {"type": "transcript", "turn_id": 2, "text": "well plus 30"} in sinks[1].events
+    users = [m.content for m in history.messages if m.role == "user"]
+    llm_prompts = engines.llm.prompts  # type: ignore[attr-defined]
+    if ask_again:
+        assert unsure.reply_text == config.stt.ask_again_reply
+        assert unsure.prompt_tokens_evaluated + unsure.prompt_tokens_reused == 0  # the LLM was not asked
+        assert users == ["what is the capital of france", "what is half of 90"]
+        assert config.stt.ask_again_reply not in [m.content for m in history.messages]
+        assert len(llm_prompts) == 2
+    else:
+        assert unsure.reply_text != config.stt.ask_again_reply and unsure.prompt_tokens_evaluated > 0
+        assert users == ["what is the capital of france", "well plus 30", "what is half of 90"]
+        assert len(llm_prompts) == 3
+    assert sure.reply_text == edge.reply_text != config.stt.ask_again_reply

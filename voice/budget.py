@@ -137,6 +137,12 @@ class TurnReport:
     """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
     turn_score: float | None = None
     """The end-of-turn model's probability that the turn was complete (None: no model)."""
+    stt_avg_logprob: float | None = None
+    """The STT's mean log-probability per token for this utterance (its confidence; None: not transcribed, or the
+    STT gives none)."""
+    asked_again: bool = False
+    """The STT was unsure (``[stt] ask_again``): the reply asked the user to say it again, and neither the words
+    heard nor the reply went into the history."""
     initiator: str = "user"
     """Who started the turn: ``user`` (they spoke or typed) or ``timer`` (a timer rang: the server speaks by
     itself; ``speech_end`` and ``endpoint`` are then the moment it was due, so ``total_ms`` is how late the

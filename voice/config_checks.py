@@ -88,6 +88,10 @@ def _validate_stt(stt: sections.SttConfig) -> None:
         )
     if any(not w.strip() for w in stt.hotwords):
         raise ConfigError("[stt] hotwords must not contain empty strings")
+    if not -5.0 <= stt.ask_again_below_logprob < 0.0:
+        raise ConfigError("[stt] ask_again_below_logprob must be between -5 and 0 (a mean log-probability per token)")
+    if stt.ask_again and not stt.ask_again_reply.strip():
+        raise ConfigError("[stt] ask_again_reply must not be empty when ask_again is on")
 
 
 def _validate_reply(llm: sections.LlmConfig, tts: sections.TtsConfig) -> None:

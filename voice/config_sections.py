@@ -95,7 +95,17 @@ class SttConfig:
     """With ``backend = "wyoming"``: the server, ``tcp://HOST:PORT``."""
     timeout_s: float = 30.0
     """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
+    ask_again: bool = False
+    """When the STT is unsure of what it heard (``ask_again_below_logprob``), reply ``ask_again_reply`` instead
+    of answering words the user probably did not say; neither goes into the conversation's history."""
+    ask_again_below_logprob: float = -0.6
+    """The STT's mean log-probability per token under which it counts as unsure (local backend only: a Wyoming
+    server gives no confidence)."""
+    ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
 
+    def unsure(self, avg_logprob: float | None) -> bool:
+        """The STT's confidence says its words are probably wrong: ask the user again (``ask_again``)."""
+        return self.ask_again and avg_logprob is not None and avg_logprob < self.ask_again_below_logprob
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ class Transcription:
 
     text: str
     started_ns: int
+    avg_logprob: float | None = None
+    """The decoder's confidence (:class:`~voice.model_api.Heard`); None: the STT does not say."""
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,8 @@ class Engines:
         def job(cancel: threading.Event) -> Transcription:
             with self._using("stt"), self.gate.slot(Priority.STT):
                 started_ns = clock.now_ns()
-                return Transcription(self.stt.transcribe(audio), started_ns)
+                heard = self.stt.hear(audio)
+                return Transcription(heard.text, started_ns, heard.avg_logprob)
 
         async with self._stt_lock.hold(session):
             return await run_blocking(self.executor, job, self.gate.cancel_event())

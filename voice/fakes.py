@@ -17,7 +17,7 @@ import numpy as np
 
 from voice.clock import FakeClock
 from voice.kvcache import KvCache, KvStats
-from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, Heard, LlmEvent, PromptInfo, TextDelta
 
 
 @dataclass(frozen=True)
@@ -60,20 +60,26 @@ class FakeVad:
 
 @dataclass
 class FakeStt:
-    """Returns ``texts`` in turn (cycling) after ``latency_ms``."""
+    """Returns ``texts`` in turn (cycling) after ``latency_ms``; :meth:`hear` gives each the confidence of the
+    same place in ``avg_logprobs`` (cycling too)."""
 
     texts: Sequence[str] = ("hello there",)
     latency_ms: float = 100.0
     delay: Delay = Delay()
+    avg_logprobs: Sequence[float | None] = (None,)
 
     def __post_init__(self) -> None:
         self._next = itertools.cycle(self.texts)
+        self._confidence = itertools.cycle(self.avg_logprobs)
         self.calls = 0
 
     def transcribe(self, audio: np.ndarray) -> str:
         self.calls += 1
         self.delay.wait_ms(self.latency_ms)
         return next(self._next)
+
+    def hear(self, audio: np.ndarray) -> Heard:
+        return Heard(self.transcribe(audio), next(self._confidence))
 
 
 def render_words(messages: Sequence[ChatMessage]) -> list[str]:

@@ -68,9 +68,23 @@ class Vad(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Heard:
+    """What the STT made of an utterance, and how sure it was."""
+
+    text: str
+    avg_logprob: float | None = None
+    """Mean log-probability per token of the decoded text (Whisper's own confidence; None: the backend does
+    not say). Near 0 is sure; below about -0.6 the words are often wrong (voice.turn asks again)."""
+
+
 class Stt(Protocol):
     def transcribe(self, audio: np.ndarray) -> str:
         """Transcribe float32 mono 16 kHz audio; returns the text (may be empty)."""
+        ...
+
+    def hear(self, audio: np.ndarray) -> Heard:
+        """:meth:`transcribe`, with the decoder's confidence."""
         ...
 
 

@@ -81,6 +81,8 @@ class _Progress:
     audio_ms: float = 0.0
     trimmed_messages: int = 0
     announced: bool = False  # audio_start was sent: the client may have reply audio queued
+    stt_avg_logprob: float | None = None
+    asked_again: bool = False  # the STT was unsure: the reply asks the user to say it again, off the record
 
 
 class _EndOfClauses:
@@ -195,6 +197,8 @@ class _Turn:
             if not reply:
                 raise asyncio.CancelledError
             local = utterance.announce
+            if self.progress.asked_again:
+                local = self.config.stt.ask_again_reply
             if local is None and text and self.config.llm.skills:
                 # Timers change the conversation's state, so they are handled here, on its history (a
                 # speculative turn's copy), not in the stateless skills of the LLM wrapper.
@@ -219,11 +223,14 @@ class _Turn:
         return await self._record_transcript(heard)
 
     async def _record_transcript(self, heard: Transcription) -> str:
-        """Record the STT's stage and what the user said (history, client); returns the text."""
+        """Record the STT's stage and what the user said (history, client); returns the text. Words the STT is
+        unsure of (``[stt] ask_again``) go to the client but not into the history: the reply asks again."""
         self.timer.mark("stt_start", at_ns=heard.started_ns)
         self.timer.mark("stt_done")
         text = self.progress.transcript = heard.text.strip()
-        if text:
+        self.progress.stt_avg_logprob = heard.avg_logprob
+        self.progress.asked_again = bool(text) and self.config.stt.unsure(heard.avg_logprob)
+        if text and not self.progress.asked_again:
             self.history.add("user", text)
         await self.sink.send_event(events.Transcript(self.tid, text))
         return text
@@ -274,7 +281,8 @@ class _Turn:
                 await _put_clause(clauses, raw, timer, timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
-        self.history.add("assistant", "".join(reply))
+        if not self.progress.asked_again:
+            self.history.add("assistant", "".join(reply))
 
     async def speak(self, clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
         """Synthesize each clause as it comes and send it: ``audio_start`` before the first, then for each its
@@ -323,7 +331,7 @@ class _Turn:
         """After a cancel: drop the audio not yet sent, keep what was said in the history (so the next turn
         knows the reply was cut short), and tell the client to drop the playback it has queued."""
         self.sink.drop_turn(self.tid)
-        if self.progress.spoken:
+        if self.progress.spoken and not self.progress.asked_again:
             self.history.add("assistant", " ".join(self.progress.spoken) + " …")
         if self.progress.announced:
             with contextlib.suppress(Exception):
@@ -380,6 +388,8 @@ def _report(
         history_trimmed=progress.trimmed_messages,
         utterance_ms=round(len(utterance.audio) / 16.0, 1),
         forced_endpoint=utterance.forced,
+        stt_avg_logprob=None if progress.stt_avg_logprob is None else round(progress.stt_avg_logprob, 3),
+        asked_again=progress.asked_again,
         **extra,
     )
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from voice.config import SttConfig
+from voice.model_api import Heard
 
 #: Whisper's own compression-ratio threshold for a degenerate (repeating) decode.
 MAX_COMPRESSION_RATIO = 2.4
@@ -111,17 +112,26 @@ class WhisperStt:
 
     def transcribe(self, audio: np.ndarray) -> str:
         """Blocking: the short window when configured and trusted, else the full 30 s window."""
+        return self.hear(audio).text
+
+    def hear(self, audio: np.ndarray) -> Heard:
+        """:meth:`transcribe` with the decoder's mean log-probability per token."""
         if self.config.min_window_s > 0 and len(audio) / 16000 + self.config.pad_s < 30.0:
-            text = self._short(audio)
-            if text is not None:
+            heard = self._short(audio)
+            if heard is not None:
                 self.short_windows += 1
-                return text
+                return heard
             self.fallbacks += 1
-        return self.transcribe_full(audio)
+        return self._full(audio)
 
     def transcribe_full(self, audio: np.ndarray) -> str:
+        """faster-whisper's own path on the full 30 s window."""
+        return self._full(audio).text
+
+    def _full(self, audio: np.ndarray) -> Heard:
         """faster-whisper's own path. The segment generator is lazy — decoding happens while iterating —
-        so it is consumed here, inside the worker thread."""
+        so it is consumed here, inside the worker thread. The confidence is the segments' mean log-probability
+        per token, weighted by their tokens."""
         segments, _info = self._model.transcribe(
             audio,
             language=self.config.language or None,
@@ -133,9 +143,12 @@ class WhisperStt:
             initial_prompt=self.config.initial_prompt.strip() or None,
             hotwords=self._hotwords,
         )
-        return " ".join(s.text.strip() for s in segments).strip()
+        segments = list(segments)
+        tokens = sum(len(s.tokens) for s in segments)
+        avg = sum(s.avg_logprob * len(s.tokens) for s in segments) / tokens if tokens else None
+        return Heard(" ".join(s.text.strip() for s in segments).strip(), avg)
 
-    def _short(self, audio: np.ndarray) -> str | None:
+    def _short(self, audio: np.ndarray) -> Heard | None:
         """Encode the real length (+ padding) and decode greedily; None when the result is not trusted."""
         features = self._model.feature_extractor(audio)
         frames = features.shape[-1]
@@ -166,4 +179,4 @@ class WhisperStt:
             or avg_logprob < MIN_AVG_LOGPROB
         ):
             return None
-        return text
+        return Heard(text, avg_logprob)

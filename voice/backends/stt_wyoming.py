@@ -15,6 +15,7 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.info import Describe
 
 from voice.config import SttConfig
+from voice.model_api import Heard
 from voice.wyoming.client import WyomingClientError, WyomingRequest
 
 RATE_HZ = 16_000
@@ -38,6 +39,10 @@ class WyomingStt:
         asr = info.data.get("asr") if info.type == "info" else None
         if not asr:
             raise WyomingClientError(f"the Wyoming server at {self.uri} offers no speech-to-text (asr)")
+
+    def hear(self, audio: np.ndarray) -> Heard:
+        """Wyoming's ``transcript`` carries no confidence."""
+        return Heard(self.transcribe(audio))
 
     def transcribe(self, audio: np.ndarray) -> str:
         pcm = np.clip(np.rint(audio * 32768), -32768, 32767).astype("<i2")  # the exact inverse of / 32768
