@@ -35,14 +35,13 @@ from voice.bench.scaffold import BenchRun
 from voice.bench.speculative_report import BASELINE, markdown, plot, summary_table
 from voice.bench.speculative_result import (
     Decoded,
-    Described,
     KindSummary,
     PromptRow,
     SpeculativeMeta,
     SpeculativeResult,
     SpeedUp,
 )
-from voice.bench.stats import describe
+from voice.bench.stats import Described, describe
 from voice.budget import LlmMetrics
 from voice.config import Config, load_config
 from voice.model_api import ChatMessage, TextDelta

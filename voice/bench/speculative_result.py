@@ -9,8 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-Described = dict[str, float | int | None]
-"""A sample's statistics (:func:`voice.bench.stats.describe`): ``n``, ``p50``, ``p95``, ``max``, ``min``, ``mean``."""
+from voice.bench.stats import Described
 
 
 @dataclass(frozen=True)
