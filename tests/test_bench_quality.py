@@ -8,6 +8,7 @@ import numpy as np
 
 from tests.conftest import EnginesFactory, make_config, silence, tone
 from voice.bench.quality import run_item
+from voice.bench.quality_result import SpokenRow, VoiceSummary
 from voice.bench.quality_set import load_items
 from voice.bench.quality_spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
 from voice.fakes import FakeLlm, FakeStt
@@ -21,11 +22,11 @@ def test_text_mode_answers_timer_items_from_the_timers_not_the_llm() -> None:
     llm = FakeLlm(replies=("I have set it for you.",))
     on = make_config(llm={"skills": True})
     rows = [run_item(llm, on, item) for item in items]
-    assert all(r["right"] for r in rows), [(r["id"], r["reply"]) for r in rows]
-    assert {r["by"] for r in rows} == {"skill"}
+    assert all(r.right for r in rows), [(r.id, r.reply) for r in rows]
+    assert {r.by for r in rows} == {"skill"}
     # Without skills the same items reach the LLM, whose reply is judged wrong: the checks can fail.
     off = make_config(llm={"skills": False})
-    assert not any(run_item(llm, off, item)["right"] for item in items)
+    assert not any(run_item(llm, off, item).right for item in items)
 
 
 def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFactory) -> None:
@@ -35,21 +36,22 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFa
     # The loop hears the earlier turn and the question right: the timer set in the first is cancelled.
     heard_right = fake_engines(stt=FakeStt(texts=("Set a timer for five minutes.", "Cancel the timer."), latency_ms=1))
     row = run_spoken_item(heard_right, config, SpokenItem(item, "test", (audio,), audio))
-    assert row["transcript"] == "Cancel the timer." and row["turns"] == 1
-    assert row["reply"] == "5 minute timer cancelled." and row["right"] and row["reply_audio_s"] > 0
-    assert row["by"] == "skill"
+    assert row.transcript == "Cancel the timer." and row.turns == 1
+    assert row.reply == "5 minute timer cancelled." and row.right and row.reply_audio_s > 0
+    assert row.by == "skill"
     # The STT mishears the earlier turn: no timer was set, so the reply is wrong, and counted so.
     misheard = fake_engines(stt=FakeStt(texts=("Set the table for five.", "Cancel the timer."), latency_ms=1))
     bad = run_spoken_item(misheard, config, SpokenItem(item, "test", (audio,), audio))
-    assert bad["reply"] == "No timers are running." and not bad["right"]
+    assert bad.reply == "No timers are running." and not bad.right
     s = summarize_spoken([row, bad])
-    assert s["right_pct"] == 50.0 and s["items"] == 2 and s["hit_cap"] == 0
-    assert s["by_voice"] == {"test": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.0}}
+    assert s.judged.right_pct == 50.0 and s.judged.items == 2 and s.hit_cap == 0
+    assert s.by_voice == {"test": VoiceSummary(items=2, right_pct=50.0, stt_wer_normalized=0.0)}
 
 
 def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
-    def row(voice: str, question: str, heard: str, right: bool) -> dict[str, object]:
-        return {"voice": voice, "question": question, "transcript": heard, "right": right}
+    def row(voice: str, question: str, heard: str, right: bool) -> SpokenRow:
+        return SpokenRow("i", "knowledge", voice, question, heard, None, 1, ("ok",), "", 1, "llm", 1.0, right,
+                         False, False, False, False, ())  # fmt: skip
 
     rows = [
         row("espeak-ng:en-us", "What is 12 plus 30?", "What is 12 plus 30?", True),
@@ -58,7 +60,7 @@ def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
         row("recording:a.wav", "What time is it?", "what time is it", True),
         row("recording:b.wav", "Play the Beatles.", "Play the Beetles.", False),
     ]
-    assert by_voice(rows) == {
+    assert {v: s.to_json() for v, s in by_voice(rows).items()} == {
         "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0},
         "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143},
         "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143},

@@ -26,6 +26,7 @@ from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
+from voice.bench.speculative_result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
 from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer
 from voice.cli import build_parser, main
 from voice.model_api import ChatMessage
@@ -283,21 +284,20 @@ def test_bad_prompts_are_named(tmp_path: Path, text: str, error: str) -> None:
         speculative.load_prompts(tmp_path / "none.toml")
 
 
-def spec_result(machine: dict[str, Any]) -> dict[str, Any]:
+def spec_result(machine: dict[str, Any]) -> SpeculativeResult:
     def row(
         prompt: str, kind: str, variant: str, tps: float, e2e_speedup: float | None, same: bool
-    ) -> dict[str, Any]:
-        r: dict[str, Any] = {
-            "llm": "m", "prompt": prompt, "kind": kind, "variant": variant, "n_tokens": 20,
-            "same_output_as_baseline": same, "first_difference_at_char": None if same else 5, "text": "hi",
-            "ttft_ms": describe([80.0]), "itl_mean_ms": describe([1000 / tps]), "tps": describe([tps]),
-            "e2e_ms": describe([500.0]),
-        }  # fmt: skip
+    ) -> PromptRow:
+        up = None
         if variant != "baseline":
-            r.update(
-                tps_speedup=round(tps / 60, 2), e2e_speedup=e2e_speedup, ttft_ratio=1.2, tokens_per_step=1.4
-            )
-        return r
+            up = SpeedUp(tps_speedup=round(tps / 60, 2), e2e_speedup=e2e_speedup, ttft_ratio=1.2, tokens_per_step=1.4,
+                         compared_tokens=20, e2e_common_baseline_ms=500.0, e2e_common_speculative_ms=500.0)  # fmt: skip
+        return PromptRow(
+            llm="m", prompt=prompt, kind=kind, variant=variant, n_tokens=20,
+            same_output_as_baseline=same, first_difference_at_char=None if same else 5, text="hi",
+            ttft_ms=describe([80.0]), itl_mean_ms=describe([1000 / tps]), tps=describe([tps]),
+            e2e_ms=describe([500.0]), deterministic_across_repeats=True, speedup=up,
+        )  # fmt: skip
 
     rows = [
         row("a", "short", "baseline", 60, None, True),
@@ -305,16 +305,18 @@ def spec_result(machine: dict[str, Any]) -> dict[str, Any]:
         row("b", "repeat", "baseline", 60, None, True),
         row("b", "repeat", "prompt-lookup 10", 120, 2.0, False),
     ]
-    meta = {"machine": machine, "n_ctx": 2048, "n_batch": 256, "n_threads": 2, "temperature": 0.0,
-            "draft_tokens": [10], "ngram": 2, "repeats": 1}  # fmt: skip
-    return {"meta": meta, "rows": rows, "summary": speculative.summarize(rows)}
+    meta = SpeculativeMeta(
+        machine=machine, n_ctx=2048, n_batch=256, n_threads=2, temperature=0.0,
+        draft_tokens=(10,), ngram=2, repeats=1, prompts_file="p.toml", system_prompt="s",
+    )  # fmt: skip
+    return SpeculativeResult(meta, tuple(speculative.summarize(rows)), tuple(rows))
 
 
 def test_speculative_summary_reports_slowdowns_too() -> None:
-    s = {(x["kind"], x["variant"]): x for x in spec_result({})["summary"]}
-    assert s[("short", "prompt-lookup 10")]["e2e_speedup"] == 0.5  # slower: reported, not hidden
-    assert s[("repeat", "prompt-lookup 10")]["tps_speedup"] == 2.0
-    assert s[("repeat", "prompt-lookup 10")]["same_outputs"] == "0/1"
+    s = {(x.kind, x.variant): x for x in spec_result({}).summary}
+    assert s[("short", "prompt-lookup 10")].e2e_speedup == 0.5  # slower: reported, not hidden
+    assert s[("repeat", "prompt-lookup 10")].tps_speedup == 2.0
+    assert s[("repeat", "prompt-lookup 10")].same_outputs == "0/1"
 
 
 # ---------------------------------------------------------------------------------------------- contention
@@ -424,4 +426,4 @@ def test_every_report_writes_markdown_and_png(tmp_path: Path) -> None:
         text = module.markdown(result, png, md)
         assert png.read_bytes()[:8] == PNG, name
         assert f"]({name}.png)" in text and machine["cpu_model"] in text, name
-        json.dumps(result)
+        json.dumps(result if isinstance(result, dict) else result.to_json())

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from voice.bench import plots
 from voice.bench.clips import BenchError
+from voice.bench.kv_result import BoundSummary, KvMeta, KvResult, LongConversation, TurnTiming
 from voice.bench.llms import llm_settings, load_llm
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, relative_link, text_table
 from voice.bench.scaffold import BenchRun
-from voice.bench.stats import describe
 from voice.config import Config, load_config
 from voice.history import History, fit_prompt
 from voice.model_api import ChatMessage, PromptInfo, TextDelta
@@ -56,19 +56,6 @@ QUESTIONS = (
     "How can I keep basil fresh for longer?",
     "Why do leaves change colour in autumn?",
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class TurnTiming:
-    session: int
-    turn: int
-    ttft_ms: float | None
-    prompt_tokens: int
-    evaluated_tokens: int
-    reevaluated_tokens: int
-    restore_ms: float
-    trimmed_messages: int
-    kv_cache_mb: float
 
 
 def one_turn(
@@ -122,25 +109,6 @@ def interleaved_sessions(llm: LlamaLlm, sessions: int, turns: int) -> list[TurnT
     return out
 
 
-def summarize_bound(bound_mb: int, timings: list[TurnTiming], kv: dict[str, Any] | None) -> dict[str, Any]:
-    later = [t for t in timings if t.turn > 1]
-    saves = kv["saves"] if kv else 0
-    restores = kv["restores"] if kv else 0
-    return {
-        "kv_cache_mb": bound_mb,
-        "ttft_after_first_turn": describe([t.ttft_ms for t in later if t.ttft_ms is not None]),
-        "evaluated_after_first_turn": describe([t.evaluated_tokens for t in later]),
-        "prompt_tokens_after_first_turn": describe([t.prompt_tokens for t in later]),
-        "turns_evicted": sum(1 for t in timings if t.reevaluated_tokens > 0),
-        "reevaluated_tokens": sum(t.reevaluated_tokens for t in timings),
-        "evictions": kv["evictions"] if kv else 0,
-        "kv_cache_mb_max": max((t.kv_cache_mb for t in timings), default=0.0),
-        "save_ms_mean": round(kv["save_ms_total"] / saves, 2) if kv and saves else None,
-        "restore_ms_mean": round(kv["restore_ms_total"] / restores, 2) if kv and restores else None,
-        "turns": [dataclasses.asdict(t) for t in timings],
-    }
-
-
 def _load(config: Config, kv_cache_mb: int) -> LlamaLlm:
     cfg = dataclasses.replace(config, llm=dataclasses.replace(config.llm, kv_cache_mb=kv_cache_mb))
     return load_llm(cfg, cfg.llm.model)
@@ -162,79 +130,76 @@ BOUND_HEADER = (
 )
 
 
-def _bound_row(b: dict[str, Any]) -> list[Any]:
-    t = b["ttft_after_first_turn"]
+def _bound_row(b: BoundSummary) -> list[Any]:
+    t = b.ttft_after_first_turn
     return [
-        b["kv_cache_mb"],
+        b.kv_cache_mb,
         t["p50"],
         t["p95"],
-        b["evaluated_after_first_turn"]["p50"],
-        b["prompt_tokens_after_first_turn"]["p50"],
-        b["evictions"],
-        b["turns_evicted"],
-        b["reevaluated_tokens"],
-        b["kv_cache_mb_max"],
-        b["save_ms_mean"],
-        b["restore_ms_mean"],
+        b.evaluated_after_first_turn["p50"],
+        b.prompt_tokens_after_first_turn["p50"],
+        b.evictions,
+        b.turns_evicted,
+        b.reevaluated_tokens,
+        b.kv_cache_mb_max,
+        b.save_ms_mean,
+        b.restore_ms_mean,
     ]
 
 
-def _long_rows(long: dict[str, Any]) -> list[list[Any]]:
-    return [
-        [t["turn"], t["prompt_tokens"], t["evaluated_tokens"], t["trimmed_messages"], t["ttft_ms"]]
-        for t in long["turns"]
-    ]
+def _long_rows(long: LongConversation) -> list[list[Any]]:
+    return [[t.turn, t.prompt_tokens, t.evaluated_tokens, t.trimmed_messages, t.ttft_ms] for t in long.turns]
 
 
-def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
-    m = result["meta"]
-    long = result["long"]
+def markdown(result: KvResult, png: Path | None, md_path: Path) -> str:
+    m = result.meta
+    long = result.long
     out = [
         "# voice bench kv: TTFT at the KV memory bound",
         "",
-        f"LLM {m['llm']} ({m['llm_settings']}), replies up to {m['max_reply_tokens']} tokens, greedy.",
+        f"LLM {m.llm} ({m.llm_settings}), replies up to {m.max_reply_tokens} tokens, greedy.",
         "",
-        f"## {m['sessions']} sessions taking turns, {m['turns']} turns each, per KV bound",
+        f"## {m.sessions} sessions taking turns, {m.turns} turns each, per KV bound",
         "",
         "TTFT and tokens of each session's turns after its first (its history is then in a saved state, or not).",
         "",
-        md_table(BOUND_HEADER, [_bound_row(b) for b in result["bounds"]]),
+        md_table(BOUND_HEADER, [_bound_row(b) for b in result.bounds]),
         "",
-        f"## One long conversation, {len(long['turns'])} turns (n_ctx {m['llm_settings']['n_ctx']}, "
-        f"kv_cache_mb {long['kv_cache_mb']})",
+        f"## One long conversation, {len(long.turns)} turns (n_ctx {m.llm_settings['n_ctx']}, "
+        f"kv_cache_mb {long.kv_cache_mb})",
         "",
-        f"Turns that trimmed the history: {long['trim_turns']}. TTFT p50 {long['ttft']['p50']} ms, "
-        f"p95 {long['ttft']['p95']} ms, max {long['ttft']['max']} ms.",
+        f"Turns that trimmed the history: {list(long.trim_turns)}. TTFT p50 {long.ttft['p50']} ms, "
+        f"p95 {long.ttft['p95']} ms, max {long.ttft['max']} ms.",
         "",
         md_table(LONG_HEADER, _long_rows(long)),
         "",
     ]
     if png is not None:
         out += [f"![TTFT at the KV bound]({relative_link(png, md_path)})", ""]
-    out += ["## Method", "", result["method"], "", machine_markdown(m["machine"])]
+    out += ["## Method", "", result.method, "", machine_markdown(m.machine)]
     return "\n".join(out) + "\n"
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
+def plot(result: KvResult, path: Path) -> None:
     plt = plots._pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
-    bounds = result["bounds"]
-    labels = [str(b["kv_cache_mb"]) for b in bounds]
+    bounds = result.bounds
+    labels = [str(b.kv_cache_mb) for b in bounds]
     xs = list(range(len(bounds)))
     for q, style in (("p50", "o-"), ("p95", "s--")):
-        left.plot(xs, [b["ttft_after_first_turn"][q] or 0 for b in bounds], style, label=f"{q} TTFT")
+        left.plot(xs, [b.ttft_after_first_turn[q] or 0 for b in bounds], style, label=f"{q} TTFT")
     left.set_xticks(xs)
     left.set_xticklabels(labels)
     left.set_xlabel("[llm] kv_cache_mb (0 = off)")
     left.set_ylabel("TTFT, ms")
-    left.set_title(f"{result['meta']['sessions']} sessions taking turns: turns after the first", fontsize=10)
+    left.set_title(f"{result.meta.sessions} sessions taking turns: turns after the first", fontsize=10)
     left.grid(alpha=0.3)
     left.legend(fontsize=8)
-    turns = result["long"]["turns"]
-    right.plot([t["turn"] for t in turns], [t["ttft_ms"] or 0 for t in turns], "o-", label="TTFT ms")
+    turns = result.long.turns
+    right.plot([t.turn for t in turns], [t.ttft_ms or 0 for t in turns], "o-", label="TTFT ms")
     for t in turns:
-        if t["trimmed_messages"]:
-            right.axvline(t["turn"], color="#d62728", linestyle=":", linewidth=1)
+        if t.trimmed_messages:
+            right.axvline(t.turn, color="#d62728", linestyle=":", linewidth=1)
     right.set_xlabel("turn of one conversation (dotted: history trimmed)")
     right.set_ylabel("TTFT, ms")
     right.set_title("a long conversation through the context window", fontsize=10)
@@ -255,34 +220,28 @@ def run(args: argparse.Namespace) -> int:
         raise BenchError(f"--bounds-mb takes comma-separated integers, got {args.bounds_mb!r}") from None
     if not bounds or min(bounds) < 0:
         raise BenchError("--bounds-mb needs sizes of 0 (off) or more")
-    meta: dict[str, Any] = {
-        "machine": bench.begin(),
-        "llm": config.llm.model,
-        "llm_settings": llm_settings(config),
-        "max_reply_tokens": config.llm.max_reply_tokens,
-        "sessions": args.sessions,
-        "turns": args.turns,
-    }
-    method = (__doc__ or "").strip()
-    result: dict[str, Any] = {"tool": "voice bench kv", "schema": 1, "meta": meta, "method": method, "bounds": []}
+    meta = KvMeta(
+        machine=bench.begin(),
+        llm=config.llm.model,
+        llm_settings=llm_settings(config),
+        max_reply_tokens=config.llm.max_reply_tokens,
+        sessions=args.sessions,
+        turns=args.turns,
+    )
+    summaries = []
     for mb in bounds:
         llm = _load(config, mb)
         timings = interleaved_sessions(llm, args.sessions, args.turns)
         stats = llm.kv_stats()
-        b = summarize_bound(mb, timings, dataclasses.asdict(stats) if mb else None)
-        result["bounds"].append(b)
+        b = BoundSummary.of(mb, timings, stats if mb else None)
+        summaries.append(b)
         print(text_table(BOUND_HEADER, [_bound_row(b)]), flush=True)
         del llm
         gc.collect()
     long_mb = config.llm.kv_cache_mb
     llm = _load(config, long_mb)
-    turns = long_conversation(llm, args.long_turns)
-    result["long"] = {
-        "kv_cache_mb": long_mb,
-        "turns": [dataclasses.asdict(t) for t in turns],
-        "trim_turns": [t.turn for t in turns if t.trimmed_messages],
-        "ttft": describe([t.ttft_ms for t in turns if t.ttft_ms is not None]),
-    }
-    print(text_table(LONG_HEADER, _long_rows(result["long"])))
+    long = LongConversation.of(long_mb, long_conversation(llm, args.long_turns))
+    print(text_table(LONG_HEADER, _long_rows(long)))
+    result = KvResult(meta, (__doc__ or "").strip(), tuple(summaries), long)
     bench.end(result, markdown=markdown, plot=plot)
     return 0

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 
 def fixed(x: float | None, digits: int = 3) -> str:
@@ -80,14 +80,24 @@ def relative_link(target: Path, from_file: Path) -> str:
         return target.as_posix()
 
 
+class JsonResult(Protocol):
+    """A typed bench result: its JSON (the one place where it is a ``dict[str, Any]``)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+Result = TypeVar("Result", bound="dict[str, Any] | JsonResult")
+"""A bench's result: a typed one (written through its ``to_json``) or, for the benches not typed yet, its JSON."""
+
+
 def write_outputs(
-    result: dict[str, Any],
+    result: Result,
     *,
     png_path: Path | None,
     md_path: Path | None,
     json_path: Path | None,
-    plot: Callable[[dict[str, Any], Path], object] | None,
-    markdown: Callable[[dict[str, Any], Path | None, Path], str],
+    plot: Callable[[Result, Path], object] | None,
+    markdown: Callable[[Result, Path | None, Path], str],
 ) -> None:
     """Write a bench result as PNG, Markdown and JSON (each only when its path is given), saying where.
     ``plot=None``: the bench draws no chart (a PNG path is ignored)."""
@@ -98,7 +108,7 @@ def write_outputs(
         write_text(md_path, markdown(result, png_path, md_path))
         print(f"wrote {md_path}")
     if json_path is not None:
-        write_json(json_path, result)
+        write_json(json_path, result if isinstance(result, dict) else result.to_json())
         print(f"wrote {json_path}")
 
 

@@ -17,16 +17,31 @@ import dataclasses
 import statistics
 import threading
 import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from voice.backends.llm_skills import SkillsLlm
 from voice.bench.clips import BenchError
-from voice.bench.llms import llm_settings, load_llm, names
+from voice.bench.llms import load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, machine_markdown
 from voice.bench.markdown import fixed, md_table, text_table
-from voice.bench.quality_set import Item, QuestionSetError, judge, judged_summary, load_items
+from voice.bench.quality_result import (
+    ModelQuality,
+    QualityResult,
+    Row,
+    SpokenResult,
+    SpokenRow,
+    SpokenSetup,
+    SpokenSummary,
+    Summary,
+    TextResult,
+    TextRow,
+    TextSummary,
+)
+from voice.bench.quality_set import Item, JudgedSummary, QuestionSetError, judge, judged_summary, load_items
 from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 from voice.model_api import ChatMessage, PromptInfo, TextDelta
@@ -37,9 +52,23 @@ DEFAULT_SET = BENCHMARKS_DIR / "quality_questions.toml"
 WORDS_PER_S = 2.5
 
 
+@dataclass(frozen=True)
+class Answer:
+    """One turn's reply as the LLM (or a skill, or the timers) gave it."""
+
+    reply: str
+    tokens: int
+    by: str
+    """``llm`` or ``skill``."""
+    ttft_ms: float
+    reply_ms: float
+    from_timers: bool = False
+    """Answered from the timers before the LLM was asked."""
+
+
 def ask(
     llm: Any, config: Config, history: list[ChatMessage], question: str, timers: TimerBook | None = None
-) -> dict[str, Any]:
+) -> Answer:
     """One turn: the reply, its token count, TTFT and reply time (monotonic clock). With ``timers`` (skills
     on) a timer command is answered from it, as the server does, without the LLM."""
     if timers is not None:
@@ -47,7 +76,7 @@ def ask(
         local = handle_timer(question, timers, start_ns)
         if local is not None:
             ms = round((time.monotonic_ns() - start_ns) / 1e6, 1)
-            return {"reply": local, "tokens": 1, "ttft_ms": ms, "reply_ms": ms, "by": "skill"}
+            return Answer(local, tokens=1, by="skill", ttft_ms=ms, reply_ms=ms, from_timers=True)
     messages = [ChatMessage("system", config.llm.system_prompt), *history, ChatMessage("user", question)]
     start_s = time.monotonic()
     first_s: float | None = None
@@ -61,50 +90,55 @@ def ask(
                 first_s = time.monotonic()
             text += ev.text
     end_s = time.monotonic()
-    return {
-        "reply": text.strip(),
-        "tokens": tokens,
-        "by": by,
-        "ttft_ms": round(((first_s or end_s) - start_s) * 1000, 1),
-        "reply_ms": round((end_s - start_s) * 1000, 1),
-    }
+    return Answer(
+        text.strip(),
+        tokens=tokens,
+        by=by,
+        ttft_ms=round(((first_s or end_s) - start_s) * 1000, 1),
+        reply_ms=round((end_s - start_s) * 1000, 1),
+    )
 
 
-def run_item(llm: Any, config: Config, item: Item) -> dict[str, Any]:
+def run_item(llm: Any, config: Config, item: Item) -> TextRow:
     history: list[ChatMessage] = []
     timers = TimerBook() if config.llm.skills else None
     for q in item.previous:
         prev = ask(llm, config, history, q, timers)
-        history += [ChatMessage("user", q), ChatMessage("assistant", prev["reply"])]
+        history += [ChatMessage("user", q), ChatMessage("assistant", prev.reply)]
     res = ask(llm, config, history, item.question, timers)
-    verdict = judge(item, res["reply"], datetime.now().astimezone())
-    words = len(res["reply"].split())
-    return {
-        "id": item.id,
-        "category": item.category,
-        "question": item.question,
-        **res,
-        "right": verdict.right,
-        "refusal_expected": item.refusal,
-        "refused": verdict.refused,
-        "repeats": verdict.repeats,
-        "hit_cap": res["tokens"] >= config.llm.max_reply_tokens,
-        "words": words,
-        "spoken_s_est": round(words / WORDS_PER_S, 1),
-        "failed": list(verdict.failed),
-    }
+    verdict = judge(item, res.reply, datetime.now().astimezone())
+    words = len(res.reply.split())
+    return TextRow(
+        id=item.id,
+        category=item.category,
+        question=item.question,
+        reply=res.reply,
+        tokens=res.tokens,
+        by=res.by,
+        ttft_ms=res.ttft_ms,
+        reply_ms=res.reply_ms,
+        right=verdict.right,
+        refusal_expected=item.refusal,
+        refused=verdict.refused,
+        repeats=verdict.repeats,
+        hit_cap=res.tokens >= config.llm.max_reply_tokens,
+        words=words,
+        spoken_s_est=round(words / WORDS_PER_S, 1),
+        failed=verdict.failed,
+        from_timers=res.from_timers,
+    )
 
 
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        **judged_summary(rows),
-        "median_spoken_s_est": statistics.median(r["spoken_s_est"] for r in rows),
-        "median_ttft_ms": _median(r["ttft_ms"] for r in rows if r.get("by") != "skill"),
-        "median_reply_ms": _median(r["reply_ms"] for r in rows if r.get("by") != "skill"),
-    }
+def summarize(rows: Sequence[TextRow]) -> TextSummary:
+    return TextSummary(
+        judged_summary(rows),
+        median_spoken_s_est=statistics.median(r.spoken_s_est for r in rows),
+        median_ttft_ms=_median(r.ttft_ms for r in rows if r.by != "skill"),
+        median_reply_ms=_median(r.reply_ms for r in rows if r.by != "skill"),
+    )
 
 
-def _median(values: Any) -> float | None:
+def _median(values: Iterable[float]) -> float | None:
     v = list(values)
     return statistics.median(v) if v else None
 
@@ -115,28 +149,28 @@ SUMMARY_HEADER = [
 ]  # fmt: skip
 
 
-def summary_row(name: str, s: dict[str, Any]) -> list[Any]:
+def summary_row(name: str, s: TextSummary) -> list[Any]:
+    j = s.judged
     return [
-        name, s["items"], s["right_pct"], s["honest_refusal_pct"], s["cap_or_repeat_pct"],
-        s["median_spoken_s_est"], s.get("by_skill_pct"), s["median_ttft_ms"], s["median_reply_ms"],
+        name, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct,
+        s.median_spoken_s_est, j.by_skill_pct, s.median_ttft_ms, s.median_reply_ms,
     ]  # fmt: skip
 
 
-def markdown(result: dict[str, Any]) -> str:
-    if result.get("mode") == "spoken":
-        return markdown_spoken(result)
-    parts = ["# voice bench quality (text mode)", "", machine_markdown(result["machine"]), ""]
-    parts += [f"Question set: `{result['question_set']}`; system prompt: {result['system_prompt']!r}; "
-              f"max_reply_tokens {result['max_reply_tokens']}; greedy.", ""]  # fmt: skip
-    parts += [md_table(SUMMARY_HEADER, [summary_row(m["llm"], m["summary"]) for m in result["models"]]), ""]
-    for m in result["models"]:
-        cats = m["summary"]["right_pct_by_category"]
-        parts += [f"## {m['llm']}", "", "Right % by category: "
-                  + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
+def markdown(result: TextResult | SpokenResult) -> str:
+    if result.mode == "spoken":
+        return markdown_spoken(cast("SpokenResult", result))
+    text = cast("TextResult", result)
+    parts = ["# voice bench quality (text mode)", "", machine_markdown(text.machine), ""]
+    parts += [f"Question set: `{text.question_set}`; system prompt: {text.system_prompt!r}; "
+              f"max_reply_tokens {text.max_reply_tokens}; greedy.", ""]  # fmt: skip
+    parts += [md_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in text.models]), ""]
+    for m in text.models:
+        parts += _category_line(m.llm, m.summary.judged)
         rows = [
-            [r["id"], r["question"], r["reply"], "yes" if r["right"] else "no", "; ".join(r["failed"]),
-             r.get("by", "llm"), r["tokens"], r["ttft_ms"], r["reply_ms"]]
-            for r in m["rows"]
+            [r.id, r.question, r.reply, "yes" if r.right else "no", "; ".join(r.failed),
+             r.by, r.tokens, r.ttft_ms, r.reply_ms]
+            for r in m.rows
         ]  # fmt: skip
         parts += [md_table(["id", "question", "reply", "right", "why not", "by", "tokens", "TTFT ms", "reply ms"],
                            rows, align="lllllllrr"), ""]  # fmt: skip
@@ -159,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "stt", None):
             config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
         return _write(bench, run_spoken(args, config, items, llm_names, set_path, bench.begin()))
-    result = _result("text", config, set_path, bench.begin())
+    machine = bench.begin()
+    models: list[ModelQuality[TextSummary, TextRow]] = []
     for name in llm_names:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
@@ -168,30 +203,44 @@ def run(args: argparse.Namespace) -> int:
         rows = []
         for item in items:
             row = run_item(llm, config, item)
-            print(f"  {'ok ' if row['right'] else 'BAD'} {item.id}: {row['reply'][:90]!r}", flush=True)
+            print(f"  {'ok ' if row.right else 'BAD'} {item.id}: {row.reply[:90]!r}", flush=True)
             rows.append(row)
-        result["models"].append({"llm": name, "summary": summarize(rows), "rows": rows})
+        models.append(ModelQuality(name, summarize(rows), tuple(rows)))
         del llm
-    print(text_table(SUMMARY_HEADER, [summary_row(m["llm"], m["summary"]) for m in result["models"]]))
-    return _write(bench, result)
+    print(text_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in models]))
+    return _write(bench, result_of(config, set_path, machine, None, models))
 
 
-def _result(mode: str, config: Config, set_path: Path, machine: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """A result's header, the same in both modes; ``machine``: the record from the start of the run."""
-    return {
-        "mode": mode,
-        "machine": machine,
-        **llm_settings(config),
-        "question_set": str(set_path),
-        **extra,
-        "system_prompt": config.llm.system_prompt,
-        "max_reply_tokens": config.llm.max_reply_tokens,
-        "skills": config.llm.skills,
-        "models": [],
-    }
+def result_of(
+    config: Config,
+    set_path: Path,
+    machine: dict[str, Any],
+    spoken: SpokenSetup | None,
+    models: Sequence[ModelQuality[Summary, Row]],
+) -> QualityResult[Summary, Row]:
+    """A run's result (spoken mode when ``spoken`` is given); ``machine``: the record from the start of the run."""
+    return QualityResult(
+        mode="text" if spoken is None else "spoken",
+        machine=machine,
+        n_ctx=config.llm.n_ctx,
+        n_batch=config.llm.n_batch,
+        n_threads=config.llm.n_threads,
+        question_set=str(set_path),
+        spoken=spoken,
+        system_prompt=config.llm.system_prompt,
+        max_reply_tokens=config.llm.max_reply_tokens,
+        skills=config.llm.skills,
+        models=tuple(models),
+    )
 
 
-def _write(bench: BenchRun, result: dict[str, Any]) -> int:
+def _category_line(llm: str, judged: JudgedSummary) -> list[str]:
+    """A model's heading and its right % by category."""
+    cats = judged.right_pct_by_category
+    return [f"## {llm}", "", "Right % by category: " + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]
+
+
+def _write(bench: BenchRun, result: TextResult | SpokenResult) -> int:
     bench.end(result, markdown=lambda r, _png, _md: markdown(r) + "\n")
     return 0
 
@@ -202,10 +251,11 @@ SPOKEN_HEADER = [
 ]  # fmt: skip
 
 
-def spoken_row(name: str, s: dict[str, Any]) -> list[Any]:
+def spoken_row(name: str, s: SpokenSummary) -> list[Any]:
+    j = s.judged
     return [
-        name, s["items"], s["right_pct"], s["honest_refusal_pct"], s["cap_or_repeat_pct"], s["hit_cap"],
-        s["by_skill_pct"], s["median_reply_audio_s"], fixed(s["stt_wer_normalized"]), s["split_turns"],
+        name, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct, s.hit_cap,
+        j.by_skill_pct, s.median_reply_audio_s, fixed(s.stt_wer_normalized), s.split_turns,
     ]  # fmt: skip
 
 
@@ -216,22 +266,19 @@ def run_spoken(
     llm_names: list[str],
     set_path: Path,
     machine: dict[str, Any],
-) -> dict[str, Any]:
+) -> SpokenResult:
     from voice.bench.quality_spoken import ESPEAK_VOICES, run_spoken_item, spoken_items, summarize_spoken
     from voice.loader import load_engines
 
     print(f"speaking {len(items)} items with espeak-ng …", flush=True)
     spoken = spoken_items(items, getattr(args, "speech", None))
-    result = _result(
-        "spoken",
-        config,
-        set_path,
-        machine,
-        voices=[f"espeak-ng:{v}" for v in ESPEAK_VOICES],
+    setup = SpokenSetup(
+        voices=tuple(f"espeak-ng:{v}" for v in ESPEAK_VOICES),
         speech_dir=str(args.speech) if getattr(args, "speech", None) else None,
         stt=config.stt.model,
         tts=config.tts.model,
     )
+    models: list[ModelQuality[SpokenSummary, SpokenRow]] = []
     for name in llm_names:
         print(f"loading {name} with STT {config.stt.model} and TTS {config.tts.model} …", flush=True)
         cfg = dataclasses.replace(config, llm=dataclasses.replace(config.llm, model=name))
@@ -240,36 +287,36 @@ def run_spoken(
             rows = []
             for sp in spoken:
                 row = run_spoken_item(engines, cfg, sp)
-                print(f"  {'ok ' if row['right'] else 'BAD'} {row['id']}: heard {row['transcript'][:50]!r} → "
-                      f"{row['reply'][:70]!r}", flush=True)  # fmt: skip
+                print(f"  {'ok ' if row.right else 'BAD'} {row.id}: heard {row.transcript[:50]!r} → "
+                      f"{row.reply[:70]!r}", flush=True)  # fmt: skip
                 rows.append(row)
         finally:
             engines.close()
-        result["models"].append({"llm": name, "summary": summarize_spoken(rows), "rows": rows})
-    print(text_table(SPOKEN_HEADER, [spoken_row(m["llm"], m["summary"]) for m in result["models"]]))
-    return result
+        models.append(ModelQuality(name, summarize_spoken(rows), tuple(rows)))
+    print(text_table(SPOKEN_HEADER, [spoken_row(m.llm, m.summary) for m in models]))
+    return result_of(config, set_path, machine, setup, models)
 
 
-def markdown_spoken(result: dict[str, Any]) -> str:
-    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result["machine"]), ""]
-    parts += [f"Question set: `{result['question_set']}`, spoken by {', '.join(result['voices'])} in turn"
-              + (f" and the matching recordings of `{result['speech_dir']}`" if result["speech_dir"] else "")
-              + f"; STT `{result['stt']}`, TTS `{result['tts']}`; the whole loop (VAD, end of turn, "
+def markdown_spoken(result: SpokenResult) -> str:
+    setup = result.spoken
+    assert setup is not None, "a spoken-mode result has its setup"
+    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result.machine), ""]
+    parts += [f"Question set: `{result.question_set}`, spoken by {', '.join(setup.voices)} in turn"
+              + (f" and the matching recordings of `{setup.speech_dir}`" if setup.speech_dir else "")
+              + f"; STT `{setup.stt}`, TTS `{setup.tts}`; the whole loop (VAD, end of turn, "
               f"speculation, STT, skills, LLM, TTS) in one session per item; max_reply_tokens "
-              f"{result['max_reply_tokens']}; greedy.", ""]  # fmt: skip
-    parts += [md_table(SPOKEN_HEADER, [spoken_row(m["llm"], m["summary"]) for m in result["models"]]), ""]
-    for m in result["models"]:
-        cats = m["summary"]["right_pct_by_category"]
-        parts += [f"## {m['llm']}", "", "Right % by category: "
-                  + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]  # fmt: skip
-        voices = m["summary"].get("by_voice", {})
+              f"{result.max_reply_tokens}; greedy.", ""]  # fmt: skip
+    parts += [md_table(SPOKEN_HEADER, [spoken_row(m.llm, m.summary) for m in result.models]), ""]
+    for m in result.models:
+        parts += _category_line(m.llm, m.summary.judged)
+        voices = m.summary.by_voice
         parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"],
-                           [[v, d["items"], d["right_pct"], fixed(d["stt_wer_normalized"])] for v, d in voices.items()],
+                           [[v, d.items, d.right_pct, fixed(d.stt_wer_normalized)] for v, d in voices.items()],
                            align="lrrr"), ""]  # fmt: skip
         rows = [
-            [r["id"], r["voice"], r["question"], r["transcript"], r["reply"], "yes" if r["right"] else "no",
-             "; ".join(r["failed"]), r["by"], r["tokens"], r["reply_audio_s"]]
-            for r in m["rows"]
+            [r.id, r.voice, r.question, r.transcript, r.reply, "yes" if r.right else "no",
+             "; ".join(r.failed), r.by, r.tokens, r.reply_audio_s]
+            for r in m.rows
         ]  # fmt: skip
         parts += [md_table(["id", "voice", "question", "heard", "reply", "right", "why not", "by", "tokens",
                             "audio s"], rows, align="llllllllrr"), ""]  # fmt: skip

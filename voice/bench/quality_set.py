@@ -8,10 +8,11 @@ given to :func:`judge`, so that a reply is judged against the time it was produc
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from voice.loops import repeats
 from voice.tomlfile import load_toml
@@ -177,18 +178,77 @@ def _pct(n: int, d: int) -> float | None:
     return round(100 * n / d, 1) if d else None
 
 
-def judged_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What both modes of ``voice bench quality`` report of their judged rows (each with ``right``,
-    ``refusal_expected``, ``refused``, ``hit_cap``, ``repeats``, ``category`` and ``by``)."""
-    refusals = [r for r in rows if r["refusal_expected"]]
-    return {
-        "items": len(rows),
-        "right_pct": _pct(sum(r["right"] for r in rows), len(rows)),
-        "honest_refusal_pct": _pct(sum(r["refused"] for r in refusals), len(refusals)),
-        "cap_or_repeat_pct": _pct(sum(r["hit_cap"] or r["repeats"] for r in rows), len(rows)),
-        "by_skill_pct": _pct(sum(r.get("by") == "skill" for r in rows), len(rows)),
-        "right_pct_by_category": {
-            c: _pct(sum(r["right"] for r in rows if r["category"] == c), sum(r["category"] == c for r in rows))
-            for c in dict.fromkeys(r["category"] for r in rows)
+class Judged(Protocol):
+    """A judged row of either mode of ``voice bench quality``: what :func:`judged_summary` reads of it."""
+
+    @property
+    def category(self) -> str: ...
+    @property
+    def by(self) -> str: ...
+    @property
+    def right(self) -> bool: ...
+    @property
+    def refusal_expected(self) -> bool: ...
+    @property
+    def refused(self) -> bool: ...
+    @property
+    def repeats(self) -> bool: ...
+    @property
+    def hit_cap(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class JudgedSummary:
+    """What both modes of ``voice bench quality`` report of their judged rows. Percentages have one decimal;
+    None when there was nothing to count."""
+
+    items: int
+    """Items asked."""
+    right_pct: float | None
+    """Share of the replies judged right."""
+    honest_refusal_pct: float | None
+    """Share of the items whose right answer is "I can't" where the reply said so."""
+    cap_or_repeat_pct: float | None
+    """Share of the replies that hit the token cap or repeated themselves."""
+    by_skill_pct: float | None
+    """Share of the items a skill (or the timers) answered, not the LLM."""
+    right_pct_by_category: dict[str, float | None]
+    """``right_pct`` per category, in the order the categories first appear."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "right_pct": self.right_pct,
+            "honest_refusal_pct": self.honest_refusal_pct,
+            "cap_or_repeat_pct": self.cap_or_repeat_pct,
+            "by_skill_pct": self.by_skill_pct,
+            "right_pct_by_category": dict(self.right_pct_by_category),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgedSummary:
+        """From a summary's JSON (which may hold more keys: the mode's own)."""
+        return cls(
+            items=data["items"],
+            right_pct=data["right_pct"],
+            honest_refusal_pct=data["honest_refusal_pct"],
+            cap_or_repeat_pct=data["cap_or_repeat_pct"],
+            by_skill_pct=data["by_skill_pct"],
+            right_pct_by_category=dict(data["right_pct_by_category"]),
+        )
+
+
+def judged_summary(rows: Sequence[Judged]) -> JudgedSummary:
+    """What both modes of ``voice bench quality`` report of their judged rows."""
+    refusals = [r for r in rows if r.refusal_expected]
+    return JudgedSummary(
+        items=len(rows),
+        right_pct=_pct(sum(r.right for r in rows), len(rows)),
+        honest_refusal_pct=_pct(sum(r.refused for r in refusals), len(refusals)),
+        cap_or_repeat_pct=_pct(sum(r.hit_cap or r.repeats for r in rows), len(rows)),
+        by_skill_pct=_pct(sum(r.by == "skill" for r in rows), len(rows)),
+        right_pct_by_category={
+            c: _pct(sum(r.right for r in rows if r.category == c), sum(r.category == c for r in rows))
+            for c in dict.fromkeys(r.category for r in rows)
         },
-    }
+    )

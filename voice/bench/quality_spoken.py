@@ -31,13 +31,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from voice.activity import ModelActivity
 from voice.audio import float_to_pcm16, load_audio
 from voice.bench.clips import BenchError, read_transcripts
+from voice.bench.quality_result import SpokenRow, SpokenSummary, VoiceSummary
 from voice.bench.quality_set import Item, judge, judged_summary
 from voice.bench.stats import corpus_wer_normalized
 from voice.budget import TurnReport
@@ -155,61 +155,61 @@ async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> li
         await drain.close()
 
 
-def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> dict[str, Any]:
+def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> SpokenRow:
     reports = asyncio.run(ask_spoken(engines, config, spoken))
     answered = [r for r in reports if r.outcome == "ok"]
     transcript = " ".join(r.transcript for r in reports).strip()
     reply = " ".join(r.reply_text for r in answered).strip()
     verdict = judge(spoken.item, reply, datetime.now().astimezone())
-    return {
-        "id": spoken.item.id,
-        "category": spoken.item.category,
-        "voice": spoken.voice,
-        "question": spoken.item.question,
-        "transcript": transcript,
-        "wer_normalized": _round(corpus_wer_normalized([(spoken.item.question, transcript)])),
-        "turns": len(reports),
-        "outcomes": [r.outcome for r in reports],
-        "reply": reply,
-        "tokens": sum(r.generated_tokens for r in answered),
+    return SpokenRow(
+        id=spoken.item.id,
+        category=spoken.item.category,
+        voice=spoken.voice,
+        question=spoken.item.question,
+        transcript=transcript,
+        wer_normalized=_round(corpus_wer_normalized([(spoken.item.question, transcript)])),
+        turns=len(reports),
+        outcomes=tuple(r.outcome for r in reports),
+        reply=reply,
+        tokens=sum(r.generated_tokens for r in answered),
         # No prompt evaluated or reused: a skill or a timer answered, not the LLM.
-        "by": "skill" if answered and all(r.prompt_tokens_evaluated + r.prompt_tokens_reused == 0 for r in answered)
+        by="skill" if answered and all(r.prompt_tokens_evaluated + r.prompt_tokens_reused == 0 for r in answered)
         else "llm",
-        "reply_audio_s": round(sum(r.reply_audio_ms for r in answered) / 1000, 2),
-        "right": verdict.right,
-        "refusal_expected": spoken.item.refusal,
-        "refused": verdict.refused,
-        "repeats": verdict.repeats,
-        "hit_cap": any(r.generated_tokens >= config.llm.max_reply_tokens for r in answered),
-        "failed": list(verdict.failed),
-    }
+        reply_audio_s=round(sum(r.reply_audio_ms for r in answered) / 1000, 2),
+        right=verdict.right,
+        refusal_expected=spoken.item.refusal,
+        refused=verdict.refused,
+        repeats=verdict.repeats,
+        hit_cap=any(r.generated_tokens >= config.llm.max_reply_tokens for r in answered),
+        failed=verdict.failed,
+    )
 
 
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def summarize_spoken(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        **judged_summary(rows),
-        "hit_cap": sum(r["hit_cap"] for r in rows),
-        "median_reply_audio_s": statistics.median(r["reply_audio_s"] for r in rows) if rows else None,
-        "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in rows)),
-        "split_turns": sum(r["turns"] > 1 for r in rows),
-        "by_voice": by_voice(rows),
-    }
+def summarize_spoken(rows: Sequence[SpokenRow]) -> SpokenSummary:
+    return SpokenSummary(
+        judged_summary(rows),
+        hit_cap=sum(r.hit_cap for r in rows),
+        median_reply_audio_s=statistics.median(r.reply_audio_s for r in rows) if rows else None,
+        stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in rows)),
+        split_turns=sum(r.turns > 1 for r in rows),
+        by_voice=by_voice(rows),
+    )
 
 
-def by_voice(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def by_voice(rows: Sequence[SpokenRow]) -> dict[str, VoiceSummary]:
     """Per voice (an espeak-ng voice, or all recordings together): items, right % and the STT's normalized WER."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[SpokenRow]] = {}
     for r in rows:
-        groups.setdefault("recordings" if r["voice"].startswith("recording:") else r["voice"], []).append(r)
+        groups.setdefault("recordings" if r.voice.startswith("recording:") else r.voice, []).append(r)
     return {
-        voice: {
-            "items": len(g),
-            "right_pct": round(100 * sum(r["right"] for r in g) / len(g), 1),
-            "stt_wer_normalized": _round(corpus_wer_normalized((r["question"], r["transcript"]) for r in g)),
-        }
+        voice: VoiceSummary(
+            items=len(g),
+            right_pct=round(100 * sum(r.right for r in g) / len(g), 1),
+            stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in g)),
+        )
         for voice, g in groups.items()
     }

@@ -31,6 +31,7 @@ from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.llms import llm_settings, load_llm, located_model
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, text_table
+from voice.bench.quality_result import TextRow
 from voice.bench.quality_set import QuestionSetError, load_items
 from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
@@ -63,21 +64,24 @@ def compare_text(config: Config, remote: Config, items: list[Any], say: Any) -> 
 
     local_llm = load_llm(config, config.llm.model)
     remote_llm = OpenAiLlm(remote.llm)
-    rows: dict[str, list[dict[str, Any]]] = {b: [] for b in BACKENDS}
+    rows: dict[str, list[TextRow]] = {b: [] for b in BACKENDS}
     same = 0
     for item in items:
         a = quality.run_item(local_llm, config, item)
         b = quality.run_item(remote_llm, remote, item)
         rows["in-process"].append(a)
         rows["server"].append(b)
-        same += a["reply"] == b["reply"]
-        mark = "same" if a["reply"] == b["reply"] else "DIFF"
-        say(f"  {mark} {item.id}: ttft {a['ttft_ms']:.0f} / {b['ttft_ms']:.0f} ms  {b['reply'][:70]!r}")
+        same += a.reply == b.reply
+        mark = "same" if a.reply == b.reply else "DIFF"
+        say(f"  {mark} {item.id}: ttft {a.ttft_ms:.0f} / {b.ttft_ms:.0f} ms  {b.reply[:70]!r}")
     remote_llm.close()
     return {
         "same_replies": same,
         "items": len(items),
-        "backends": {name: {"summary": quality.summarize(r), "rows": r} for name, r in rows.items()},
+        "backends": {
+            name: {"summary": quality.summarize(r).to_json(), "rows": [x.to_json() for x in r]}
+            for name, r in rows.items()
+        },
     }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench.machine import Guard, finish, machine_info, wait_for_quiet
-from voice.bench.markdown import write_outputs
+from voice.bench.markdown import Result, write_outputs
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,10 @@ class BenchRun:
 
     def end(
         self,
-        result: dict[str, Any],
+        result: Result,
         *,
-        markdown: Callable[[dict[str, Any], Path | None, Path], str],
-        plot: Callable[[dict[str, Any], Path], object] | None = None,
+        markdown: Callable[[Result, Path | None, Path], str],
+        plot: Callable[[Result, Path], object] | None = None,
     ) -> None:
         """Complete the machine record (:meth:`finish`) and write the result."""
         self.finish()

@@ -3,6 +3,7 @@ the chart."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,13 @@ from voice.bench.markdown import (
     ratio,
     relative_link,
 )
+from voice.bench.speculative_result import KindSummary, SpeculativeResult
 
 BASELINE = "baseline"
 """The variant without speculative decoding, the reference of every ratio."""
 
 
-def summary_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+def summary_table(summary: Sequence[KindSummary]) -> tuple[list[str], list[list[Any]]]:
     header = [
         "LLM",
         "replies",
@@ -36,35 +38,35 @@ def summary_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[A
     ]
     body = [
         [
-            s["llm"],
-            s["kind"],
-            s["variant"],
-            s["tokens_p50"],
-            s["ttft_ms_p50"],
-            s["itl_ms_p50"],
-            s["tps_p50"],
-            s["e2e_ms_p50"],
-            ratio(s["tps_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
-            ratio(s["e2e_speedup"]) if s["variant"] != BASELINE else "1x (ref)",
-            ratio(s["ttft_ratio"]) if s["variant"] != BASELINE else "1x (ref)",
-            s["tokens_per_step"] if s["variant"] != BASELINE else 1.0,
-            s["same_outputs"],
+            s.llm,
+            s.kind,
+            s.variant,
+            s.tokens_p50,
+            s.ttft_ms_p50,
+            s.itl_ms_p50,
+            s.tps_p50,
+            s.e2e_ms_p50,
+            ratio(s.tps_speedup) if s.variant != BASELINE else "1x (ref)",
+            ratio(s.e2e_speedup) if s.variant != BASELINE else "1x (ref)",
+            ratio(s.ttft_ratio) if s.variant != BASELINE else "1x (ref)",
+            s.tokens_per_step if s.variant != BASELINE else 1.0,
+            s.same_outputs,
         ]
         for s in summary
     ]
     return header, body
 
 
-def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
-    meta, rows, summary = result["meta"], result["rows"], result["summary"]
+def markdown(result: SpeculativeResult, png: Path | None, md: Path | None) -> str:
+    meta, rows, summary = result.meta, result.rows, result.summary
     out = [
         "# Speculative decoding (prompt lookup): tokens/s, ITL and TTFT with and without",
         "",
-        machine_markdown(meta["machine"]),
+        machine_markdown(meta.machine),
         "",
-        f"Greedy decoding (temperature {meta['temperature']}), llama.cpp n_ctx {meta['n_ctx']}, n_batch "
-        f"{meta['n_batch']}, {meta['n_threads']} threads; prompt lookup with max n-gram {meta['ngram']} and "
-        f"{', '.join(map(str, meta['draft_tokens']))} draft tokens; {meta['repeats']} repeats after a warm-up round.",
+        f"Greedy decoding (temperature {meta.temperature}), llama.cpp n_ctx {meta.n_ctx}, n_batch "
+        f"{meta.n_batch}, {meta.n_threads} threads; prompt lookup with max n-gram {meta.ngram} and "
+        f"{', '.join(map(str, meta.draft_tokens))} draft tokens; {meta.repeats} repeats after a warm-up round.",
         "",
         "## Summary (medians over the prompts of each kind)",
         "",
@@ -72,14 +74,14 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
         "",
     ]
     for s in summary:
-        if s["variant"] == BASELINE or s["e2e_speedup"] is None:
+        if s.variant == BASELINE or s.e2e_speedup is None:
             continue
-        faster = "faster" if s["e2e_speedup"] > 1 else "SLOWER"
+        faster = "faster" if s.e2e_speedup > 1 else "SLOWER"
         out.append(
-            f"- **{s['llm']}, {s['kind']} replies, {s['variant']}**: whole reply {ratio(s['e2e_speedup'])} "
-            f"({faster}), tokens/s {ratio(s['tps_speedup'])}, TTFT {ratio(s['ttft_ratio'])} the baseline's; "
-            f"{s['tokens_per_step']} tokens per decode step; "
-            f"same output as the baseline for {s['same_outputs']} prompts."
+            f"- **{s.llm}, {s.kind} replies, {s.variant}**: whole reply {ratio(s.e2e_speedup)} "
+            f"({faster}), tokens/s {ratio(s.tps_speedup)}, TTFT {ratio(s.ttft_ratio)} the baseline's; "
+            f"{s.tokens_per_step} tokens per decode step; "
+            f"same output as the baseline for {s.same_outputs} prompts."
         )
     if png is not None:
         out += ["", f"![speed-ups]({relative_link(png, md) if md else png.as_posix()})"]
@@ -103,19 +105,17 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
             ],
             [
                 [
-                    r["llm"],
-                    r["prompt"],
-                    r["kind"],
-                    r["variant"],
-                    r["n_tokens"],
-                    r["ttft_ms"]["p50"],
-                    r["itl_mean_ms"]["p50"],
-                    r["tps"]["p50"],
-                    r["e2e_ms"]["p50"],
-                    ratio(r.get("e2e_speedup")) if r["variant"] != BASELINE else "ref",
-                    "yes"
-                    if r["same_output_as_baseline"]
-                    else f"no (from char {r['first_difference_at_char']})",
+                    r.llm,
+                    r.prompt,
+                    r.kind,
+                    r.variant,
+                    r.n_tokens,
+                    r.ttft_ms["p50"],
+                    r.itl_mean_ms["p50"],
+                    r.tps["p50"],
+                    r.e2e_ms["p50"],
+                    ratio(r.speedup.e2e_speedup if r.speedup else None) if r.variant != BASELINE else "ref",
+                    "yes" if r.same_output_as_baseline else f"no (from char {r.first_difference_at_char})",
                 ]
                 for r in rows
             ],
@@ -124,7 +124,7 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
         "",
         "## Replies (baseline)",
         "",
-        *[f"- {r['llm']} / {r['prompt']}: {r['text']!r}" for r in rows if r["variant"] == BASELINE],
+        *[f"- {r.llm} / {r.prompt}: {r.text!r}" for r in rows if r.variant == BASELINE],
         "",
         "## Method",
         "",
@@ -143,13 +143,13 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
     return "\n".join(out)
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
-    summary = [s for s in result["summary"] if s["variant"] != BASELINE]
-    groups = [f"{s['llm']}\n{s['kind']}" for s in summary if s["variant"] == summary[0]["variant"]]
+def plot(result: SpeculativeResult, path: Path) -> None:
+    summary = [s for s in result.summary if s.variant != BASELINE]
+    groups = [f"{s.llm}\n{s.kind}" for s in summary if s.variant == summary[0].variant]
     series: dict[str, list[float]] = {}
     for s in summary:
-        series.setdefault(f"{s['variant']} E2E speed-up", []).append(s["e2e_speedup"] or 0.0)
-    m = result["meta"]["machine"]
+        series.setdefault(f"{s.variant} E2E speed-up", []).append(s.e2e_speedup or 0.0)
+    m = result.meta.machine
     plots.grouped_bars(
         path,
         groups,

@@ -69,7 +69,11 @@ def corpus_wer(
     return errors / n_ref
 
 
-def describe(values: Sequence[float]) -> dict[str, float | int | None]:
+Described = dict[str, float | int | None]
+"""A sample's statistics (:func:`describe`): ``n``, ``p50``, ``p95``, ``max``, ``min``, ``mean`` (None when empty)."""
+
+
+def describe(values: Sequence[float]) -> Described:
     """``n``, ``p50``, ``p95``, ``max``, ``min``, ``mean`` (percentiles interpolated between ranks)."""
     vals = [float(v) for v in values]
     if not vals:

@@ -1,0 +1,313 @@
+"""voice bench quality's typed result writes the JSON the dict-based code wrote (keys, order, values): on fake
+inputs (the expected JSON below is what that code produced for them) and on the committed results, whose
+Markdown the typed result reproduces too."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.conftest import EnginesFactory, make_config, silence, tone
+from voice.backends.llm_skills import SkillsLlm
+from voice.bench import quality
+from voice.bench.quality_result import QualityResult, SpokenSetup
+from voice.bench.quality_set import load_items
+from voice.bench.quality_spoken import SpokenItem, run_spoken_item, summarize_spoken
+from voice.fakes import FakeLlm, FakeStt
+
+ROOT = Path(__file__).parent.parent
+SET = ROOT / "benchmarks" / "quality_questions.toml"
+SYSTEM_PROMPT = make_config().llm.system_prompt
+#: Committed results whose Markdown the current code wrote; the first one's summaries come from a version that
+#: ordered their keys otherwise (its JSON is not compared).
+COMMITTED = ["2026-12-04-quality-text.json", "2026-12-04-quality-text-skills.json",
+             "2026-12-04-quality-spoken-skills.json"]  # fmt: skip
+
+
+class Tick:
+    """A monotonic clock that advances 37.5 ms at every reading."""
+
+    def __init__(self) -> None:
+        self.n = itertools.count()
+
+    def monotonic(self) -> float:
+        return next(self.n) * 0.0375
+
+    def monotonic_ns(self) -> int:
+        return next(self.n) * 37_500_000
+
+
+def text_result(monkeypatch: pytest.MonkeyPatch) -> quality.TextResult:
+    """Four items through the skills and a fake LLM: a timer (answered from the timers), an LLM answer at the
+    token cap, an arithmetic skill and an honest refusal."""
+    monkeypatch.setattr(quality, "time", Tick())
+    items = {i.id: i for i in load_items(SET)}
+    config = make_config(llm={"skills": True, "max_reply_tokens": 6})
+    llm = SkillsLlm(
+        FakeLlm(replies=("Madrid is the capital of Spain.", "I can't do that, sorry friend okay."))
+    )
+    rows = [
+        quality.run_item(llm, config, items[k]) for k in ("t-cancel", "k-capital-spain", "a-add", "x-lamp")
+    ]
+    model = quality.ModelQuality("fake", quality.summarize(rows), tuple(rows))
+    return quality.result_of(config, Path("set.toml"), {"cores": 2}, None, [model])
+
+
+def spoken_result(fake_engines: EnginesFactory) -> quality.SpokenResult:
+    """Three items through the loop: heard right, an earlier turn misheard (a recording), the question misheard."""
+    items = {i.id: i for i in load_items(SET)}
+    audio = np.concatenate([silence(0.2), tone(0.6)])
+    config = make_config(tts={"min_first_clause_words": 1})
+    cases = [
+        (("Set a timer for five minutes.", "Cancel the timer."), "t-cancel", "espeak-ng:en-us", (audio,)),
+        (("Set the table for five.", "Cancel the timer."), "t-cancel", "recording:a.wav", (audio,)),
+        (("Madrid is what of Spain?",), "k-capital-spain", "espeak-ng:en-gb+f3", ()),
+    ]
+    rows = [
+        run_spoken_item(fake_engines(stt=FakeStt(texts=texts, latency_ms=1)), config,
+                        SpokenItem(items[key], voice, previous, audio))
+        for texts, key, voice, previous in cases
+    ]  # fmt: skip
+    setup = SpokenSetup(("espeak-ng:en-us",), "speech", "tiny.en", "joe")
+    model = quality.ModelQuality("fake", summarize_spoken(rows), tuple(rows))
+    return quality.result_of(config, Path("set.toml"), {"cores": 2}, setup, [model])
+
+
+def test_text_result_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = text_result(monkeypatch)
+    # json.dumps, not ==: the order of the keys counts too (a timer's row lists "by" after the times).
+    assert json.dumps(result.to_json()) == json.dumps(TEXT_JSON)
+    assert QualityResult.from_json(result.to_json()) == result
+    assert [r.from_timers for r in result.models[0].rows] == [True, False, False, False]
+
+
+def test_spoken_result_writes_the_json_the_dicts_did(fake_engines: EnginesFactory) -> None:
+    result = spoken_result(fake_engines)
+    assert json.dumps(result.to_json()) == json.dumps(SPOKEN_JSON)
+    assert QualityResult.from_json(result.to_json()) == result
+    assert result.models[0].summary.by_voice["recordings"].right_pct == 0.0
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_committed_results_read_back_to_the_same_json_and_markdown(name: str) -> None:
+    path = ROOT / "benchmarks" / "results" / name
+    committed = json.loads(path.read_text(encoding="utf-8"))
+    result = QualityResult.from_json(committed)
+    if name != COMMITTED[0]:
+        assert json.dumps(result.to_json()) == json.dumps(committed)  # keys in the same order, same values
+    assert quality.markdown(result) + "\n" == path.with_suffix(".md").read_text(encoding="utf-8")
+
+
+TEXT_JSON: dict[str, Any] = {
+    "mode": "text",
+    "machine": {"cores": 2},
+    "n_ctx": 2048,
+    "n_batch": 256,
+    "n_threads": 2,
+    "question_set": "set.toml",
+    "system_prompt": SYSTEM_PROMPT,
+    "max_reply_tokens": 6,
+    "skills": True,
+    "models": [
+        {
+            "llm": "fake",
+            "summary": {
+                "items": 4,
+                "right_pct": 100.0,
+                "honest_refusal_pct": 100.0,
+                "cap_or_repeat_pct": 25.0,
+                "by_skill_pct": 75.0,
+                "right_pct_by_category": {
+                    "timer": 100.0,
+                    "knowledge": 100.0,
+                    "arithmetic": 100.0,
+                    "cannot": 100.0,
+                },
+                "median_spoken_s_est": 2.2,
+                "median_ttft_ms": 37.5,
+                "median_reply_ms": 75.0,
+            },
+            "rows": [
+                {
+                    "id": "t-cancel",
+                    "category": "timer",
+                    "question": "Cancel the timer.",
+                    "reply": "5 minute timer cancelled.",
+                    "tokens": 1,
+                    "ttft_ms": 37.5,
+                    "reply_ms": 37.5,
+                    "by": "skill",
+                    "right": True,
+                    "refusal_expected": False,
+                    "refused": False,
+                    "repeats": False,
+                    "hit_cap": False,
+                    "words": 4,
+                    "spoken_s_est": 1.6,
+                    "failed": [],
+                },
+                {
+                    "id": "k-capital-spain",
+                    "category": "knowledge",
+                    "question": "What is the capital of Spain?",
+                    "reply": "Madrid is the capital of Spain.",
+                    "tokens": 6,
+                    "by": "llm",
+                    "ttft_ms": 37.5,
+                    "reply_ms": 75.0,
+                    "right": True,
+                    "refusal_expected": False,
+                    "refused": False,
+                    "repeats": False,
+                    "hit_cap": True,
+                    "words": 6,
+                    "spoken_s_est": 2.4,
+                    "failed": [],
+                },
+                {
+                    "id": "a-add",
+                    "category": "arithmetic",
+                    "question": "What is 12 plus 30?",
+                    "reply": "12 plus 30 is 42.",
+                    "tokens": 1,
+                    "by": "skill",
+                    "ttft_ms": 37.5,
+                    "reply_ms": 75.0,
+                    "right": True,
+                    "refusal_expected": False,
+                    "refused": False,
+                    "repeats": False,
+                    "hit_cap": False,
+                    "words": 5,
+                    "spoken_s_est": 2.0,
+                    "failed": [],
+                },
+                {
+                    "id": "x-lamp",
+                    "category": "cannot",
+                    "question": "Turn on the living room lamp.",
+                    "reply": "I can't do that: I'm not connected to any lights, doors or appliances, so "
+                    "I can't control or check them.",
+                    "tokens": 1,
+                    "by": "skill",
+                    "ttft_ms": 37.5,
+                    "reply_ms": 75.0,
+                    "right": True,
+                    "refusal_expected": True,
+                    "refused": True,
+                    "repeats": False,
+                    "hit_cap": False,
+                    "words": 20,
+                    "spoken_s_est": 8.0,
+                    "failed": [],
+                },
+            ],
+        }
+    ],
+}
+
+
+SPOKEN_JSON: dict[str, Any] = {
+    "mode": "spoken",
+    "machine": {"cores": 2},
+    "n_ctx": 2048,
+    "n_batch": 256,
+    "n_threads": 2,
+    "question_set": "set.toml",
+    "voices": ["espeak-ng:en-us"],
+    "speech_dir": "speech",
+    "stt": "tiny.en",
+    "tts": "joe",
+    "system_prompt": SYSTEM_PROMPT,
+    "max_reply_tokens": 96,
+    "skills": True,
+    "models": [
+        {
+            "llm": "fake",
+            "summary": {
+                "items": 3,
+                "right_pct": 33.3,
+                "honest_refusal_pct": None,
+                "cap_or_repeat_pct": 0.0,
+                "by_skill_pct": 66.7,
+                "right_pct_by_category": {"timer": 50.0, "knowledge": 0.0},
+                "hit_cap": 0,
+                "median_reply_audio_s": 1.5,
+                "stt_wer_normalized": 0.25,
+                "split_turns": 0,
+                "by_voice": {
+                    "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0},
+                    "recordings": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.0},
+                    "espeak-ng:en-gb+f3": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.5},
+                },
+            },
+            "rows": [
+                {
+                    "id": "t-cancel",
+                    "category": "timer",
+                    "voice": "espeak-ng:en-us",
+                    "question": "Cancel the timer.",
+                    "transcript": "Cancel the timer.",
+                    "wer_normalized": 0.0,
+                    "turns": 1,
+                    "outcomes": ["ok"],
+                    "reply": "5 minute timer cancelled.",
+                    "tokens": 1,
+                    "by": "skill",
+                    "reply_audio_s": 1.5,
+                    "right": True,
+                    "refusal_expected": False,
+                    "refused": False,
+                    "repeats": False,
+                    "hit_cap": False,
+                    "failed": [],
+                },
+                {
+                    "id": "t-cancel",
+                    "category": "timer",
+                    "voice": "recording:a.wav",
+                    "question": "Cancel the timer.",
+                    "transcript": "Cancel the timer.",
+                    "wer_normalized": 0.0,
+                    "turns": 1,
+                    "outcomes": ["ok"],
+                    "reply": "No timers are running.",
+                    "tokens": 1,
+                    "by": "skill",
+                    "reply_audio_s": 1.32,
+                    "right": False,
+                    "refusal_expected": False,
+                    "refused": False,
+                    "repeats": False,
+                    "hit_cap": False,
+                    "failed": ["none of ['cancelled', 'canceled']"],
+                },
+                {
+                    "id": "k-capital-spain",
+                    "category": "knowledge",
+                    "voice": "espeak-ng:en-gb+f3",
+                    "question": "What is the capital of Spain?",
+                    "transcript": "Madrid is what of Spain?",
+                    "wer_normalized": 0.5,
+                    "turns": 1,
+                    "outcomes": ["ok"],
+                    "reply": "Sure, the capital of France is Paris. It is lovely.",
+                    "tokens": 10,
+                    "by": "llm",
+                    "reply_audio_s": 2.94,
+                    "right": False,
+                    "refusal_expected": False,
+                    "refused": False,
+                    "repeats": False,
+                    "hit_cap": False,
+                    "failed": ["none of ['Madrid']"],
+                },
+            ],
+        }
+    ],
+}
