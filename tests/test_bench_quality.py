@@ -45,7 +45,27 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFa
     assert bad.reply == "No timers are running." and not bad.right
     s = summarize_spoken([row, bad])
     assert s.judged.right_pct == 50.0 and s.judged.items == 2 and s.hit_cap == 0
-    assert s.by_voice == {"test": VoiceSummary(items=2, right_pct=50.0, stt_wer_normalized=0.0)}
+    assert s.by_voice == {"test": VoiceSummary(items=2, right_pct=50.0, stt_wer_normalized=0.0, asked_again_pct=0.0)}
+    assert row.earlier_heard == ("Set a timer for five minutes.",) and not row.asked_again
+
+
+def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_engines: EnginesFactory) -> None:
+    (item,) = [i for i in load_items(SET) if i.id == "t-cancel"]
+    audio = np.concatenate([silence(0.2), tone(0.6)])
+    config = make_config(tts={"min_first_clause_words": 1}, stt={"ask_again": True})
+    texts = ("Set a timer for five minutes.", "Cancel the timer.")
+    # Sure of the earlier turn, unsure of the question: the reply asks again, the timer stays set.
+    unsure = fake_engines(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.9), latency_ms=1))
+    row = run_spoken_item(unsure, config, SpokenItem(item, "test", (audio,), audio))
+    assert row.asked_again and not row.right and row.by == "asked again"
+    assert row.reply == config.stt.ask_again_reply and row.stt_avg_logprob == -0.9
+    assert "asked to say it again" in row.failed
+    sure = fake_engines(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.2), latency_ms=1))
+    right = run_spoken_item(sure, config, SpokenItem(item, "test", (audio,), audio))
+    assert right.right and not right.asked_again and right.by == "skill"
+    s = summarize_spoken([row, right])
+    assert (s.judged.right_pct, s.asked_again_pct, s.right_or_asked_again_pct) == (50.0, 50.0, 100.0)
+    assert s.by_voice["test"].asked_again_pct == 50.0
 
 
 def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
@@ -61,7 +81,7 @@ def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
         row("recording:b.wav", "Play the Beatles.", "Play the Beetles.", False),
     ]
     assert {v: s.to_json() for v, s in by_voice(rows).items()} == {
-        "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0},
-        "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143},
-        "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143},
+        "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
+        "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, "asked_again_pct": 0.0},
+        "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, "asked_again_pct": 0.0},
     }

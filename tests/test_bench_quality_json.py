@@ -240,10 +240,15 @@ SPOKEN_JSON: dict[str, Any] = {
                 "median_reply_audio_s": 1.5,
                 "stt_wer_normalized": 0.25,
                 "split_turns": 0,
+                # Keys added with [stt] ask_again (2026-12-04), after the dicts' keys.
+                "asked_again_pct": 0.0,
+                "right_or_asked_again_pct": 33.3,
                 "by_voice": {
-                    "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0},
-                    "recordings": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.0},
-                    "espeak-ng:en-gb+f3": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.5},
+                    "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0,
+                                        "asked_again_pct": 0.0},
+                    "recordings": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
+                    "espeak-ng:en-gb+f3": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.5,
+                                           "asked_again_pct": 0.0},
                 },
             },
             "rows": [
@@ -266,6 +271,9 @@ SPOKEN_JSON: dict[str, Any] = {
                     "repeats": False,
                     "hit_cap": False,
                     "failed": [],
+                    "asked_again": False,
+                    "stt_avg_logprob": None,
+                    "earlier_heard": ["Set a timer for five minutes."],
                 },
                 {
                     "id": "t-cancel",
@@ -286,6 +294,9 @@ SPOKEN_JSON: dict[str, Any] = {
                     "repeats": False,
                     "hit_cap": False,
                     "failed": ["none of ['cancelled', 'canceled']"],
+                    "asked_again": False,
+                    "stt_avg_logprob": None,
+                    "earlier_heard": ["Set the table for five."],
                 },
                 {
                     "id": "k-capital-spain",

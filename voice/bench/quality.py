@@ -251,12 +251,30 @@ SPOKEN_HEADER = [
 ]  # fmt: skip
 
 
-def spoken_row(name: str, s: SpokenSummary) -> list[Any]:
-    j = s.judged
-    return [
-        name, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct, s.hit_cap,
-        j.by_skill_pct, s.median_reply_audio_s, fixed(s.stt_wer_normalized), s.split_turns,
-    ]  # fmt: skip
+#: Columns of results made with [stt] ask_again reported (older results have none).
+ASKED_AGAIN_HEADER = ["asked to say it again %", "right or asked again %"]
+
+
+def _asked_again(summaries: Sequence[SpokenSummary]) -> bool:
+    return any(s.asked_again_pct is not None for s in summaries)
+
+
+def spoken_table(models: Sequence[ModelQuality[SpokenSummary, SpokenRow]]) -> tuple[list[str], list[list[Any]]]:
+    """The spoken mode's summary table (header, a row per LLM)."""
+    asked = _asked_again([m.summary for m in models])
+    rows = []
+    for m in models:
+        s, j = m.summary, m.summary.judged
+        rows.append([
+            m.llm, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct, s.hit_cap,
+            j.by_skill_pct, s.median_reply_audio_s, fixed(s.stt_wer_normalized), s.split_turns,
+        ] + ([s.asked_again_pct, s.right_or_asked_again_pct] if asked else []))  # fmt: skip
+    return SPOKEN_HEADER + (ASKED_AGAIN_HEADER if asked else []), rows
+
+
+def _heard(r: SpokenRow) -> str:
+    """What the loop heard; a follow-up's earlier turns first."""
+    return "".join(f"(earlier: {e}) " for e in r.earlier_heard) + r.transcript
 
 
 def run_spoken(
@@ -293,7 +311,7 @@ def run_spoken(
         finally:
             engines.close()
         models.append(ModelQuality(name, summarize_spoken(rows), tuple(rows)))
-    print(text_table(SPOKEN_HEADER, [spoken_row(m.llm, m.summary) for m in models]))
+    print(text_table(*spoken_table(models)))
     return result_of(config, set_path, machine, setup, models)
 
 
@@ -306,15 +324,17 @@ def markdown_spoken(result: SpokenResult) -> str:
               + f"; STT `{setup.stt}`, TTS `{setup.tts}`; the whole loop (VAD, end of turn, "
               f"speculation, STT, skills, LLM, TTS) in one session per item; max_reply_tokens "
               f"{result.max_reply_tokens}; greedy.", ""]  # fmt: skip
-    parts += [md_table(SPOKEN_HEADER, [spoken_row(m.llm, m.summary) for m in result.models]), ""]
+    parts += [md_table(*spoken_table(result.models)), ""]
     for m in result.models:
         parts += _category_line(m.llm, m.summary.judged)
         voices = m.summary.by_voice
-        parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"],
-                           [[v, d.items, d.right_pct, fixed(d.stt_wer_normalized)] for v, d in voices.items()],
-                           align="lrrr"), ""]  # fmt: skip
+        asked = _asked_again([m.summary])
+        parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"] + (["asked again %"] if asked else []),
+                           [[v, d.items, d.right_pct, fixed(d.stt_wer_normalized)]
+                            + ([d.asked_again_pct] if asked else []) for v, d in voices.items()],
+                           align="lrrrr" if asked else "lrrr"), ""]  # fmt: skip
         rows = [
-            [r.id, r.voice, r.question, r.transcript, r.reply, "yes" if r.right else "no",
+            [r.id, r.voice, r.question, _heard(r), r.reply, "yes" if r.right else "no",
              "; ".join(r.failed), r.by, r.tokens, r.reply_audio_s]
             for r in m.rows
         ]  # fmt: skip

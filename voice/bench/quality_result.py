@@ -106,13 +106,30 @@ class SpokenRow:
     repeats: bool
     hit_cap: bool
     failed: tuple[str, ...]
+    asked_again: bool = False
+    """The STT was unsure and the reply asked to say it again ([stt] ask_again): never judged right."""
+    stt_avg_logprob: float | None = None
+    """The STT's confidence for the question (the lowest of its turns'), 3 decimals; None: not given."""
+    earlier_heard: tuple[str, ...] = ()
+    """What the session heard of a follow-up's earlier turns."""
 
     def to_json(self) -> dict[str, Any]:
-        return _fields_json(self)
+        """The row's JSON; the last three keys only when one is set (results before them stay as written)."""
+        d = _fields_json(self)
+        if self.stt_avg_logprob is None and not self.asked_again and not self.earlier_heard:
+            for key in ("asked_again", "stt_avg_logprob", "earlier_heard"):
+                del d[key]
+        return d
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SpokenRow:
-        return cls(**{**data, "outcomes": tuple(data["outcomes"]), "failed": tuple(data["failed"])})
+        """From a row's JSON (results before 2026-12-04's ask_again lack its last three keys)."""
+        return cls(**{
+            **data,
+            "outcomes": tuple(data["outcomes"]),
+            "failed": tuple(data["failed"]),
+            "earlier_heard": tuple(data.get("earlier_heard", ())),
+        })
 
 
 @dataclass(frozen=True)
@@ -145,9 +162,11 @@ class VoiceSummary:
     items: int
     right_pct: float
     stt_wer_normalized: float | None
+    asked_again_pct: float | None = None
+    """Share asked to say it again (None in results made before [stt] ask_again)."""
 
     def to_json(self) -> dict[str, Any]:
-        return _fields_json(self)
+        return {k: v for k, v in _fields_json(self).items() if k != "asked_again_pct" or v is not None}
 
 
 @dataclass(frozen=True)
@@ -163,6 +182,10 @@ class SpokenSummary:
     split_turns: int
     """Questions the session heard as two or more turns."""
     by_voice: dict[str, VoiceSummary]
+    asked_again_pct: float | None = None
+    """Share of the items whose reply asked to say it again ([stt] ask_again; None in older results)."""
+    right_or_asked_again_pct: float | None = None
+    """Share right or asked to say it again: the items where the user was not given a wrong answer."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -171,6 +194,10 @@ class SpokenSummary:
             "median_reply_audio_s": self.median_reply_audio_s,
             "stt_wer_normalized": self.stt_wer_normalized,
             "split_turns": self.split_turns,
+            **({} if self.asked_again_pct is None else {
+                "asked_again_pct": self.asked_again_pct,
+                "right_or_asked_again_pct": self.right_or_asked_again_pct,
+            }),
             "by_voice": {v: s.to_json() for v, s in self.by_voice.items()},
         }
 
@@ -183,6 +210,8 @@ class SpokenSummary:
             data["stt_wer_normalized"],
             data["split_turns"],
             {v: VoiceSummary(**s) for v, s in data["by_voice"].items()},
+            data.get("asked_again_pct"),
+            data.get("right_or_asked_again_pct"),
         )
 
 

@@ -174,7 +174,8 @@ def judge(item: Item, reply: str, now: datetime) -> Verdict:
     return Verdict(right=not failed, refused=refused, repeats=loop, failed=tuple(failed))
 
 
-def _pct(n: int, d: int) -> float | None:
+def pct(n: int, d: int) -> float | None:
+    """``n`` of ``d`` as a percentage with one decimal (None when ``d`` is 0)."""
     return round(100 * n / d, 1) if d else None
 
 
@@ -243,12 +244,12 @@ def judged_summary(rows: Sequence[Judged]) -> JudgedSummary:
     refusals = [r for r in rows if r.refusal_expected]
     return JudgedSummary(
         items=len(rows),
-        right_pct=_pct(sum(r.right for r in rows), len(rows)),
-        honest_refusal_pct=_pct(sum(r.refused for r in refusals), len(refusals)),
-        cap_or_repeat_pct=_pct(sum(r.hit_cap or r.repeats for r in rows), len(rows)),
-        by_skill_pct=_pct(sum(r.by == "skill" for r in rows), len(rows)),
+        right_pct=pct(sum(r.right for r in rows), len(rows)),
+        honest_refusal_pct=pct(sum(r.refused for r in refusals), len(refusals)),
+        cap_or_repeat_pct=pct(sum(r.hit_cap or r.repeats for r in rows), len(rows)),
+        by_skill_pct=pct(sum(r.by == "skill" for r in rows), len(rows)),
         right_pct_by_category={
-            c: _pct(sum(r.right for r in rows if r.category == c), sum(r.category == c for r in rows))
+            c: pct(sum(r.right for r in rows if r.category == c), sum(r.category == c for r in rows))
             for c in dict.fromkeys(r.category for r in rows)
         },
     )

@@ -38,7 +38,7 @@ from voice.activity import ModelActivity
 from voice.audio import float_to_pcm16, load_audio
 from voice.bench.clips import BenchError, read_transcripts
 from voice.bench.quality_result import SpokenRow, SpokenSummary, VoiceSummary
-from voice.bench.quality_set import Item, judge, judged_summary
+from voice.bench.quality_set import Item, judge, judged_summary, pct
 from voice.bench.stats import corpus_wer_normalized
 from voice.budget import TurnReport
 from voice.clock import FakeClock
@@ -135,8 +135,11 @@ async def _say(session: Session, clock: FakeClock, audio: np.ndarray, activity: 
     await session.wait_turns()
 
 
-async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> list[TurnReport]:
-    """One item in a new session: the earlier turns, then the question. Returns the question's turn reports."""
+async def ask_spoken(
+    engines: Engines, config: Config, spoken: SpokenItem
+) -> tuple[list[TurnReport], list[TurnReport]]:
+    """One item in a new session: the earlier turns, then the question. Returns the earlier turns' reports and
+    the question's."""
     clock = FakeClock()
     activity = engines.watch()
     reports: list[TurnReport] = []
@@ -149,18 +152,21 @@ async def ask_spoken(engines: Engines, config: Config, spoken: SpokenItem) -> li
             await _say(session, clock, audio, activity)
         before = len(reports)
         await _say(session, clock, spoken.audio, activity)
-        return [r for r in reports[before:] if r.initiator == "user"]
+        return reports[:before], [r for r in reports[before:] if r.initiator == "user"]
     finally:
         await session.cancel_turns()
         await drain.close()
 
 
 def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> SpokenRow:
-    reports = asyncio.run(ask_spoken(engines, config, spoken))
+    earlier, reports = asyncio.run(ask_spoken(engines, config, spoken))
     answered = [r for r in reports if r.outcome == "ok"]
     transcript = " ".join(r.transcript for r in reports).strip()
     reply = " ".join(r.reply_text for r in answered).strip()
     verdict = judge(spoken.item, reply, datetime.now().astimezone())
+    # Asked to say it again: not an answer, whatever the checks say; counted on its own.
+    asked_again = any(r.asked_again for r in answered)
+    confidences = [r.stt_avg_logprob for r in reports if r.stt_avg_logprob is not None]
     return SpokenRow(
         id=spoken.item.id,
         category=spoken.item.category,
@@ -172,17 +178,28 @@ def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> Spo
         outcomes=tuple(r.outcome for r in reports),
         reply=reply,
         tokens=sum(r.generated_tokens for r in answered),
-        # No prompt evaluated or reused: a skill or a timer answered, not the LLM.
-        by="skill" if answered and all(r.prompt_tokens_evaluated + r.prompt_tokens_reused == 0 for r in answered)
-        else "llm",
+        by=_answered_by(answered),
         reply_audio_s=round(sum(r.reply_audio_ms for r in answered) / 1000, 2),
-        right=verdict.right,
+        right=verdict.right and not asked_again,
         refusal_expected=spoken.item.refusal,
         refused=verdict.refused,
         repeats=verdict.repeats,
         hit_cap=any(r.generated_tokens >= config.llm.max_reply_tokens for r in answered),
-        failed=verdict.failed,
+        failed=(*verdict.failed, "asked to say it again") if asked_again else verdict.failed,
+        asked_again=asked_again,
+        stt_avg_logprob=_round(min(confidences)) if confidences else None,
+        earlier_heard=tuple(r.transcript for r in earlier if r.initiator == "user"),
     )
+
+
+def _answered_by(answered: Sequence[TurnReport]) -> str:
+    """``asked again`` (the STT was unsure), ``skill`` (no prompt evaluated or reused: a skill or a timer
+    answered) or ``llm``."""
+    if any(r.asked_again for r in answered):
+        return "asked again"
+    if answered and all(r.prompt_tokens_evaluated + r.prompt_tokens_reused == 0 for r in answered):
+        return "skill"
+    return "llm"
 
 
 def _round(x: float | None) -> float | None:
@@ -196,6 +213,8 @@ def summarize_spoken(rows: Sequence[SpokenRow]) -> SpokenSummary:
         median_reply_audio_s=statistics.median(r.reply_audio_s for r in rows) if rows else None,
         stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in rows)),
         split_turns=sum(r.turns > 1 for r in rows),
+        asked_again_pct=pct(sum(r.asked_again for r in rows), len(rows)),
+        right_or_asked_again_pct=pct(sum(r.right or r.asked_again for r in rows), len(rows)),
         by_voice=by_voice(rows),
     )
 
@@ -210,6 +229,7 @@ def by_voice(rows: Sequence[SpokenRow]) -> dict[str, VoiceSummary]:
             items=len(g),
             right_pct=round(100 * sum(r.right for r in g) / len(g), 1),
             stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in g)),
+            asked_again_pct=pct(sum(r.asked_again for r in g), len(g)),
         )
         for voice, g in groups.items()
     }
