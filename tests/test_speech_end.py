@@ -321,3 +321,23 @@ def test_a_split_utterance_reports_the_answer_that_talked_over_the_user(
     s = summarize([res, one])
     assert (s["false_endpoints"], s["split_turns_interrupting"]) == (2, 1)
     assert s["split_first_answer_p50_ms"] == pytest.approx(520.0, abs=0.1)
+
+
+def test_turns_that_asked_to_say_it_again_are_counted_apart(
+    sources: dict[str, tuple[np.ndarray, int, int]], probabilities: Callable[[np.ndarray], np.ndarray]
+) -> None:
+    """A quick "Sorry, I didn't catch that" is a real reply, but it answers nothing: the summary and the verdict
+    say how many turns it was."""
+    from voice.bench.e2e import verdict_lines
+
+    clip, known_end = hard_clip(sources, probabilities, "call my mother", HARD_MIXES[0])
+    replied = scripted_turn(clip, known_end, 400.0, STAGES_260)
+    answered = turn_result(PlanItem(clip, "measured", 1), conversation(replied))
+    asked = scripted_turn(clip, known_end, 250.0, STAGES_260)
+    asked.report = {**(asked.report or {}), "asked_again": True}
+    again = turn_result(PlanItem(clip, "measured", 2), conversation(asked))
+    assert again.asked_again and not answered.asked_again
+    summary = summarize([answered, again])
+    assert summary["asked_again"] == 1 and summary["n_measured"] == 2
+    assert any("1 of 2 turns asked to say it again" in line for line in verdict_lines(summary))
+    assert not any("asked" in line for line in verdict_lines(summarize([answered])))

@@ -145,6 +145,7 @@ def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
         "within_human_gap": sum(1 for x in m2e if x <= stats.HUMAN_GAP_MS),
         "meets_target": stats.verdict(p50, p95, stats.TARGET_MS),
         "meets_human_gap": stats.verdict(p50, p95, stats.HUMAN_GAP_MS),
+        "asked_again": sum(1 for t in ok if t.asked_again),
         "split_clips": sorted({t.clip for t in turns if t.turns_heard > 1}),
         "false_endpoints": sum(max(0, t.turns_heard - 1) for t in turns),
         "split_turns_interrupting": sum(1 for t in turns if t.first_answer_interrupted),
@@ -169,6 +170,9 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
     tail = [
         f"{n_uncertain} uncertain turn(s) left out of the verdict and percentiles (not counted within target)"
     ] if n_uncertain else []
+    if summary.get("asked_again"):
+        tail.append(f"{summary['asked_again']} of {n} turns asked to say it again ([stt] ask_again): their quick "
+                    "reply answers nothing, and they are in the percentiles")
     return [
         f"{words[summary['meets_target']]} the {stats.TARGET_MS} ms target: p50 {p50:.0f} ms, p95 {p95:.0f} ms "
         f"({p50 / stats.TARGET_MS:.1f}x the target at p50); {summary['within_target']} of {n} turns within it",

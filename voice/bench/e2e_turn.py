@@ -80,6 +80,9 @@ class TurnResult:
     reference: str | None = None
     transcript: str = ""
     reply_text: str = ""
+    asked_again: bool = False
+    """The server was unsure of what it heard and asked to say it again ([stt] ask_again): a quick reply that
+    answers nothing, counted apart in the summary."""
     reply_tokens: int | None = None
     reply_audio_s: float | None = None
     llm: dict[str, Any] | None = None
@@ -160,6 +163,7 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         t for t in ((x.report or {}).get("transcript") or x.transcript for x in turns) if t
     ).strip()
     res.reply_text = str(report.get("reply_text") or " ".join(last.reply_text))
+    res.asked_again = bool(report.get("asked_again", False))
     if item.clip.reference is not None:
         res.wer = stats.wer(item.clip.reference, res.transcript)
         res.wer_normalized = stats.corpus_wer_normalized([(item.clip.reference, res.transcript)])
