@@ -27,6 +27,7 @@ from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
+from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
 from voice.bench.speculative_result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
 from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer
 from voice.cli import build_parser, main
@@ -234,22 +235,22 @@ def test_prefill_prompt_fits_the_length() -> None:
         prefill.fit_document(WordLlm(), "be brief", words, 5)
 
 
-def prefill_result(machine: dict[str, Any]) -> dict[str, Any]:
-    def row(n: int, u: float, c: float) -> dict[str, Any]:
-        return {
-            "llm": "m",
-            "target_tokens": n,
-            "prompt_tokens": n,
-            "uncached_ms": describe([u, u * 1.1]),
-            "cached_ms": describe([c, c * 1.1]),
-            "cached_evaluated_tokens": 16,
-            "ratio_p50": round(u / c, 2),
-            "prefill_tokens_per_s": 100,
-        }
+def prefill_result(machine: dict[str, Any]) -> PrefillResult:
+    def row(n: int, u: float, c: float) -> PrefillRow:
+        timing = LengthTiming(
+            uncached_ms=describe([u, u * 1.1]),
+            cached_ms=describe([c, c * 1.1]),
+            uncached_samples_ms=(u, u * 1.1),
+            cached_samples_ms=(c, c * 1.1),
+            cached_evaluated_tokens=16,
+            cached_reused_tokens=n - 16,
+            ratio_p50=round(u / c, 2),
+        )
+        return PrefillRow(llm="m", target_tokens=n, prompt_tokens=n, timing=timing, prefill_tokens_per_s=100)
 
-    meta = {"machine": machine, "n_ctx": 2048, "n_batch": 256, "n_threads": 2, "repeats": 2,
-            "text": "doc.txt", "question": "q?", "previous_question": "p?"}  # fmt: skip
-    return {"meta": meta, "rows": [row(128, 600, 80), row(2000, 14000, 180)]}
+    meta = PrefillMeta(machine=machine, n_ctx=2048, n_batch=256, n_threads=2, llm_ttft_budget_ms=55, repeats=2,
+                       text="doc.txt", question="q?", previous_question="p?")  # fmt: skip
+    return PrefillResult(meta, (row(128, 600, 80), row(2000, 14000, 180)))
 
 
 # ---------------------------------------------------------------------------------------------- speculative
