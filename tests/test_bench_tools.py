@@ -22,10 +22,12 @@ from voice.bench import (
     speculative_report,
 )
 from voice.bench.clips import BenchError, load_clips, read_transcripts
+from voice.bench.contention_result import ContentionResult, PolicyRun
 from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
+from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
 from voice.bench.speculative_result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
 from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer
 from voice.cli import build_parser, main
@@ -233,22 +235,22 @@ def test_prefill_prompt_fits_the_length() -> None:
         prefill.fit_document(WordLlm(), "be brief", words, 5)
 
 
-def prefill_result(machine: dict[str, Any]) -> dict[str, Any]:
-    def row(n: int, u: float, c: float) -> dict[str, Any]:
-        return {
-            "llm": "m",
-            "target_tokens": n,
-            "prompt_tokens": n,
-            "uncached_ms": describe([u, u * 1.1]),
-            "cached_ms": describe([c, c * 1.1]),
-            "cached_evaluated_tokens": 16,
-            "ratio_p50": round(u / c, 2),
-            "prefill_tokens_per_s": 100,
-        }
+def prefill_result(machine: dict[str, Any]) -> PrefillResult:
+    def row(n: int, u: float, c: float) -> PrefillRow:
+        timing = LengthTiming(
+            uncached_ms=describe([u, u * 1.1]),
+            cached_ms=describe([c, c * 1.1]),
+            uncached_samples_ms=(u, u * 1.1),
+            cached_samples_ms=(c, c * 1.1),
+            cached_evaluated_tokens=16,
+            cached_reused_tokens=n - 16,
+            ratio_p50=round(u / c, 2),
+        )
+        return PrefillRow(llm="m", target_tokens=n, prompt_tokens=n, timing=timing, prefill_tokens_per_s=100)
 
-    meta = {"machine": machine, "n_ctx": 2048, "n_batch": 256, "n_threads": 2, "repeats": 2,
-            "text": "doc.txt", "question": "q?", "previous_question": "p?"}  # fmt: skip
-    return {"meta": meta, "rows": [row(128, 600, 80), row(2000, 14000, 180)]}
+    meta = PrefillMeta(machine=machine, n_ctx=2048, n_batch=256, n_threads=2, llm_ttft_budget_ms=55, repeats=2,
+                       text="doc.txt", question="q?", previous_question="p?")  # fmt: skip
+    return PrefillResult(meta, (row(128, 600, 80), row(2000, 14000, 180)))
 
 
 # ---------------------------------------------------------------------------------------------- speculative
@@ -330,14 +332,14 @@ def test_contention_slowdowns() -> None:
                        "llm_wait": [1000.0] * 2, "makespan": [3030.0] * 2},
     }  # fmt: skip
     s = contention.summarize(samples)
-    assert s["serial_makespan_p50_ms"] == 3000
-    assert (s["both, no gate"]["stt_slowdown"], s["both, no gate"]["llm_slowdown"]) == (4.0, 3.0)
-    assert s["both, no gate"]["makespan_vs_serial"] == 2.0
-    assert s["both, gate"]["stt_slowdown"] == 1.03 and s["both, gate"]["llm_slowdown"] == 1.51
-    assert s["both, gate"]["stt_compute_slowdown"] == 1.0 and s["both, gate"]["llm_compute_slowdown"] == 1.01
+    assert s.serial_makespan_p50_ms == 3000
+    assert (s.no_gate.stt_slowdown, s.no_gate.llm_slowdown) == (4.0, 3.0)
+    assert s.no_gate.makespan_vs_serial == 2.0
+    assert s.gate.stt_slowdown == 1.03 and s.gate.llm_slowdown == 1.51
+    assert s.gate.stt_compute_slowdown == 1.0 and s.gate.llm_compute_slowdown == 1.01
 
 
-def contention_result(machine: dict[str, Any]) -> dict[str, Any]:
+def contention_result(machine: dict[str, Any]) -> ContentionResult:
     samples = {
         "stt alone": {"stt": [1000.0], "stt_wait": [0.0]},
         "llm alone": {"llm": [2000.0], "llm_wait": [0.0]},
@@ -356,10 +358,10 @@ def contention_result(machine: dict[str, Any]) -> dict[str, Any]:
             "makespan": [3030.0],
         },
     }
-    res = {"stt": "tiny.en", "llm": "m", "clip": "jfk.wav", "clip_s": 11.0, "transcript": "And so", "tokens": 100,
-           "repeats": 1, "threads": {"stt_cpu_threads": 2, "llm_n_threads": 2}, "policy_note": "as is",
-           "summary": contention.summarize(samples)}  # fmt: skip
-    return {"meta": {"machine": machine}, "results": {"project": res}}
+    res = PolicyRun(stt="tiny.en", llm="m", clip="jfk.wav", clip_s=11.0, transcript="And so", tokens=100,
+                    repeats=1, effective_env={}, stt_cpu_threads=2, llm_n_threads=2, samples_ms={},
+                    summary=contention.summarize(samples), guard=None, policy_note="as is")  # fmt: skip
+    return ContentionResult(machine, {"project": res})
 
 
 # ---------------------------------------------------------------------------------------------- matrix

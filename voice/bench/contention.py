@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -30,11 +31,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from voice.audio import load_audio
 from voice.bench.clips import BenchError, default_speech_dir
 from voice.bench.contention_report import console, markdown, plot
+from voice.bench.contention_result import (
+    TOGETHER_MODES,
+    ContentionResult,
+    ContentionSummary,
+    PolicyRun,
+    Together,
+)
 from voice.bench.llms import load_llm, load_stt
 from voice.bench.machine import Guard
 from voice.bench.markdown import ratio_of
@@ -116,7 +123,7 @@ def measure(
     tokens: int,
     repeats: int,
     guard: Guard | None = None,
-) -> dict[str, Any]:
+) -> PolicyRun:
     """Load the models and measure every mode ``repeats`` times (in this process, with its environment)."""
     config = load_config(config_path)
     stt_name = stt_name or config.stt.model
@@ -172,52 +179,52 @@ def measure(
             if r:
                 _record(samples[mode], walls, waits, span)
         print(f"  round {r}/{repeats} done" + (" (warm-up)" if r == 0 else ""), flush=True)
-    return {
-        "stt": stt_name,
-        "llm": llm_name,
-        "clip": str(clip),
-        "clip_s": round(len(audio) / 16_000, 2),
-        "transcript": transcript,
-        "tokens": tokens,
-        "repeats": repeats,
-        "effective_env": {
-            k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")
-        },
-        "threads": {"stt_cpu_threads": config.stt.cpu_threads, "llm_n_threads": config.llm.n_threads},
-        "samples_ms": {
-            m: {k: [round(x, 1) for x in v] for k, v in d.items() if v} for m, d in samples.items()
-        },
-        "summary": summarize(samples),
-        "guard": guard.summary() if guard is not None else None,
-    }
+    return PolicyRun(
+        stt=stt_name,
+        llm=llm_name,
+        clip=str(clip),
+        clip_s=round(len(audio) / 16_000, 2),
+        transcript=transcript,
+        tokens=tokens,
+        repeats=repeats,
+        effective_env={k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")},
+        stt_cpu_threads=config.stt.cpu_threads,
+        llm_n_threads=config.llm.n_threads,
+        samples_ms={m: {k: [round(x, 1) for x in v] for k, v in d.items() if v} for m, d in samples.items()},
+        summary=summarize(samples),
+        guard=guard.summary() if guard is not None else None,
+    )
 
 
-def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+def _together(
+    d: dict[str, list[float]], stt_alone_p50: float | None, llm_alone_p50: float | None, serial: float
+) -> Together:
+    """One mode in which both jobs ran at once, against each job alone and both one after the other."""
+    stt, llm, span = (describe(d[k]) for k in ("stt", "llm", "makespan"))
+    stt_busy = describe([w - g for w, g in zip(d["stt"], d["stt_wait"], strict=True)])
+    llm_busy = describe([w - g for w, g in zip(d["llm"], d["llm_wait"], strict=True)])
+    return Together(
+        stt_ms=stt,
+        llm_ms=llm,
+        stt_wait_ms=describe(d["stt_wait"]),
+        llm_wait_ms=describe(d["llm_wait"]),
+        stt_compute_ms=stt_busy,
+        llm_compute_ms=llm_busy,
+        stt_compute_slowdown=ratio_of(stt_busy["p50"], stt_alone_p50),
+        llm_compute_slowdown=ratio_of(llm_busy["p50"], llm_alone_p50),
+        makespan_ms=span,
+        stt_slowdown=ratio_of(stt["p50"], stt_alone_p50),
+        llm_slowdown=ratio_of(llm["p50"], llm_alone_p50),
+        makespan_vs_serial=ratio_of(span["p50"], serial),
+    )
+
+
+def summarize(samples: dict[str, dict[str, list[float]]]) -> ContentionSummary:
     stt_alone = describe(samples["stt alone"]["stt"])
     llm_alone = describe(samples["llm alone"]["llm"])
-    out: dict[str, Any] = {"stt alone": {"stt": stt_alone}, "llm alone": {"llm": llm_alone}}
     serial = (stt_alone["p50"] or 0) + (llm_alone["p50"] or 0)
-    out["serial_makespan_p50_ms"] = round(serial, 1)
-    for mode in ("both, no gate", "both, gate"):
-        stt, llm, span = (describe(samples[mode][k]) for k in ("stt", "llm", "makespan"))
-        d = samples[mode]
-        stt_busy = describe([w - g for w, g in zip(d["stt"], d["stt_wait"], strict=True)])
-        llm_busy = describe([w - g for w, g in zip(d["llm"], d["llm_wait"], strict=True)])
-        out[mode] = {
-            "stt": stt,
-            "llm": llm,
-            "stt_wait": describe(d["stt_wait"]),
-            "llm_wait": describe(d["llm_wait"]),
-            "stt_compute": stt_busy,
-            "llm_compute": llm_busy,
-            "stt_compute_slowdown": ratio_of(stt_busy["p50"], stt_alone["p50"]),
-            "llm_compute_slowdown": ratio_of(llm_busy["p50"], llm_alone["p50"]),
-            "makespan": span,
-            "stt_slowdown": ratio_of(stt["p50"], stt_alone["p50"]),
-            "llm_slowdown": ratio_of(llm["p50"], llm_alone["p50"]),
-            "makespan_vs_serial": ratio_of(span["p50"], serial),
-        }
-    return out
+    no_gate, gate = (_together(samples[m], stt_alone["p50"], llm_alone["p50"], serial) for m in TOGETHER_MODES)
+    return ContentionSummary(stt_alone, llm_alone, round(serial, 1), no_gate, gate)
 
 
 def _child_env(policy: str) -> dict[str, str]:
@@ -235,8 +242,8 @@ def run(args: argparse.Namespace) -> int:
     clip: Path = args.clip or (args.speech or default_speech_dir()) / "jfk.wav"
     if not clip.is_file():
         raise BenchError(f"clip {clip} not found; pass --clip FILE (a recording of a few seconds of speech)")
-    meta = {"machine": bench.begin()}
-    results: dict[str, Any] = {}
+    machine = bench.begin()
+    results: dict[str, PolicyRun] = {}
     if args.wait_policies:
         policies = [p.strip() for p in args.wait_policies.split(",") if p.strip()]
         unknown = [p for p in policies if p not in POLICIES]
@@ -272,15 +279,15 @@ def run(args: argparse.Namespace) -> int:
                 if rc != 0 or not out.is_file():
                     raise BenchError(f"the {policy} run failed (exit code {rc})")
                 child = json.loads(out.read_text(encoding="utf-8"))
-            res = child["results"]["current environment"]
-            res["policy_note"] = POLICY_NOTES[policy]
-            results[policy] = res
+            res = PolicyRun.from_json(child["results"]["current environment"])
+            results[policy] = dataclasses.replace(res, policy_note=POLICY_NOTES[policy])
     else:
         res = measure(args.config, args.stt, args.llm, clip, args.tokens, args.repeats, bench.guard())
-        env = ", ".join(f"{k}={v}" for k, v in res["effective_env"].items() if v is not None) or "none"
-        res["policy_note"] = f"this process's environment ({env})"
-        results["current environment"] = res
-    result = {"tool": "voice bench contention", "schema": 1, "meta": meta, "results": results}
+        env = ", ".join(f"{k}={v}" for k, v in res.effective_env.items() if v is not None) or "none"
+        results["current environment"] = dataclasses.replace(
+            res, policy_note=f"this process's environment ({env})"
+        )
+    result = ContentionResult(machine, results)
     print()
     print(console(result))
     bench.end(result, markdown=markdown, plot=plot)

@@ -7,24 +7,25 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench import plots
+from voice.bench.contention_result import ContentionResult, PolicyRun
 from voice.bench.machine import guard_markdown, machine_markdown
 from voice.bench.markdown import md_table, ratio, relative_link
 
 
-def _table(res: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    s = res["summary"]
+def _table(res: PolicyRun) -> tuple[list[str], list[list[Any]]]:
+    s = res.summary
     header = [
         "mode",
-        f"STT {res['stt']} ({res['clip_s']} s clip) p50 / p95 ms",
+        f"STT {res.stt} ({res.clip_s} s clip) p50 / p95 ms",
         "STT slowdown",
-        f"LLM {res['llm']} ({res['tokens']} tokens) p50 / p95 ms",
+        f"LLM {res.llm} ({res.tokens} tokens) p50 / p95 ms",
         "LLM slowdown",
         "STT / LLM gate wait p50 ms",
         "STT / LLM compute slowdown",
         "both done p50 ms",
         "vs one after the other",
     ]
-    sa, la = s["stt alone"]["stt"], s["llm alone"]["llm"]
+    sa, la = s.stt_alone_ms, s.llm_alone_ms
     rows: list[list[Any]] = [
         [
             "alone",
@@ -34,100 +35,99 @@ def _table(res: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
             "1x",
             "0 / 0",
             "1x / 1x",
-            f"{s['serial_makespan_p50_ms']:.0f} (sum)",
+            f"{s.serial_makespan_p50_ms:.0f} (sum)",
             "1x",
         ],
     ]
-    for mode in ("both, no gate", "both, gate"):
-        m = s[mode]
+    for mode, m in s.together():
         rows.append(
             [
                 "together, no gate" if mode == "both, no gate" else "together, through the gate",
-                f"{m['stt']['p50']:.0f} / {m['stt']['p95']:.0f}",
-                ratio(m["stt_slowdown"]),
-                f"{m['llm']['p50']:.0f} / {m['llm']['p95']:.0f}",
-                ratio(m["llm_slowdown"]),
-                f"{m['stt_wait']['p50']:.0f} / {m['llm_wait']['p50']:.0f}",
-                f"{ratio(m['stt_compute_slowdown'])} / {ratio(m['llm_compute_slowdown'])}",
-                f"{m['makespan']['p50']:.0f}",
-                ratio(m["makespan_vs_serial"]),
+                f"{m.stt_ms['p50']:.0f} / {m.stt_ms['p95']:.0f}",
+                ratio(m.stt_slowdown),
+                f"{m.llm_ms['p50']:.0f} / {m.llm_ms['p95']:.0f}",
+                ratio(m.llm_slowdown),
+                f"{m.stt_wait_ms['p50']:.0f} / {m.llm_wait_ms['p50']:.0f}",
+                f"{ratio(m.stt_compute_slowdown)} / {ratio(m.llm_compute_slowdown)}",
+                f"{m.makespan_ms['p50']:.0f}",
+                ratio(m.makespan_vs_serial),
             ]
         )
     return header, rows
 
 
-def _policy_table(results: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    first = next(iter(results.values()))["summary"]
-    ref = {"stt": first["stt alone"]["stt"]["p50"], "llm": first["llm alone"]["llm"]["p50"]}
+def _policy_table(results: dict[str, PolicyRun]) -> tuple[list[str], list[list[Any]]]:
+    first = next(iter(results.values())).summary
+    ref = {"stt": first.stt_alone_ms["p50"], "llm": first.llm_alone_ms["p50"]}
 
     def cell(value: float | None, job: str) -> str:
         if value is None:
             return "—"
-        return f"{value:.0f} ({value / ref[job]:.2f}x)" if ref[job] else f"{value:.0f}"
+        alone = ref[job]
+        return f"{value:.0f} ({value / alone:.2f}x)" if alone else f"{value:.0f}"
 
     header = ["policy", "STT alone", "LLM alone", "STT, no gate", "LLM, no gate", "STT, gate", "LLM, gate",
               "both done: no gate / gate"]  # fmt: skip
     rows = []
     for name, res in results.items():
-        s = res["summary"]
-        ng, g = s["both, no gate"], s["both, gate"]
+        s = res.summary
+        ng, g = s.no_gate, s.gate
         rows.append(
             [
                 name,
-                cell(s["stt alone"]["stt"]["p50"], "stt"),
-                cell(s["llm alone"]["llm"]["p50"], "llm"),
-                cell(ng["stt"]["p50"], "stt"),
-                cell(ng["llm"]["p50"], "llm"),
-                cell(g["stt"]["p50"], "stt"),
-                cell(g["llm"]["p50"], "llm"),
-                f"{ng['makespan']['p50']:.0f} / {g['makespan']['p50']:.0f}",
+                cell(s.stt_alone_ms["p50"], "stt"),
+                cell(s.llm_alone_ms["p50"], "llm"),
+                cell(ng.stt_ms["p50"], "stt"),
+                cell(ng.llm_ms["p50"], "llm"),
+                cell(g.stt_ms["p50"], "stt"),
+                cell(g.llm_ms["p50"], "llm"),
+                f"{ng.makespan_ms['p50']:.0f} / {g.makespan_ms['p50']:.0f}",
             ]
         )
     return header, rows
 
 
-def _headline(name: str, res: dict[str, Any]) -> str:
-    s = res["summary"]
-    ng, g = s["both, no gate"], s["both, gate"]
+def _headline(name: str, res: PolicyRun) -> str:
+    ng, g = res.summary.no_gate, res.summary.gate
     return (
-        f"{name}: without the gate STT ran {ratio(ng['stt_slowdown'])} and the LLM {ratio(ng['llm_slowdown'])} "
-        f"slower than alone (both done in {ratio(ng['makespan_vs_serial'])} the time of running them one after "
-        f"the other); through the gate STT {ratio(g['stt_slowdown'])}, LLM {ratio(g['llm_slowdown'])} "
-        f"(it waits for the transcription; its own compute {ratio(g['llm_compute_slowdown'])}), both done in "
-        f"{ratio(g['makespan_vs_serial'])}."
+        f"{name}: without the gate STT ran {ratio(ng.stt_slowdown)} and the LLM {ratio(ng.llm_slowdown)} "
+        f"slower than alone (both done in {ratio(ng.makespan_vs_serial)} the time of running them one after "
+        f"the other); through the gate STT {ratio(g.stt_slowdown)}, LLM {ratio(g.llm_slowdown)} "
+        f"(it waits for the transcription; its own compute {ratio(g.llm_compute_slowdown)}), both done in "
+        f"{ratio(g.makespan_vs_serial)}."
     )
 
 
-def console(result: dict[str, Any]) -> str:
+def console(result: ContentionResult) -> str:
     from voice.bench.markdown import text_table
 
     parts = []
-    for name, res in result["results"].items():
-        parts += [f"{name}: {res['policy_note']}", text_table(*_table(res)), _headline(name, res), ""]
+    for name, res in result.results.items():
+        parts += [f"{name}: {res.policy_note}", text_table(*_table(res)), _headline(name, res), ""]
     return "\n".join(parts)
 
 
-def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
-    first = next(iter(result["results"].values()))
+def markdown(result: ContentionResult, png: Path | None, md: Path | None) -> str:
+    first = next(iter(result.results.values()))
     out = [
         "# Contention: STT and LLM on the same cores, with and without the compute gate",
         "",
-        machine_markdown(result["meta"]["machine"]),
+        machine_markdown(result.machine),
         "",
-        f"STT `{first['stt']}` transcribes `{Path(first['clip']).name}` ({first['clip_s']} s; heard: "
-        f"{first['transcript']!r}); LLM `{first['llm']}` generates {first['tokens']} tokens greedily from a "
-        f"fresh context. Threads: STT {first['threads']['stt_cpu_threads']}, LLM "
-        f"{first['threads']['llm_n_threads']}. {first['repeats']} repeats per mode after a warm-up round; "
+        f"STT `{first.stt}` transcribes `{Path(first.clip).name}` ({first.clip_s} s; heard: "
+        f"{first.transcript!r}); LLM `{first.llm}` generates {first.tokens} tokens greedily from a "
+        f"fresh context. Threads: STT {first.stt_cpu_threads}, LLM "
+        f"{first.llm_n_threads}. {first.repeats} repeats per mode after a warm-up round; "
         "slowdowns are p50 / p50 of the same job alone, measured in the same run.",
         "",
         "## Headline",
         "",
-        *[f"- {_headline(name, res)}" for name, res in result["results"].items()],
+        *[f"- {_headline(name, res)}" for name, res in result.results.items()],
         "",
     ]
     if png is not None:
         out += [f"![slowdowns]({relative_link(png, md) if md else png.as_posix()})", ""]
-    if len(result["results"]) > 1:
+    if len(result.results) > 1:
         out += [
             "## Policies side by side",
             "",
@@ -135,12 +135,12 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
             "a policy that slows a model down even when it runs alone (the other library's idle threads "
             "still spinning) shows here.",
             "",
-            md_table(*_policy_table(result["results"]), align="lrrrrrrr"),
+            md_table(*_policy_table(result.results), align="lrrrrrrr"),
             "",
         ]
-    for name, res in result["results"].items():
-        note = guard_markdown(res.get("guard"))
-        out += [f"## {name}", "", res["policy_note"] + ".", *(["", note] if note else []), ""]
+    for name, res in result.results.items():
+        note = guard_markdown(res.guard)
+        out += [f"## {name}", "", res.policy_note + ".", *(["", note] if note else []), ""]
         out += [md_table(*_table(res), align="lrrrrrrrr"), ""]
     out += [
         "## Method",
@@ -164,17 +164,16 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
     return "\n".join(out)
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
+def plot(result: ContentionResult, path: Path) -> None:
     groups: list[str] = []
     stt: list[float] = []
     llm: list[float] = []
-    for name, res in result["results"].items():
-        for mode, label in (("both, no gate", "no gate"), ("both, gate", "gate")):
-            m = res["summary"][mode]
+    for name, res in result.results.items():
+        for m, label in ((res.summary.no_gate, "no gate"), (res.summary.gate, "gate")):
             groups.append(f"{name}\n{label}")
-            stt.append(m["stt_slowdown"] or 0.0)
-            llm.append(m["llm_slowdown"] or 0.0)
-    mach = result["meta"]["machine"]
+            stt.append(m.stt_slowdown or 0.0)
+            llm.append(m.llm_slowdown or 0.0)
+    mach = result.machine
     plots.grouped_bars(
         path,
         groups,

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +28,9 @@ from voice.bench.clips import BenchError
 from voice.bench.llms import llm_settings, load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, Guard, machine_markdown
 from voice.bench.markdown import md_table, ratio_of, relative_link, text_table
+from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
 from voice.bench.scaffold import BenchRun
-from voice.bench.stats import describe
+from voice.bench.stats import Described, describe
 from voice.config import load_config
 from voice.model_api import ChatMessage, PromptInfo
 
@@ -81,7 +84,7 @@ def time_first_token(llm: LlamaLlm, messages: list[ChatMessage]) -> tuple[float,
     return (t1 - t0) / 1e6, info
 
 
-def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, guard: Guard) -> dict[str, Any]:
+def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, guard: Guard) -> LengthTiming:
     other = with_question(messages, PREVIOUS_QUESTION)
 
     def uncached_run() -> tuple[float, PromptInfo]:
@@ -110,15 +113,15 @@ def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, gua
     evaluated_cached = [x["cached"][1].evaluated_tokens for x in rounds]
     reused_cached = [x["cached"][1].reused_tokens for x in rounds]
     u, c = describe(uncached), describe(cached)
-    return {
-        "uncached_ms": u,
-        "cached_ms": c,
-        "uncached_samples_ms": [round(x, 2) for x in uncached],
-        "cached_samples_ms": [round(x, 2) for x in cached],
-        "cached_evaluated_tokens": max(evaluated_cached) if evaluated_cached else None,
-        "cached_reused_tokens": min(reused_cached) if reused_cached else None,
-        "ratio_p50": ratio_of(u["p50"], c["p50"]),
-    }
+    return LengthTiming(
+        uncached_ms=u,
+        cached_ms=c,
+        uncached_samples_ms=tuple(round(x, 2) for x in uncached),
+        cached_samples_ms=tuple(round(x, 2) for x in cached),
+        cached_evaluated_tokens=max(evaluated_cached) if evaluated_cached else None,
+        cached_reused_tokens=min(reused_cached) if reused_cached else None,
+        ratio_p50=ratio_of(u["p50"], c["p50"]),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,16 +135,16 @@ def run(args: argparse.Namespace) -> int:
         lengths = sorted({int(x) for x in args.lengths.split(",") if x.strip()})
     except ValueError:
         raise BenchError(f"--lengths must be comma-separated integers, got {args.lengths!r}") from None
-    meta = {
-        "machine": bench.begin(),
+    meta = PrefillMeta(
+        machine=bench.begin(),
         **llm_settings(config),
-        "llm_ttft_budget_ms": config.budget.llm_ttft_ms,
-        "repeats": args.repeats,
-        "text": str(text_path),
-        "question": QUESTION,
-        "previous_question": PREVIOUS_QUESTION,
-    }
-    rows: list[dict[str, Any]] = []
+        llm_ttft_budget_ms=config.budget.llm_ttft_ms,
+        repeats=args.repeats,
+        text=str(text_path),
+        question=QUESTION,
+        previous_question=PREVIOUS_QUESTION,
+    )
+    rows: list[PrefillRow] = []
     for name in names(args.llm, config.llm.model):
         print(f"loading {name} …", flush=True)
         llm = load_llm(config, name)
@@ -156,26 +159,24 @@ def run(args: argparse.Namespace) -> int:
                     break
                 doc_words = doc_words + words  # the text is too short for this length: repeat it
             res = measure_length(llm, messages, args.repeats, bench.guard())
-            row = {"llm": name, "target_tokens": target, "prompt_tokens": n_tokens, **res}
-            row["prefill_tokens_per_s"] = (
-                round(n_tokens / res["uncached_ms"]["p50"] * 1000) if res["uncached_ms"]["p50"] else None
-            )
-            rows.append(row)
+            uncached_p50 = res.uncached_ms["p50"]
+            tps = round(n_tokens / uncached_p50 * 1000) if uncached_p50 else None
+            rows.append(PrefillRow(name, target, n_tokens, res, tps))
             print(
-                f"  {n_tokens:5d} prompt tokens: TTFT uncached p50 {res['uncached_ms']['p50']:.0f} ms, cached p50 "
-                f"{res['cached_ms']['p50']:.0f} ms ({res['cached_evaluated_tokens']} tokens evaluated) → "
-                f"{res['ratio_p50']}x",
+                f"  {n_tokens:5d} prompt tokens: TTFT uncached p50 {uncached_p50:.0f} ms, cached p50 "
+                f"{res.cached_ms['p50']:.0f} ms ({res.cached_evaluated_tokens} tokens evaluated) → "
+                f"{res.ratio_p50}x",
                 flush=True,
             )
         del llm
-    result = {"tool": "voice bench prefill", "schema": 1, "meta": meta, "rows": rows}
+    result = PrefillResult(meta, tuple(rows))
     print()
     print(text_table(*_table(rows)))
     bench.end(result, markdown=markdown, plot=plot)
     return 0 if rows else 1
 
 
-def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+def _table(rows: Sequence[PrefillRow]) -> tuple[list[str], list[list[Any]]]:
     header = [
         "LLM",
         "prompt tokens",
@@ -189,58 +190,58 @@ def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     ]
     body = [
         [
-            r["llm"],
-            r["prompt_tokens"],
-            r["uncached_ms"]["p50"],
-            r["uncached_ms"]["p95"],
-            r["cached_ms"]["p50"],
-            r["cached_ms"]["p95"],
-            r["cached_evaluated_tokens"],
-            f"{r['ratio_p50']}x",
-            r["prefill_tokens_per_s"],
+            r.llm,
+            r.prompt_tokens,
+            r.timing.uncached_ms["p50"],
+            r.timing.uncached_ms["p95"],
+            r.timing.cached_ms["p50"],
+            r.timing.cached_ms["p95"],
+            r.timing.cached_evaluated_tokens,
+            f"{r.timing.ratio_p50}x",
+            r.prefill_tokens_per_s,
         ]
         for r in rows
     ]
     return header, body
 
 
-def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
-    meta, rows = result["meta"], result["rows"]
+def markdown(result: PrefillResult, png: Path | None, md: Path | None) -> str:
+    meta, rows = result.meta, result.rows
     out = [
         "# Prefill: time to first token vs prompt length, prefix cached and not",
         "",
-        machine_markdown(meta["machine"]),
+        machine_markdown(meta.machine),
         "",
-        f"llama.cpp settings: n_ctx {meta['n_ctx']}, n_batch {meta['n_batch']}, {meta['n_threads']} threads. "
-        f"{meta['repeats']} repeats per cell after one warm-up round; cached and uncached runs alternate.",
+        f"llama.cpp settings: n_ctx {meta.n_ctx}, n_batch {meta.n_batch}, {meta.n_threads} threads. "
+        f"{meta.repeats} repeats per cell after one warm-up round; cached and uncached runs alternate.",
         "",
     ]
     if png is not None:
         out += [f"![TTFT vs prompt length]({relative_link(png, md) if md else png.as_posix()})", ""]
     header, body = _table(rows)
     out += [md_table(header, body, align="lrrrrrrrr"), ""]
-    for name in dict.fromkeys(r["llm"] for r in rows):
-        mine = [r for r in rows if r["llm"] == name]
+    for name in dict.fromkeys(r.llm for r in rows):
+        mine = [r for r in rows if r.llm == name]
         if not mine:
             continue
-        big = mine[-1]
+        big, small = mine[-1], mine[0]
         out.append(
-            f"- **{name}**: at {big['prompt_tokens']} prompt tokens a fresh context takes "
-            f"{big['uncached_ms']['p50']:.0f} ms to the first token, the same turn after a cached prefix "
-            f"{big['cached_ms']['p50']:.0f} ms ({big['ratio_p50']}x). From {mine[0]['prompt_tokens']} to "
-            f"{big['prompt_tokens']} tokens, uncached TTFT grows {mine[0]['uncached_ms']['p50']:.0f} → "
-            f"{big['uncached_ms']['p50']:.0f} ms (the whole prompt is evaluated), cached only "
-            f"{mine[0]['cached_ms']['p50']:.0f} → {big['cached_ms']['p50']:.0f} ms (the same few new tokens, "
-            "attending to a longer cache)."
+            f"- **{name}**: at {big.prompt_tokens} prompt tokens a fresh context takes "
+            f"{big.timing.uncached_ms['p50']:.0f} ms to the first token, the same turn after a cached prefix "
+            f"{big.timing.cached_ms['p50']:.0f} ms ({big.timing.ratio_p50}x). From {small.prompt_tokens} to "
+            f"{big.prompt_tokens} tokens, uncached TTFT grows {small.timing.uncached_ms['p50']:.0f} → "
+            f"{big.timing.uncached_ms['p50']:.0f} ms (the whole prompt is evaluated), cached only "
+            f"{small.timing.cached_ms['p50']:.0f} → {big.timing.cached_ms['p50']:.0f} ms (the same few new "
+            "tokens, attending to a longer cache)."
         )
     out += [
         "",
         "## Method",
         "",
-        f"- Prompt = system prompt + the first words of `{Path(meta['text']).name}` (as many as fit the length) "
-        f"+ the question {meta['question']!r}, rendered with the model's chat template.",
+        f"- Prompt = system prompt + the first words of `{Path(meta.text).name}` (as many as fit the length) "
+        f"+ the question {meta.question!r}, rendered with the model's chat template.",
         "- **uncached**: `reset()` (empty KV cache), then the whole prompt is evaluated.",
-        f"- **cached**: just before, a turn with the same prefix and the question {meta['previous_question']!r} "
+        f"- **cached**: just before, a turn with the same prefix and the question {meta.previous_question!r} "
         "ran, so only the new question (and the template's glue) is evaluated: the column *evaluated when "
         "cached* shows how many tokens that was.",
         "- **TTFT** = from calling `LlamaLlm.generate` to the first generated token (tokenizing, prefix "
@@ -250,17 +251,23 @@ def markdown(result: dict[str, Any], png: Path | None, md: Path | None) -> str:
     return "\n".join(out)
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
+def _p50(d: Described) -> float:
+    """The p50 to draw; a missing one is a gap in the line (NaN, as matplotlib draws None)."""
+    p50 = d["p50"]
+    return math.nan if p50 is None else p50
+
+
+def plot(result: PrefillResult, path: Path) -> None:
     series: dict[str, tuple[list[float], list[float]]] = {}
     styles: dict[str, str] = {}
-    for name in dict.fromkeys(r["llm"] for r in result["rows"]):
-        mine = [r for r in result["rows"] if r["llm"] == name]
-        xs = [float(r["prompt_tokens"]) for r in mine]
-        series[f"{name} uncached"] = (xs, [r["uncached_ms"]["p50"] for r in mine])
-        series[f"{name} cached prefix"] = (xs, [r["cached_ms"]["p50"] for r in mine])
+    for name in dict.fromkeys(r.llm for r in result.rows):
+        mine = [r for r in result.rows if r.llm == name]
+        xs = [float(r.prompt_tokens) for r in mine]
+        series[f"{name} uncached"] = (xs, [_p50(r.timing.uncached_ms) for r in mine])
+        series[f"{name} cached prefix"] = (xs, [_p50(r.timing.cached_ms) for r in mine])
         styles[f"{name} uncached"] = "o-"
         styles[f"{name} cached prefix"] = "s--"
-    m = result["meta"]["machine"]
+    m = result.meta.machine
     plots.lines(
         path,
         series,
@@ -270,6 +277,6 @@ def plot(result: dict[str, Any], path: Path) -> None:
         logy=True,
         styles=styles,
         hlines={f"LLM TTFT budget ({budget} ms)": float(budget)}
-        if (budget := result["meta"].get("llm_ttft_budget_ms"))
+        if (budget := result.meta.llm_ttft_budget_ms)
         else None,
     )
