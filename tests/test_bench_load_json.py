@@ -24,7 +24,7 @@ from voice.kvcache import KvStats
 DIGESTS = {
     "url": ("6360fe0019bf157f15f26230e49e8cedcedf2602f53e6abb3c8b0d80a65a75c8",
             "50a1b10a1c8e8b12e13e627c96c22e507db74d677189536ed1701ea2f9c061c4"),
-    "kv": ("57a94ba172067c3d3db2258a2a1a8911ca9c0a8c0d904f2835ee342c7af4a53f",
+    "kv": ("01f4a8a3beb1d78e103f0c2f8b5eb6fe5098b2d16ff39dfd274aa693202c6580",
            "44034d1ce4a37cf1320f934cdf370eddf57d03626bfb2df5ecec32719b2a7a32"),
 }  # fmt: skip
 
@@ -109,6 +109,8 @@ def run_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> di
     monkeypatch.setattr(load_cmd, "load_clips", lambda folder, names: (clips, ["c.wav: a warning"]))
     monkeypatch.setattr(load_cmd, "run_sweep_in_process", in_process)
     monkeypatch.setattr(load_cmd, "ram_peak_mb", lambda: 512.5)
+    # The variant's configuration, cut to the setting it changes (the whole of it changes with every new option).
+    monkeypatch.setattr(load_cmd, "_config_meta", lambda cfg: {"llm": {"kv_cache_mb": cfg.llm.kv_cache_mb}})
     monkeypatch.setattr("voice.loader.load_engines", lambda cfg: FakeEngines())
     ticks = iter(range(100))
     monkeypatch.setattr(load_cmd.time, "perf_counter", lambda: 2.5 * next(ticks))
