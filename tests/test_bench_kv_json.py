@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from tests.bench_results import check_committed, fake_machine, same_json
 from tests.conftest import make_config
-from voice.bench import kv, scaffold
+from voice.bench import kv
 from voice.bench.kv_result import KvResult, TurnTiming
 from voice.cli import main
 from voice.kvcache import KvStats
 
-COMMITTED = Path(__file__).parent.parent / "benchmarks" / "results" / "2026-12-03-kv.json"
 METHOD = (kv.__doc__ or "").strip()
 
 
@@ -58,25 +58,20 @@ def test_the_command_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(kv, "_load", lambda config, mb: FakeKvLlm(mb))
     monkeypatch.setattr(kv, "interleaved_sessions", sessions)
     monkeypatch.setattr(kv, "long_conversation", long_conversation)
-    monkeypatch.setattr(scaffold, "machine_info", lambda: {"cores": 2})
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+    fake_machine(monkeypatch)
     out = tmp_path / "r.json"
     args = ["bench", "kv", "--sessions", "2", "--turns", "3", "--bounds-mb", "0,64", "--long-turns", "5",
             "--json", str(out)]  # fmt: skip
     assert main(args) == 0
     written = json.loads(out.read_text(encoding="utf-8"))
-    assert json.dumps(written) == json.dumps(KV_JSON)  # the keys in the same order too
+    assert same_json(written, KV_JSON)
     result = KvResult.from_json(written)
     assert result.to_json() == written and KvResult.from_json(result.to_json()) == result
     assert [b.save_ms_mean for b in result.bounds] == [None, 11.27] and result.long.trim_turns == (4,)
 
 
 def test_the_committed_result_reads_back_to_the_same_json_and_markdown() -> None:
-    committed = json.loads(COMMITTED.read_text(encoding="utf-8"))
-    result = KvResult.from_json(committed)
-    assert json.dumps(result.to_json()) == json.dumps(committed)
-    md = COMMITTED.with_suffix(".md")
-    assert kv.markdown(result, COMMITTED.with_suffix(".png"), md) == md.read_text(encoding="utf-8")
+    check_committed("2026-12-03-kv.json", KvResult.from_json, lambda r, md: kv.markdown(r, md.with_suffix(".png"), md))
 
 
 KV_JSON: dict[str, Any] = {

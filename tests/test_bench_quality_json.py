@@ -5,13 +5,13 @@ Markdown the typed result reproduces too."""
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from tests.bench_results import check_committed, same_json
 from tests.conftest import EnginesFactory, make_config, silence, tone
 from voice.backends.llm_skills import SkillsLlm
 from voice.bench import quality
@@ -20,8 +20,7 @@ from voice.bench.quality_set import load_items
 from voice.bench.quality_spoken import SpokenItem, run_spoken_item, summarize_spoken
 from voice.fakes import FakeLlm, FakeStt
 
-ROOT = Path(__file__).parent.parent
-SET = ROOT / "benchmarks" / "quality_questions.toml"
+SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
 SYSTEM_PROMPT = make_config().llm.system_prompt
 #: Committed results whose Markdown the current code wrote; the first one's summaries come from a version that
 #: ordered their keys otherwise (its JSON is not compared).
@@ -81,26 +80,24 @@ def spoken_result(fake_engines: EnginesFactory) -> quality.SpokenResult:
 def test_text_result_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPatch) -> None:
     result = text_result(monkeypatch)
     # json.dumps, not ==: the order of the keys counts too (a timer's row lists "by" after the times).
-    assert json.dumps(result.to_json()) == json.dumps(TEXT_JSON)
+    assert same_json(result.to_json(), TEXT_JSON)
     assert QualityResult.from_json(result.to_json()) == result
     assert [r.from_timers for r in result.models[0].rows] == [True, False, False, False]
 
 
 def test_spoken_result_writes_the_json_the_dicts_did(fake_engines: EnginesFactory) -> None:
     result = spoken_result(fake_engines)
-    assert json.dumps(result.to_json()) == json.dumps(SPOKEN_JSON)
+    assert same_json(result.to_json(), SPOKEN_JSON)
     assert QualityResult.from_json(result.to_json()) == result
     assert result.models[0].summary.by_voice["recordings"].right_pct == 0.0
 
 
 @pytest.mark.parametrize("name", COMMITTED)
 def test_committed_results_read_back_to_the_same_json_and_markdown(name: str) -> None:
-    path = ROOT / "benchmarks" / "results" / name
-    committed = json.loads(path.read_text(encoding="utf-8"))
-    result = QualityResult.from_json(committed)
-    if name != COMMITTED[0]:
-        assert json.dumps(result.to_json()) == json.dumps(committed)  # keys in the same order, same values
-    assert quality.markdown(result) + "\n" == path.with_suffix(".md").read_text(encoding="utf-8")
+    def markdown(result: quality.TextResult | quality.SpokenResult, md: Path) -> str:
+        return quality.markdown(result) + "\n"
+
+    check_committed(name, QualityResult.from_json, markdown, json_too=name != COMMITTED[0])
 
 
 TEXT_JSON: dict[str, Any] = {

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.bench_results import check_committed, fake_machine, same_json
 from tests.conftest import make_config
 from voice.bench import scaffold, speculative
 from voice.bench.speculative import Prompt
@@ -17,8 +18,6 @@ from voice.bench.speculative_report import markdown
 from voice.bench.speculative_result import Decoded, SpeculativeResult
 from voice.cli import main
 
-ROOT = Path(__file__).parent.parent
-COMMITTED = ROOT / "benchmarks" / "results" / "2026-12-02-speculative.json"
 SYSTEM_PROMPT = make_config().llm.system_prompt
 PROMPTS = """[[prompt]]
 name = "hi"
@@ -68,8 +67,8 @@ def test_the_command_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(speculative, "load_llm", lambda c, name, draft_model=None: (name, draft_model))
     monkeypatch.setattr("voice.backends.llm_llama.prompt_lookup_draft", lambda ngram, k: k)
     monkeypatch.setattr(speculative, "decode", ScriptedDecoder())
-    monkeypatch.setattr(scaffold, "machine_info", lambda: {"cores": 2})
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(guard="g", end="x"))
+    fake_machine(monkeypatch)
+    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(guard="g", end="x"))  # the guard's record varies
     out = tmp_path / "r.json"
     args = ["bench", "speculative", "--llm", "a", "--draft-tokens", "4,10", "--ngram", "3", "--repeats", "3",
             "--prompts", str(tmp_path / "p.toml"), "--json", str(out)]  # fmt: skip
@@ -79,18 +78,17 @@ def test_the_command_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPat
         "meta": {**SPECULATIVE_JSON["meta"], "prompts_file": str(tmp_path / "p.toml")},
     }
     written = json.loads(out.read_text(encoding="utf-8"))
-    assert json.dumps(written) == json.dumps(expected)  # the keys in the same order too
+    assert same_json(written, expected)
     result = SpeculativeResult.from_json(written)
     assert result.to_json() == written and SpeculativeResult.from_json(result.to_json()) == result
     assert [r.speedup is None for r in result.rows] == [True, False, False] * 2
 
 
 def test_the_committed_result_reads_back_to_the_same_json_and_markdown() -> None:
-    committed = json.loads(COMMITTED.read_text(encoding="utf-8"))
-    result = SpeculativeResult.from_json(committed)
-    assert json.dumps(result.to_json()) == json.dumps(committed)
-    md = COMMITTED.with_suffix(".md")
-    assert markdown(result, COMMITTED.with_suffix(".png"), md) + "\n" == md.read_text(encoding="utf-8")
+    def md_text(result: SpeculativeResult, md: Path) -> str:
+        return markdown(result, md.with_suffix(".png"), md) + "\n"
+
+    check_committed("2026-12-02-speculative.json", SpeculativeResult.from_json, md_text)
 
 
 SPECULATIVE_JSON: dict[str, Any] = {

@@ -27,6 +27,7 @@ from voice.bench.e2e import summarize
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
+from voice.bench.matrix_result import FailedRow, MatrixMeta, MatrixResult, MeasuredRow, Row
 from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
 from voice.bench.speculative_result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
 from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer
@@ -365,53 +366,57 @@ def contention_result(machine: dict[str, Any]) -> ContentionResult:
 
 
 # ---------------------------------------------------------------------------------------------- matrix
-def matrix_result(machine: dict[str, Any]) -> dict[str, Any]:
-    def row(stt: str, llm: str, p50: float, p95: float) -> dict[str, Any]:
-        return {
-            "stt": stt, "llm": llm, "tts": "joe-medium", "p50_ms": p50, "p95_ms": p95, "max_ms": p95,
-            "stages_p50_ms": {"endpoint_silence": 320.0, "stt": p50 / 3}, "wer": 0.1, "llm_tps_p50": 30.0,
-            "reply_tokens_p50": 18.0, "ram_peak_mb": 600.0, "meets_target": verdict(p50, p95, 500),
-            "meets_human_gap": verdict(p50, p95, 200), "examples": {"a.wav": "It is noon."}, "wall_s": 60.0,
-        }  # fmt: skip
+def matrix_result(machine: dict[str, Any]) -> MatrixResult:
+    def row(stt: str, llm: str, p50: float, p95: float) -> MeasuredRow:
+        return MeasuredRow(
+            stt=stt, llm=llm, tts="joe-medium", p50_ms=p50, p95_ms=p95, max_ms=p95,
+            stages_p50_ms={"endpoint_silence": 320.0, "stt": p50 / 3}, wer=0.1, llm_tps_p50=30.0,
+            reply_tokens_p50=18.0, ram_peak_mb=600.0, meets_target=verdict(p50, p95, 500),
+            meets_human_gap=verdict(p50, p95, 200), examples={"a.wav": "It is noon."}, wall_s=60.0,
+            exit_code=0, log=None, json=None, n_measured=2, n_failed=0, server_total_p50_ms=None,
+            p50_reconciliation_error_ms=None, llm_ttft_p50_ms=None, reply_audio_s_p50=None, within_target=0,
+            load_s=None, load_average_at_start=(0.1, 0.1, 0.1), other_processes_cpu_percent=None, redone_turns=None,
+        )  # fmt: skip
 
-    rows = [row("tiny.en", "small", 450, 700), row("base", "big", 2000, 2500)]
-    rows.append({"stt": "base", "llm": "broken", "tts": "joe-medium", "error": "exit code 1"})
-    meta = {"machine": machine, "speech_dir": "/speech", "clips": ["a.wav"], "repeats": 2, "warmup": 1,
-            "models": {"stt": ["tiny.en", "base"], "llm": ["small", "big"], "tts": ["joe-medium"]}}  # fmt: skip
-    return {"meta": meta, "rows": rows}
+    rows: list[Row] = [row("tiny.en", "small", 450, 700), row("base", "big", 2000, 2500)]
+    rows.append(FailedRow("base", "broken", "joe-medium", 1, 1.0, 100.0, None, error="exit code 1"))
+    meta = MatrixMeta(machine=machine, speech_dir="/speech", clips=("a.wav",), repeats=2, warmup=1,
+                      models={"stt": ("tiny.en", "base"), "llm": ("small", "big"), "tts": ("joe-medium",)},
+                      quality_bar_pct=None, quality_mode="text", quality={})  # fmt: skip
+    return MatrixResult(meta, tuple(rows))
 
 
 def test_matrix_conclusions() -> None:
-    lines = matrix_report.conclusions(matrix_result({})["rows"])
+    lines = matrix_report.conclusions(matrix_result({}).rows)
     assert lines[0].startswith("Fastest: tiny.en + small + joe-medium, mouth-to-ear p50 450 ms")
     assert "at p95: none; at p50: tiny.en + small + joe-medium" in lines[1]
     assert lines[2].endswith("human gap at p50: none.")
 
 
 def test_matrix_verdict_needs_speed_and_quality() -> None:
-    rows = matrix_result({})["rows"]  # small: p50 450 ms (p50 only); big: 2000 ms (no)
+    rows = matrix_result({}).rows  # small: p50 450 ms (p50 only); big: 2000 ms (no)
     # The fast model answers badly: nothing meets turn-taking; the best trade-off is the most accurate fast one.
-    matrix.attach_quality(rows, {"small": {"right_pct": 40.0, "items": 93}, "big": {"right_pct": 90.0}}, 80.0)
-    assert [r.get("meets_turn_taking") for r in rows] == [False, False, None]
+    rows = matrix.attach_quality(rows, {"small": {"right_pct": 40.0, "items": 93}, "big": {"right_pct": 90.0}}, 80.0)
+    assert [r.meets_turn_taking for r in rows] == [False, False, None]
     lines = matrix_report.conclusions(rows, 80.0)
     assert lines[3].endswith("at least 80 % of the quality set right): none.")
     assert lines[4].startswith("Best trade-off: base + big + joe-medium (the fastest of those at least 80 % right)")
     # Fast and right: it meets turn-taking timing and is the pick.
-    matrix.attach_quality(rows, {"small": {"right_pct": 85.0}, "big": {"right_pct": 90.0}}, 80.0)
+    rows = matrix.attach_quality(rows, {"small": {"right_pct": 85.0}, "big": {"right_pct": 90.0}}, 80.0)
     lines = matrix_report.conclusions(rows, 80.0)
     assert lines[3].endswith("right): tiny.en + small + joe-medium.") and "Best trade-off: tiny.en + small" in lines[4]
     # Nobody reaches the bar: the most accurate within the target.
-    matrix.attach_quality(rows, {"small": {"right_pct": 50.0}, "big": {"right_pct": 70.0}}, 80.0)
+    rows = matrix.attach_quality(rows, {"small": {"right_pct": 50.0}, "big": {"right_pct": 70.0}}, 80.0)
     assert "none is 80 % right; the most accurate within 500 ms at p50" in matrix_report.conclusions(rows, 80.0)[4]
     assert "tiny.en + small" in matrix_report.conclusions(rows, 80.0)[4]
     # Spoken mode rates each STT + LLM pair: the same LLM can pass with one STT and fail with the other.
     spoken = {"tiny.en+small": {"right_pct": 82.0}, "base+big": {"right_pct": 60.0}}
-    matrix.attach_quality(rows, spoken, 80.0, spoken=True)
-    assert [r.get("quality_right_pct") for r in rows[:2]] == [82.0, 60.0]
-    assert rows[0]["meets_turn_taking"] and not rows[1]["meets_turn_taking"]
+    rows = matrix.attach_quality(rows, spoken, 80.0, spoken=True)
+    assert [r.quality_right_pct for r in rows[:2]] == [82.0, 60.0]
+    assert rows[0].meets_turn_taking and not rows[1].meets_turn_taking
     # A quality run that failed rates nothing.
-    matrix.attach_quality(rows, {"small": {"error": "exit code 1"}}, 80.0)
-    assert rows[0]["quality_right_pct"] is None and rows[0]["meets_turn_taking"] is False
+    rows = matrix.attach_quality(rows, {"small": {"error": "exit code 1"}}, 80.0)
+    assert rows[0].quality_right_pct is None and rows[0].meets_turn_taking is False
 
 
 # ---------------------------------------------------------------------------------------------- report files

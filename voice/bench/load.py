@@ -29,6 +29,7 @@ from typing import Any
 from voice.bench import stats
 from voice.bench.clips import BenchError, Clip
 from voice.bench.e2e import _quiet_server_logs
+from voice.bench.load_result import LevelSummary, LoadOptions, LoadTurn, TalkerRecord
 from voice.client import Conversation, converse
 from voice.config import Config
 from voice.engine import Engines
@@ -44,34 +45,16 @@ CAPACITY_METHOD = (
 
 
 @dataclass(frozen=True)
-class LoadOptions:
-    sessions: tuple[int, ...] = (1, 2, 4, 8)
-    turns: int = 4
-    """Turns per conversation (utterances each talker speaks)."""
-    pause_min_s: float = 0.2
-    pause_max_s: float = 0.6
-    start_spread_s: float = 2.0
-    seed: int = 1
-    reply_timeout_s: float = 60.0
-    frame_ms: int = 20
-    token: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.sessions or min(self.sessions) < 1:
-            raise BenchError("--sessions needs positive session counts, e.g. 1,2,4,8")
-        if self.turns < 1:
-            raise BenchError("--turns must be at least 1")
-        if not 0 <= self.pause_min_s <= self.pause_max_s:
-            raise BenchError("need 0 <= pause min <= pause max")
-
-
-@dataclass(frozen=True)
 class TalkerPlan:
     talker: int
     clips: tuple[Clip, ...]
     pauses_s: tuple[float, ...]
     """Silence after each reply has played, before the next utterance."""
     start_delay_s: float
+
+    def record(self) -> TalkerRecord:
+        """The plan as the result records it (the clips by name)."""
+        return TalkerRecord(self.talker, tuple(c.name for c in self.clips), self.pauses_s, self.start_delay_s)
 
 
 def make_talkers(clips: Sequence[Clip], n: int, opts: LoadOptions) -> list[TalkerPlan]:
@@ -86,30 +69,6 @@ def make_talkers(clips: Sequence[Clip], n: int, opts: LoadOptions) -> list[Talke
         start = 0.0 if i == 0 else round(rng.uniform(0, opts.start_spread_s), 3)
         plans.append(TalkerPlan(i, chosen, pauses, start))
     return plans
-
-
-@dataclass
-class LoadTurn:
-    """One utterance of one talker, as the client and the server's report saw it. Durations in ms."""
-
-    sessions: int
-    talker: int
-    turn: int
-    """1-based position in the talker's conversation."""
-    clip: str
-    outcome: str
-    mouth_to_ear_ms: float | None = None
-    queue_ms: float | None = None
-    """stt_queue + llm_queue + tts_queue of the server's report."""
-    stages_ms: dict[str, float] = dataclasses.field(default_factory=dict)
-    ttft_ms: float | None = None
-    prompt_tokens: int | None = None
-    prompt_tokens_evaluated: int | None = None
-    kv_restore_ms: float | None = None
-    kv_evicted: bool = False
-    kv_cache_mb: float | None = None
-    reply_audio_ms: float | None = None
-    error: str | None = None
 
 
 def _num(report: dict[str, Any], key: str) -> float | None:
@@ -156,46 +115,46 @@ def turns_of(n: int, plan: TalkerPlan, conv: Conversation) -> list[LoadTurn]:
     return out
 
 
-def summarize_level(n: int, turns: Sequence[LoadTurn], retry_hints_ms: Sequence[int] = ()) -> dict[str, Any]:
+def summarize_level(n: int, turns: Sequence[LoadTurn], retry_hints_ms: Sequence[int] = ()) -> LevelSummary:
     """Statistics of one level (N talkers)."""
     heard = [t for t in turns if t.outcome == "ok" and t.mouth_to_ear_ms is not None]
     m2e = stats.describe([t.mouth_to_ear_ms for t in heard if t.mouth_to_ear_ms is not None])
     busy = sum(1 for t in turns if t.outcome == "busy")
     llm_turns = [t for t in heard if t.prompt_tokens]  # skills answer without the LLM (0 prompt tokens)
     later = [t for t in llm_turns if t.turn > 1]
-    return {
-        "sessions": n,
-        "turns": len(turns),
-        "ok": len(heard),
-        "busy": busy,
-        "failed": len(turns) - len(heard) - busy,
-        "outcomes": {o: sum(1 for t in turns if t.outcome == o) for o in sorted({t.outcome for t in turns})},
-        "mouth_to_ear": m2e,
-        "queue": stats.describe([t.queue_ms for t in heard if t.queue_ms is not None]),
-        "llm_queue": stats.describe([t.stages_ms["llm_queue"] for t in heard if "llm_queue" in t.stages_ms]),
-        "ttft": stats.describe([t.ttft_ms for t in llm_turns if t.ttft_ms is not None]),
-        "prompt_tokens_evaluated": stats.describe(
+    return LevelSummary(
+        sessions=n,
+        turns=len(turns),
+        ok=len(heard),
+        busy=busy,
+        failed=len(turns) - len(heard) - busy,
+        outcomes={o: sum(1 for t in turns if t.outcome == o) for o in sorted({t.outcome for t in turns})},
+        mouth_to_ear=m2e,
+        queue=stats.describe([t.queue_ms for t in heard if t.queue_ms is not None]),
+        llm_queue=stats.describe([t.stages_ms["llm_queue"] for t in heard if "llm_queue" in t.stages_ms]),
+        ttft=stats.describe([t.ttft_ms for t in llm_turns if t.ttft_ms is not None]),
+        prompt_tokens_evaluated=stats.describe(
             [t.prompt_tokens_evaluated for t in llm_turns if t.prompt_tokens_evaluated is not None]
         ),
-        "prompt_tokens_evaluated_after_first_turn": stats.describe(
+        prompt_tokens_evaluated_after_first_turn=stats.describe(
             [t.prompt_tokens_evaluated for t in later if t.prompt_tokens_evaluated is not None]
         ),
-        "prompt_tokens": stats.describe([t.prompt_tokens for t in llm_turns if t.prompt_tokens is not None]),
-        "kv_restore": stats.describe([t.kv_restore_ms for t in llm_turns if t.kv_restore_ms]),
-        "kv_evicted_turns": sum(1 for t in turns if t.kv_evicted),
-        "kv_cache_mb_max": max((t.kv_cache_mb or 0.0 for t in turns), default=0.0),
-        "retry_after_ms": stats.describe([float(x) for x in retry_hints_ms]),
-        "within_capacity": within_capacity(m2e["p95"], busy),
-    }
+        prompt_tokens=stats.describe([t.prompt_tokens for t in llm_turns if t.prompt_tokens is not None]),
+        kv_restore=stats.describe([t.kv_restore_ms for t in llm_turns if t.kv_restore_ms]),
+        kv_evicted_turns=sum(1 for t in turns if t.kv_evicted),
+        kv_cache_mb_max=max((t.kv_cache_mb or 0.0 for t in turns), default=0.0),
+        retry_after_ms=stats.describe([float(x) for x in retry_hints_ms]),
+        within_capacity=within_capacity(m2e["p95"], busy),
+    )
 
 
 def within_capacity(p95_ms: float | int | None, busy: int) -> bool:
     return p95_ms is not None and p95_ms <= CAPACITY_P95_MS and busy == 0
 
 
-def capacity(levels: Sequence[dict[str, Any]]) -> int | None:
+def capacity(levels: Sequence[LevelSummary]) -> int | None:
     """The largest N whose level is within capacity (None: not even the smallest one)."""
-    ok = [lv["sessions"] for lv in levels if lv["within_capacity"]]
+    ok = [lv.sessions for lv in levels if lv.within_capacity]
     return max(ok) if ok else None
 
 
@@ -216,7 +175,7 @@ def _talk(url: str, plan: TalkerPlan, opts: LoadOptions) -> Conversation:
     )
 
 
-async def run_level(url: str, n: int, clips: Sequence[Clip], opts: LoadOptions) -> dict[str, Any]:
+async def run_level(url: str, n: int, clips: Sequence[Clip], opts: LoadOptions) -> LevelSummary:
     """N talkers at once; returns the level's summary with its turns."""
     plans = make_talkers(clips, n, opts)
     loop = asyncio.get_running_loop()
@@ -236,18 +195,16 @@ async def run_level(url: str, n: int, clips: Sequence[Clip], opts: LoadOptions) 
         turns += turns_of(n, plan, res)
         hints += [int(e["retry_after_ms"]) for e in res.errors if e.get("code") == "busy" and "retry_after_ms" in e]
     summary = summarize_level(n, turns, hints)
-    summary["talkers"] = [dataclasses.asdict(p) | {"clips": [c.name for c in p.clips]} for p in plans]
-    summary["turn_results"] = [dataclasses.asdict(t) for t in turns]
-    return summary
+    return dataclasses.replace(summary, talkers=tuple(p.record() for p in plans), turn_results=tuple(turns))
 
 
 async def run_sweep(
     url: str,
     clips: Sequence[Clip],
     opts: LoadOptions,
-    on_level: Callable[[dict[str, Any]], None] = lambda lv: None,
+    on_level: Callable[[LevelSummary], None] = lambda lv: None,
     warmup: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[LevelSummary]:
     """A warm-up conversation (one talker, one turn, not counted), then every level in order."""
     if warmup:
         one = dataclasses.replace(opts, turns=1, sessions=(1,))
@@ -265,9 +222,9 @@ async def run_sweep_in_process(
     engines: Engines,
     clips: Sequence[Clip],
     opts: LoadOptions,
-    on_level: Callable[[dict[str, Any]], None] = lambda lv: None,
+    on_level: Callable[[LevelSummary], None] = lambda lv: None,
     warmup: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[LevelSummary]:
     """Start a :class:`~voice.server.VoiceServer` on 127.0.0.1 (any free port), run the sweep, shut down."""
     from voice.server import VoiceServer
 

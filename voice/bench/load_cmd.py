@@ -8,20 +8,29 @@ import asyncio
 import dataclasses
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from voice.bench import plots
-from voice.bench.clips import BenchError, default_speech_dir, load_clips
+from voice.bench.clips import BenchError, Clip, default_speech_dir, load_clips
 from voice.bench.e2e import FIRST_AUDIO_METHOD, ram_peak_mb
 from voice.bench.e2e_cmd import _config_meta, config_with_models
 from voice.bench.load import (
     CAPACITY_METHOD,
     CAPACITY_P95_MS,
-    LoadOptions,
     capacity,
     run_sweep,
     run_sweep_in_process,
+)
+from voice.bench.load_result import (
+    InProcess,
+    LevelSummary,
+    LoadMeta,
+    LoadMethod,
+    LoadOptions,
+    LoadResult,
+    LoadVariant,
 )
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, relative_link, text_table
@@ -30,6 +39,8 @@ from voice.bench.stats import TARGET_MS
 from voice.config import Config, load_config
 from voice.speech_end import METHOD as SPEECH_END_METHOD
 
+IN_PROCESS = "in-process VoiceServer on 127.0.0.1; each talker on its own thread and event loop"
+"""The server of the in-process variants (the meta's ``server``)."""
 HEADER = (
     "N",
     "turns",
@@ -45,19 +56,19 @@ HEADER = (
 )
 
 
-def _row(lv: dict[str, Any]) -> list[Any]:
+def _row(lv: LevelSummary) -> list[Any]:
     return [
-        lv["sessions"],
-        lv["turns"],
-        lv["ok"],
-        lv["busy"],
-        lv["mouth_to_ear"]["p50"],
-        lv["mouth_to_ear"]["p95"],
-        lv["queue"]["p95"],
-        lv["ttft"]["p50"],
-        lv["prompt_tokens_evaluated"]["p50"],
-        lv["prompt_tokens_evaluated_after_first_turn"]["p50"],
-        lv["kv_evicted_turns"],
+        lv.sessions,
+        lv.turns,
+        lv.ok,
+        lv.busy,
+        lv.mouth_to_ear["p50"],
+        lv.mouth_to_ear["p95"],
+        lv.queue["p95"],
+        lv.ttft["p50"],
+        lv.prompt_tokens_evaluated["p50"],
+        lv.prompt_tokens_evaluated_after_first_turn["p50"],
+        lv.kv_evicted_turns,
     ]
 
 
@@ -73,45 +84,45 @@ def variants(config: Config, compare_kv: bool) -> list[tuple[str, Config]]:
     return [("kv off", _variant_config(config, 0)), (f"kv on ({on_mb} MB)", _variant_config(config, on_mb))]
 
 
-def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
+def markdown(result: LoadResult, png: Path | None, md_path: Path) -> str:
     out = ["# voice bench load: talkers at once vs mouth-to-ear", ""]
-    for v in result["variants"]:
-        cap = v["capacity"]
-        out.append(f"## {v['name']}")
+    for v in result.variants:
+        cap = v.capacity
+        out.append(f"## {v.name}")
         out.append("")
         out.append(
             f"**Capacity: {cap if cap is not None else 'none'}** "
             f"(largest N with p95 mouth-to-ear ≤ {CAPACITY_P95_MS:g} ms and no `busy`)."
         )
         out.append("")
-        out.append(md_table(HEADER, [_row(lv) for lv in v["levels"]]))
+        out.append(md_table(HEADER, [_row(lv) for lv in v.levels]))
         out.append("")
     if png is not None:
         out += [f"![mouth-to-ear vs talkers]({relative_link(png, md_path)})", ""]
-    m = result["meta"]
+    m = result.meta
     out += [
         "## Method",
         "",
-        f"- {m['method']['talkers']}",
-        f"- {m['method']['capacity']}",
+        f"- {m.method.talkers}",
+        f"- {m.method.capacity}",
         "- queue = the server's stt_queue + llm_queue + tts_queue; evaluated/turn = prompt tokens the LLM "
         "evaluated (turns answered by a skill, 0 tokens, left out); 'after 1st' = turns 2.. of each conversation",
-        f"- {m['method']['first_audio']}",
-        f"- speech end: {m['method']['speech_end']}",
-        f"- models: {m.get('models')}; server: {m.get('server')}",
+        f"- {m.method.first_audio}",
+        f"- speech end: {m.method.speech_end}",
+        f"- models: {m.models}; server: {m.server}",
         "",
-        machine_markdown(m["machine"]) if "started_at" in m["machine"] else "",
+        machine_markdown(m.machine) if "started_at" in m.machine else "",
     ]
     return "\n".join(out) + "\n"
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
+def plot(result: LoadResult, path: Path) -> None:
     series: dict[str, tuple[list[float], list[float]]] = {}
-    for v in result["variants"]:
-        levels = [lv for lv in v["levels"] if lv["mouth_to_ear"]["p95"] is not None]
-        xs = [float(lv["sessions"]) for lv in levels]
+    for v in result.variants:
+        levels = [lv for lv in v.levels if lv.mouth_to_ear["p95"] is not None]
+        xs = [float(lv.sessions) for lv in levels]
         for q in ("p50", "p95"):
-            series[f"{q} ({v['name']})"] = (xs, [float(lv["mouth_to_ear"][q]) for lv in levels])
+            series[f"{q} ({v.name})"] = (xs, [float(lv.mouth_to_ear[q] or 0.0) for lv in levels])
     plots.lines(
         path,
         series,
@@ -149,62 +160,70 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         say(f"warning: {w}")
     bench = BenchRun(args, say=say)
-    meta: dict[str, Any] = {
-        "machine": bench.begin(),
-        "speech_dir": str(speech_dir),
-        "clips": [c.name for c in clips],
-        "options": dataclasses.asdict(opts) | {"token": None},
-        "method": {
-            "talkers": (
-                f"N talkers at once, one websocket session each, {opts.turns} turns per conversation from the "
-                f"recordings in real time ({opts.frame_ms} ms frames); after each reply the talker listens "
-                f"for the reply's audio duration, then pauses {opts.pause_min_s * 1000:.0f}–"
-                f"{opts.pause_max_s * 1000:.0f} ms (uniform, seed {opts.seed}); talkers start spread over "
-                f"{opts.start_spread_s:g} s; one warm-up turn before each sweep"
-            ),
-            "capacity": CAPACITY_METHOD,
-            "first_audio": FIRST_AUDIO_METHOD,
-            "speech_end": SPEECH_END_METHOD,
-        },
-        "models": None if args.url else {"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model},
-    }
-    result: dict[str, Any] = {"tool": "voice bench load", "schema": 1, "meta": meta, "variants": []}
+    machine = bench.begin()
+    method = LoadMethod(
+        talkers=(
+            f"N talkers at once, one websocket session each, {opts.turns} turns per conversation from the "
+            f"recordings in real time ({opts.frame_ms} ms frames); after each reply the talker listens "
+            f"for the reply's audio duration, then pauses {opts.pause_min_s * 1000:.0f}–"
+            f"{opts.pause_max_s * 1000:.0f} ms (uniform, seed {opts.seed}); talkers start spread over "
+            f"{opts.start_spread_s:g} s; one warm-up turn before each sweep"
+        ),
+        capacity=CAPACITY_METHOD,
+        first_audio=FIRST_AUDIO_METHOD,
+        speech_end=SPEECH_END_METHOD,
+    )
+    meta = LoadMeta(
+        machine=machine,
+        speech_dir=str(speech_dir),
+        clips=tuple(c.name for c in clips),
+        options=opts,
+        method=method,
+        models=None if args.url else {"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model},
+        server=f"external, {args.url}" if args.url else IN_PROCESS,
+        ram_peak_mb=None,
+    )
 
-    def on_level(lv: dict[str, Any]) -> None:
+    def on_level(lv: LevelSummary) -> None:
         say(text_table(HEADER, [_row(lv)]))
 
     if args.url:
-        meta["server"] = f"external, {args.url}"
         levels = asyncio.run(run_sweep(args.url, clips, opts, on_level))
-        result["variants"].append({"name": "external server", "levels": levels, "capacity": capacity(levels)})
+        result = LoadResult(meta, (LoadVariant("external server", tuple(levels), capacity(levels), None),))
     else:
-        from voice.loader import load_engines
-
-        meta["server"] = "in-process VoiceServer on 127.0.0.1; each talker on its own thread and event loop"
-        for name, cfg in variants(config, args.compare_kv):
-            say(f"{name}: loading models")
-            t0 = time.perf_counter()
-            engines = load_engines(cfg)
-            load_s = round(time.perf_counter() - t0, 1)
-            try:
-                say(f"{name}: sessions {','.join(map(str, opts.sessions))}, {opts.turns} turns each")
-                levels = asyncio.run(run_sweep_in_process(cfg, engines, clips, opts, on_level))
-                kv = engines.kv_stats()
-            finally:
-                engines.close()
-            result["variants"].append(
-                {
-                    "name": name,
-                    "levels": levels,
-                    "capacity": capacity(levels),
-                    "load_s": load_s,
-                    "kv_stats": dataclasses.asdict(kv) if kv is not None else None,
-                    "config": _config_meta(cfg),
-                }
-            )
-        meta["ram_peak_mb"] = ram_peak_mb()
-    for v in result["variants"]:
-        print(f"\n{v['name']}: capacity {v['capacity']} (p95 ≤ {CAPACITY_P95_MS:g} ms, no busy)")
-        print(text_table(HEADER, [_row(lv) for lv in v["levels"]]))
+        result = _in_process(meta, config, args.compare_kv, clips, opts, on_level, say)
+    for v in result.variants:
+        print(f"\n{v.name}: capacity {v.capacity} (p95 ≤ {CAPACITY_P95_MS:g} ms, no busy)")
+        print(text_table(HEADER, [_row(lv) for lv in v.levels]))
     bench.end(result, markdown=markdown, plot=plot)
-    return 0 if any(lv["ok"] for v in result["variants"] for lv in v["levels"]) else 1
+    return 0 if any(lv.ok for v in result.variants for lv in v.levels) else 1
+
+
+def _in_process(
+    meta: LoadMeta,
+    config: Config,
+    compare_kv: bool,
+    clips: Sequence[Clip],
+    opts: LoadOptions,
+    on_level: Callable[[LevelSummary], None],
+    say: Callable[[str], None],
+) -> LoadResult:
+    """Each variant of the configuration through an in-process server, its models loaded anew."""
+    from voice.loader import load_engines
+
+    out: list[LoadVariant] = []
+    for name, cfg in variants(config, compare_kv):
+        say(f"{name}: loading models")
+        t0 = time.perf_counter()
+        engines = load_engines(cfg)
+        load_s = round(time.perf_counter() - t0, 1)
+        try:
+            say(f"{name}: sessions {','.join(map(str, opts.sessions))}, {opts.turns} turns each")
+            levels = asyncio.run(run_sweep_in_process(cfg, engines, clips, opts, on_level))
+            kv = engines.kv_stats()
+        finally:
+            engines.close()
+        out.append(
+            LoadVariant(name, tuple(levels), capacity(levels), InProcess(load_s, kv, _config_meta(cfg)))
+        )
+    return LoadResult(dataclasses.replace(meta, ram_peak_mb=ram_peak_mb()), tuple(out))

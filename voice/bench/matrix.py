@@ -17,6 +17,7 @@ none is either, the most accurate.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import os
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,15 @@ from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.llms import catalogue_names, located_model
 from voice.bench.markdown import text_table
 from voice.bench.matrix_report import conclusions, console_line, markdown, plot, table
+from voice.bench.matrix_result import (
+    ComboRun,
+    FailedRow,
+    MatrixMeta,
+    MatrixResult,
+    MeasuredRow,
+    QualityVerdict,
+    Row,
+)
 from voice.bench.scaffold import BenchRun
 from voice.models import ModelError
 
@@ -54,7 +65,7 @@ def check_models(models: dict[str, list[str]]) -> None:
 
 def run_combination(
     args: argparse.Namespace, speech: Path, stt: str, llm: str, tts: str, workdir: Path
-) -> dict[str, Any]:
+) -> Row:
     tag = f"{stt}+{llm}+{tts}"
     json_path = workdir / f"{tag}.json"
     log_path = workdir / f"{tag}.log"
@@ -75,51 +86,12 @@ def run_combination(
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall_s = round(time.perf_counter() - t0, 1)
-    row: dict[str, Any] = {
-        "stt": stt,
-        "llm": llm,
-        "tts": tts,
-        "exit_code": proc.returncode,
-        "wall_s": wall_s,
-        "ram_peak_mb": round(usage.ru_maxrss / 1024, 1),
-        "log": str(log_path),
-    }
+    run = ComboRun(stt, llm, tts, proc.returncode, wall_s, round(usage.ru_maxrss / 1024, 1), str(log_path))
     if not json_path.is_file():
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-        row["error"] = " | ".join(tail) or f"exit code {proc.returncode}"
-        return row
-    data = json.loads(json_path.read_text(encoding="utf-8"))
-    s = data["summary"]
-    examples: dict[str, str] = {}
-    for t in data["turns"]:
-        examples.setdefault(t["clip"], t["reply_text"])
-    row.update(
-        {
-            "json": str(json_path),
-            "n_measured": s["n_measured"],
-            "n_failed": s["n_failed"],
-            "p50_ms": s["p50_ms"],
-            "p95_ms": s["p95_ms"],
-            "max_ms": s["max_ms"],
-            "stages_p50_ms": {k: v["p50"] for k, v in s["stages"].items()},
-            "server_total_p50_ms": s["server_total"]["p50"],
-            "p50_reconciliation_error_ms": s["p50_reconciliation_error_ms"],
-            "wer": s["wer"],
-            "llm_tps_p50": s["llm_tps"]["p50"],
-            "llm_ttft_p50_ms": s["llm_ttft"]["p50"],
-            "reply_tokens_p50": s["reply_tokens"]["p50"],
-            "reply_audio_s_p50": s["reply_audio_s"]["p50"],
-            "meets_target": s["meets_target"],
-            "meets_human_gap": s["meets_human_gap"],
-            "within_target": s["within_target"],
-            "load_s": data["meta"].get("load_s"),
-            "load_average_at_start": data["meta"]["machine"]["load_average_at_start"],
-            "other_processes_cpu_percent": data["meta"]["machine"].get("other_processes_cpu_percent"),
-            "redone_turns": (data["meta"]["machine"].get("guard") or {}).get("redone_samples"),
-            "examples": examples,
-        }
-    )
-    return row
+        fields = {f.name: getattr(run, f.name) for f in dataclasses.fields(run)}
+        return FailedRow(**fields, error=" | ".join(tail) or f"exit code {proc.returncode}")
+    return MeasuredRow.from_e2e(run, str(json_path), json.loads(json_path.read_text(encoding="utf-8")))
 
 
 def quality_key(stt: str, llm: str, spoken: bool) -> str:
@@ -152,19 +124,27 @@ def run_quality(args: argparse.Namespace, llm: str, workdir: Path, stt: str | No
 
 
 def attach_quality(
-    rows: list[dict[str, Any]], quality: dict[str, dict[str, Any]], bar_pct: float, *, spoken: bool = False
-) -> None:
-    """Give every measured row its quality (its LLM's in text mode, its STT + LLM's in spoken mode) and the
+    rows: Sequence[Row], quality: dict[str, dict[str, Any]], bar_pct: float, *, spoken: bool = False
+) -> list[Row]:
+    """Every measured row with its quality (its LLM's in text mode, its STT + LLM's in spoken mode) and the
     joint verdict (pure)."""
+    out: list[Row] = []
     for r in rows:
-        if "error" in r:
-            continue
-        q = quality.get(quality_key(r["stt"], r["llm"], spoken), {})
-        right = q.get("right_pct")
-        r["quality_right_pct"] = right
-        r["quality_items"] = q.get("items")
-        r["meets_quality"] = right is not None and right >= bar_pct
-        r["meets_turn_taking"] = r["meets_quality"] and r["meets_target"] in ("yes", "p50 only")
+        if isinstance(r, MeasuredRow):
+            q = quality.get(quality_key(r.stt, r.llm, spoken), {})
+            right = q.get("right_pct")
+            meets = right is not None and right >= bar_pct
+            verdict = QualityVerdict(right, q.get("items"), meets, meets and r.meets_target in ("yes", "p50 only"))
+            r = dataclasses.replace(r, quality=verdict)
+        out.append(r)
+    return out
+
+
+def _without_files(row: Row) -> Row:
+    """``row`` without its log and result paths."""
+    if isinstance(row, MeasuredRow):
+        return dataclasses.replace(row, log=None, json=None)
+    return dataclasses.replace(row, log=None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,20 +158,13 @@ def run(args: argparse.Namespace) -> int:
     models = {"stt": _list(args.stt, "stt"), "llm": _list(args.llm, "llm"), "tts": _list(args.tts, "tts")}
     check_models(models)
     combos = list(itertools.product(models["stt"], models["llm"], models["tts"]))
-    meta = {
-        "machine": bench.begin(),
-        "speech_dir": str(speech),
-        "clips": [c.name for c in clips],
-        "repeats": args.repeats,
-        "warmup": args.warmup,
-        "models": models,
-    }
+    machine = bench.begin()
     print(
         f"{len(combos)} combinations × {len(clips)} clips × {args.repeats} repeats (+{args.warmup} warm-up), "
         "each combination in its own process",
         flush=True,
     )
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.keep or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
@@ -208,23 +181,29 @@ def run(args: argparse.Namespace) -> int:
             for stt, llm in itertools.product(models["stt"], models["llm"]):
                 print(f"quality (spoken mode) of {stt} + {llm} …", flush=True)
                 quality[quality_key(stt, llm, True)] = run_quality(args, llm, workdir, stt)
-            attach_quality(rows, quality, args.quality_bar, spoken=True)
+            rows = attach_quality(rows, quality, args.quality_bar, spoken=True)
         elif not args.no_quality:
             for llm in models["llm"]:
                 print(f"quality (text mode) of {llm} …", flush=True)
                 quality[llm] = run_quality(args, llm, workdir)
-            attach_quality(rows, quality, args.quality_bar)
-        meta["quality_bar_pct"] = None if args.no_quality else args.quality_bar
-        meta["quality_mode"] = "spoken" if spoken else "text"
-        meta["quality"] = quality
-        if args.keep is None:
-            for r in rows:  # the files are gone with the temporary directory
-                r.pop("json", None)
-                r.pop("log", None)
-    result = {"tool": "voice bench matrix", "schema": 1, "meta": meta, "rows": rows}
+            rows = attach_quality(rows, quality, args.quality_bar)
+        if args.keep is None:  # the files are gone with the temporary directory
+            rows = [_without_files(r) for r in rows]
+    meta = MatrixMeta(
+        machine=machine,
+        speech_dir=str(speech),
+        clips=tuple(c.name for c in clips),
+        repeats=args.repeats,
+        warmup=args.warmup,
+        models={k: tuple(v) for k, v in models.items()},
+        quality_bar_pct=None if args.no_quality else args.quality_bar,
+        quality_mode="spoken" if spoken else "text",
+        quality=quality,
+    )
+    result = MatrixResult(meta, tuple(rows))
     print()
     print(text_table(*table(rows)))
     print()
-    print("\n".join(conclusions(rows, meta.get("quality_bar_pct"))))
+    print("\n".join(conclusions(rows, meta.quality_bar_pct)))
     bench.end(result, markdown=markdown, plot=plot)
-    return 0 if all("error" not in r for r in rows) else 1
+    return 0 if all(isinstance(r, MeasuredRow) for r in rows) else 1

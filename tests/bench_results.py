@@ -1,0 +1,46 @@
+"""Helpers for the tests that check a bench's typed result against the JSON and Markdown it writes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from voice.bench import scaffold
+from voice.bench.markdown import JsonResult
+
+RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
+R = TypeVar("R", bound=JsonResult)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """The same JSON, keys in the same order too (``==`` on dicts ignores their order)."""
+    return json.dumps(a) == json.dumps(b)
+
+
+def fake_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bench run's machine record is ``{"cores": 2}``, completed with ``"end": "x"``."""
+    monkeypatch.setattr(scaffold, "machine_info", lambda: {"cores": 2})
+    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+
+
+def check_committed(
+    name: str,
+    from_json: Callable[[dict[str, Any]], R],
+    markdown: Callable[[R, Path], str],
+    *,
+    json_too: bool = True,
+) -> R:
+    """The committed result ``name`` read back writes the same JSON (unless ``json_too`` is False) and the
+    committed Markdown (``markdown(result, md_path)``)."""
+    path = RESULTS / name
+    committed = json.loads(path.read_text(encoding="utf-8"))
+    result = from_json(committed)
+    if json_too:
+        assert same_json(result.to_json(), committed)
+    md = path.with_suffix(".md")
+    assert markdown(result, md) == md.read_text(encoding="utf-8")
+    return result
