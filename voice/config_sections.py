@@ -95,7 +95,7 @@ class SttConfig:
     """With ``backend = "wyoming"``: the server, ``tcp://HOST:PORT``."""
     timeout_s: float = 30.0
     """With ``backend = "wyoming"``: connecting, and each wait for the server, may take this long."""
-    ask_again: bool = False
+    ask_again: bool = True
     """When the STT is unsure of what it heard (``ask_again_below_logprob``), reply ``ask_again_reply`` instead
     of answering words the user probably did not say; neither goes into the conversation's history."""
     ask_again_below_logprob: float = -0.6
