@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.clock import Clock
-from voice.config import BudgetConfig
+from voice.config_sections import BudgetConfig
 
 #: Hand-over marks in pipeline order; stage ``i`` runs from ``MARKS[i]`` to ``MARKS[i + 1]``.
 MARKS: tuple[str, ...] = (
