@@ -70,3 +70,14 @@ def run_command(argv: list[str], out: Path) -> tuple[dict[str, Any], str]:
 def digests(written: dict[str, Any], md: str) -> tuple[str, str]:
     """sha256 of a run's JSON (``json.dumps``) and Markdown."""
     return sha256(json.dumps(written)), sha256(md)
+
+
+def check_run(
+    written: dict[str, Any], md: str, expected: tuple[str, str], from_json: Callable[[dict[str, Any]], R]
+) -> R:
+    """A run's JSON and Markdown have the ``expected`` digests, and its JSON reads back to a result that writes
+    it again."""
+    assert digests(written, md) == expected
+    result = from_json(written)
+    assert result.to_json() == written and from_json(result.to_json()) == result
+    return result

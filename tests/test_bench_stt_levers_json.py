@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.bench_results import check_committed, committed_machine, digests, run_command
+from tests.bench_results import check_committed, check_run, committed_machine, run_command
 from voice.bench import stt_levers
 from voice.bench.stt_levers_result import LeversResult
 
@@ -101,10 +101,7 @@ def run_levers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> 
 def test_the_command_writes_the_json_and_markdown_the_dicts_did(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, extra: tuple[str, ...]
 ) -> None:
-    written, md = run_levers(monkeypatch, tmp_path, *extra)
-    assert digests(written, md) == DIGESTS[name]
-    result = LeversResult.from_json(written)
-    assert result.to_json() == written and LeversResult.from_json(result.to_json()) == result
+    check_run(*run_levers(monkeypatch, tmp_path, *extra), DIGESTS[name], LeversResult.from_json)
 
 
 @pytest.mark.parametrize(

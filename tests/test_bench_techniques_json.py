@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.bench_results import check_committed, committed_machine, digests, run_command
+from tests.bench_results import check_committed, check_run, committed_machine, run_command
 from voice.bench import techniques
 from voice.bench.e2e_turn import PlanItem, TurnResult
 from voice.bench.techniques_result import TechniquesResult
@@ -90,10 +90,7 @@ class FakeEngines:
 def test_the_command_writes_the_json_and_markdown_the_dicts_did(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, extra: tuple[str, ...]
 ) -> None:
-    written, md = run_techniques(monkeypatch, tmp_path, *extra)
-    assert digests(written, md) == DIGESTS[name]
-    result = TechniquesResult.from_json(written)
-    assert result.to_json() == written and TechniquesResult.from_json(result.to_json()) == result
+    check_run(*run_techniques(monkeypatch, tmp_path, *extra), DIGESTS[name], TechniquesResult.from_json)
 
 
 @pytest.mark.parametrize("name", ["2026-12-03-techniques.json", "2026-12-03-techniques-pause.json"])
