@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from voice.bench import scaffold
 from voice.bench.markdown import JsonResult
+from voice.cli import main
 
 RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
 R = TypeVar("R", bound=JsonResult)
@@ -43,4 +45,39 @@ def check_committed(
         assert same_json(result.to_json(), committed)
     md = path.with_suffix(".md")
     assert markdown(result, md) == md.read_text(encoding="utf-8")
+    return result
+
+
+def committed_machine(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A bench run's machine record is the committed result ``name``'s (all the Markdown needs of it), completed
+    with ``"end": "x"``."""
+    record = json.loads((RESULTS / name).read_text(encoding="utf-8"))["machine"]
+    monkeypatch.setattr(scaffold, "machine_info", lambda: dict(record))
+    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def run_command(argv: list[str], out: Path) -> tuple[dict[str, Any], str]:
+    """``voice bench …`` (``argv``) writing ``--out out``: its JSON and Markdown."""
+    assert main([*argv, "--out", str(out)]) == 0
+    written: dict[str, Any] = json.loads(out.with_name(out.name + ".json").read_text(encoding="utf-8"))
+    return written, out.with_name(out.name + ".md").read_text(encoding="utf-8")
+
+
+def digests(written: dict[str, Any], md: str) -> tuple[str, str]:
+    """sha256 of a run's JSON (``json.dumps``) and Markdown."""
+    return sha256(json.dumps(written)), sha256(md)
+
+
+def check_run(
+    written: dict[str, Any], md: str, expected: tuple[str, str], from_json: Callable[[dict[str, Any]], R]
+) -> R:
+    """A run's JSON and Markdown have the ``expected`` digests, and its JSON reads back to a result that writes
+    it again."""
+    assert digests(written, md) == expected
+    result = from_json(written)
+    assert result.to_json() == written and from_json(result.to_json()) == result
     return result

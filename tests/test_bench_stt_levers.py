@@ -10,6 +10,7 @@ import pytest
 from voice.bench.clips import BenchError
 from voice.bench.machine import machine_info
 from voice.bench.stt_levers import LeverClip, load_variants, markdown, summarize
+from voice.bench.stt_levers_result import LeverClipRow, LeversResult, LeverVariant
 
 
 def test_variants_override_the_configs_stt_keys_and_nothing_else(tmp_path: Path) -> None:
@@ -39,16 +40,15 @@ def test_summary_splits_time_and_wer_by_voice_and_recordings() -> None:
         LeverClip("c-time", "espeak-ng:en-us", "What time is it?", audio),
     ]
     s = summarize(clips, ["play the beatles", "Council the timer.", "What time is it?"], [50.0, 70.0, 90.0], 1)
-    assert s["wer_by_group"] == {"recordings": 0.0, "espeak-ng:en-gb+f3": 0.333, "espeak-ng:en-us": 0.0}
-    assert s["wer_spoken_set"] == round(1 / 7, 3)
-    assert (s["recordings_p50_ms"], s["spoken_set_p50_ms"], s["fallbacks"]) == (50.0, 80.0, 1)
-    result = {
-        "machine": machine_info(),
-        "repeats": 1,
-        "variants": [{"name": "v", **s,
-                      "stt": {"model": "tiny.en", "beam_size": 1, "initial_prompt": "", "pad_silence": True}}],
-        "clips": [{"clip": "t-cancel", "group": "espeak-ng:en-gb+f3", "reference": "Cancel the timer.",
-                   "texts": ["Council the timer."], "ms": [70.0]}],
-    }  # fmt: skip
+    assert s.wer_by_group == {"recordings": 0.0, "espeak-ng:en-gb+f3": 0.333, "espeak-ng:en-us": 0.0}
+    assert s.wer_spoken_set == round(1 / 7, 3)
+    assert (s.recordings_p50_ms, s.spoken_set_p50_ms, s.fallbacks) == (50.0, 80.0, 1)
+    result = LeversResult(
+        machine=machine_info(),
+        repeats=1,
+        variants=(LeverVariant("v", {"model": "tiny.en", "beam_size": 1, "initial_prompt": "", "pad_silence": True},
+                               s),),
+        clips=(LeverClipRow("t-cancel", "espeak-ng:en-gb+f3", "Cancel the timer.", ("Council the timer.",), (70.0,)),),
+    )  # fmt: skip
     md = markdown(result)
     assert "| v | tiny.en | 1 | '' | True |" in md and "Council the timer." in md

@@ -10,6 +10,7 @@ import pytest
 from voice.bench.clips import BenchError
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.techniques import Step, _row, select, steps
+from voice.bench.techniques_result import StepRow
 from voice.config import Config
 
 
@@ -60,9 +61,13 @@ def turn(clip: str, m2e: float | None, reply: str, transcript: str = "turn on th
 
 def test_row_counts_speed_beside_quality() -> None:
     step = Step("x", "x", lambda c: c)
-    base = _row(step, [turn("a", 400.0, "Done."), turn("b", 600.0, "Okay.")], None)
-    assert base["p50_ms"] == 500.0 and base["within_target"] == 1 and base["failed"] == 0
-    assert base["wer_normalized"] == 0.0 and base["replies_same_as_serial"] is None
-    later = _row(step, [turn("a", 300.0, "Done."), turn("b", None, "Sure.", "turn of the lamp")], base["replies"])
-    assert later["failed"] == 1 and later["p50_ms"] == 300.0 and later["replies_same_as_serial"] == 1
-    assert later["wer_normalized"] == 0.125  # 1 substitution in 8 reference words
+
+    def row(turns: list[TurnResult], baseline: dict[str, str] | None) -> StepRow:
+        return _row(step, turns, baseline, load_average_before=(0.5, 0.25, 0.125), seconds=1.5)
+
+    base = row([turn("a", 400.0, "Done."), turn("b", 600.0, "Okay.")], None)
+    assert base.p50_ms == 500.0 and base.within_target == 1 and base.failed == 0
+    assert base.wer_normalized == 0.0 and base.replies_same_as_serial is None
+    later = row([turn("a", 300.0, "Done."), turn("b", None, "Sure.", "turn of the lamp")], base.replies)
+    assert later.failed == 1 and later.p50_ms == 300.0 and later.replies_same_as_serial == 1
+    assert later.wer_normalized == 0.125  # 1 substitution in 8 reference words

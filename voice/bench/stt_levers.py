@@ -23,6 +23,7 @@ from voice.bench.machine import machine_markdown
 from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.scaffold import BenchRun
 from voice.bench.stats import corpus_wer_normalized
+from voice.bench.stt_levers_result import LeverClipRow, LeversResult, LeverSummary, LeverVariant
 from voice.budget import percentile
 from voice.config import DEFAULT_CONFIG_PATH, ConfigError, parse_config
 from voice.tomlfile import load_toml
@@ -78,26 +79,26 @@ def _wer(pairs: list[tuple[str, str]]) -> float | None:
     return None if w is None else round(w, 3)
 
 
-def summarize(clips: list[LeverClip], texts: list[str], times_ms: list[float], fallbacks: int) -> dict[str, Any]:
+def summarize(clips: list[LeverClip], texts: list[str], times_ms: list[float], fallbacks: int) -> LeverSummary:
     groups = list(dict.fromkeys(c.group for c in clips))
     spoken = [i for i, c in enumerate(clips) if c.group != "recordings"]
     recorded = [i for i, c in enumerate(clips) if c.group == "recordings"]
-    return {
-        "p50_ms": _p(times_ms, 50),
-        "p95_ms": _p(times_ms, 95),
-        "recordings_p50_ms": _p([times_ms[i] for i in recorded], 50),
-        "recordings_p95_ms": _p([times_ms[i] for i in recorded], 95),
-        "spoken_set_p50_ms": _p([times_ms[i] for i in spoken], 50),
-        "spoken_set_p95_ms": _p([times_ms[i] for i in spoken], 95),
-        "fallbacks": fallbacks,
-        "wer_by_group": {
+    return LeverSummary(
+        p50_ms=_p(times_ms, 50),
+        p95_ms=_p(times_ms, 95),
+        recordings_p50_ms=_p([times_ms[i] for i in recorded], 50),
+        recordings_p95_ms=_p([times_ms[i] for i in recorded], 95),
+        spoken_set_p50_ms=_p([times_ms[i] for i in spoken], 50),
+        spoken_set_p95_ms=_p([times_ms[i] for i in spoken], 95),
+        fallbacks=fallbacks,
+        wer_by_group={
             g: _wer([(c.reference, t) for c, t in zip(clips, texts, strict=True) if c.group == g]) for g in groups
         },
-        "wer_spoken_set": _wer([(clips[i].reference, texts[i]) for i in spoken]),
-    }
+        wer_spoken_set=_wer([(clips[i].reference, texts[i]) for i in spoken]),
+    )
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> LeversResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     variants = load_variants(args.variants, args.config)
     clips = collect_clips(args)
@@ -123,60 +124,60 @@ def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
         for v in range(len(variants)):
             times[v].append(percentile(ms[v], 50))
         print(f"{clip.group:20} {clip.name:32} " + " ".join(f"{t[-1]:5.0f}" for t in times), flush=True)
-    return {
-        "machine": info,
-        "repeats": args.repeats,
-        "variants": [
-            {"name": name, "stt": dataclasses.asdict(config.stt), **summarize(clips, texts[v], times[v], fallbacks[v])}
+    return LeversResult(
+        machine=info,
+        repeats=args.repeats,
+        variants=tuple(
+            LeverVariant(name, dataclasses.asdict(config.stt), summarize(clips, texts[v], times[v], fallbacks[v]))
             for v, (name, config) in enumerate(variants)
-        ],
-        "clips": [
-            {"clip": c.name, "group": c.group, "reference": c.reference,
-             "texts": [t[i] for t in texts], "ms": [round(t[i], 1) for t in times]}
+        ),
+        clips=tuple(
+            LeverClipRow(c.name, c.group, c.reference, tuple(t[i] for t in texts), tuple(round(t[i], 1) for t in times))
             for i, c in enumerate(clips)
-        ],
-    }  # fmt: skip
+        ),
+    )
 
 
 SUMMARY_HEADER = ["variant", "STT p50 ms", "p95 ms", "recordings p50 / p95", "spoken set p50 / p95", "fallbacks"]
 
 
-def _summary_rows(result: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    groups = list(result["variants"][0]["wer_by_group"])
+def _summary_rows(result: LeversResult) -> tuple[list[str], list[list[Any]]]:
+    groups = list(result.variants[0].summary.wer_by_group)
     header = [*SUMMARY_HEADER, *(f"WER {g}" for g in groups)]
     if len(groups) > 1:
         header.append("WER spoken set")
     rows = []
-    for v in result["variants"]:
-        row = [v["name"], v["p50_ms"], v["p95_ms"], f"{v['recordings_p50_ms']} / {v['recordings_p95_ms']}",
-               f"{v['spoken_set_p50_ms']} / {v['spoken_set_p95_ms']}", v["fallbacks"],
-               *(fixed(v["wer_by_group"][g]) for g in groups)]  # fmt: skip
+    for v in result.variants:
+        s = v.summary
+        row = [v.name, s.p50_ms, s.p95_ms, f"{s.recordings_p50_ms} / {s.recordings_p95_ms}",
+               f"{s.spoken_set_p50_ms} / {s.spoken_set_p95_ms}", s.fallbacks,
+               *(fixed(s.wer_by_group[g]) for g in groups)]  # fmt: skip
         if len(groups) > 1:
-            row.append(fixed(v["wer_spoken_set"]))
+            row.append(fixed(s.wer_spoken_set))
         rows.append(row)
     return header, rows
 
 
-def markdown(result: dict[str, Any]) -> str:
+def markdown(result: LeversResult) -> str:
     header, rows = _summary_rows(result)
-    names = [v["name"] for v in result["variants"]]
+    names = [v.name for v in result.variants]
     differ = [
-        [c["clip"], c["group"], c["reference"], *c["texts"]]
-        for c in result["clips"]
-        if any(corpus_wer_normalized([(c["reference"], t)]) for t in c["texts"])
+        [c.clip, c.group, c.reference, *c.texts]
+        for c in result.clips
+        if any(corpus_wer_normalized([(c.reference, t)]) for t in c.texts)
     ]
-    settings = [[v["name"], v["stt"]["model"], v["stt"]["beam_size"], repr(v["stt"]["initial_prompt"]),
-                 v["stt"].get("pad_silence", False)] for v in result["variants"]]  # fmt: skip
+    settings = [[v.name, v.stt["model"], v.stt["beam_size"], repr(v.stt["initial_prompt"]),
+                 v.stt.get("pad_silence", False)] for v in result.variants]  # fmt: skip
     return "\n".join([
-        f"# STT settings compared on the same clips ({result['machine']['date']})", "",
-        f"Every clip transcribed {result['repeats']} times by each variant on the server's path (short window, "
+        f"# STT settings compared on the same clips ({result.machine['date']})", "",
+        f"Every clip transcribed {result.repeats} times by each variant on the server's path (short window, "
         "guarded), variants in a rotating order, one process; a clip's time is the p50 of its repeats, p50/p95 "
         "are over the clips. WER is normalized (Whisper's English normalizer), over all words of a group.", "",
         md_table(["variant", "model", "beam_size", "initial_prompt", "pad_silence"], settings, align="llrll"), "",
         md_table(header, rows), "",
         "## Clips some variant mishears (normalized WER > 0; the first repeat's transcript)", "",
         md_table(["clip", "voice", "said", *names], differ, align="l" * (3 + len(names))), "",
-        machine_markdown(result["machine"]),
+        machine_markdown(result.machine),
     ])  # fmt: skip
 
 

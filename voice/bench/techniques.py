@@ -50,6 +50,7 @@ from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.machine import load_average, machine_markdown
 from voice.bench.markdown import md_table, text_table
 from voice.bench.scaffold import BenchRun
+from voice.bench.techniques_result import StackModels, StepRow, TechniquesResult
 from voice.config import Config, load_config
 
 #: The pause of the first speculation step, then of the early-pause step (see the module docstring).
@@ -165,30 +166,39 @@ def select(all_steps: list[tuple[Step, Config]], names: str | None) -> list[tupl
     return [(step, config) for step, config in all_steps if step.name in wanted]
 
 
-def _row(step: Step, turns: list[TurnResult], baseline: dict[str, str] | None) -> dict[str, Any]:
+def _row(
+    step: Step,
+    turns: list[TurnResult],
+    baseline: dict[str, str] | None,
+    *,
+    load_average_before: tuple[float, ...],
+    seconds: float,
+) -> StepRow:
     """One step's row: the e2e bench's own statistics of its measured turns (uncertain ones counted, not
     timed), and how many replies are word for word the serial step's."""
     measured = [t for t in turns if t.phase == "measured"]
     s = summarize(measured)
     replies = {f"{t.clip}#{t.repeat}": t.reply_text for t in measured}
     same = None if baseline is None else sum(1 for k, v in replies.items() if baseline.get(k) == v)
-    return {
-        "step": step.name,
-        "description": step.description,
-        "turns": s["n_turns"],
-        "failed": s["n_failed"],
-        "uncertain": s["n_uncertain"],
-        "p50_ms": s["p50_ms"],
-        "p95_ms": s["p95_ms"],
-        "within_target": s["within_target"],
-        "stages_p50_ms": {name: d["p50"] for name, d in s["stages"].items()},
-        "wer_normalized": s["wer_normalized"],
-        "replies_same_as_serial": same,
-        "replies": replies,
-    }
+    return StepRow(
+        step=step.name,
+        description=step.description,
+        turns=s["n_turns"],
+        failed=s["n_failed"],
+        uncertain=s["n_uncertain"],
+        p50_ms=s["p50_ms"],
+        p95_ms=s["p95_ms"],
+        within_target=s["within_target"],
+        stages_p50_ms={name: d["p50"] for name, d in s["stages"].items()},
+        wer_normalized=s["wer_normalized"],
+        replies_same_as_serial=same,
+        replies=replies,
+        load_average_before=load_average_before,
+        seconds=seconds,
+    )
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> TechniquesResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     from voice.loader import load_engines
 
@@ -200,7 +210,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
         print(f"warning: {w}")
     opts = E2eOptions(repeats=args.repeats, warmup=args.warmup)
     plan = make_plan(clips, opts.repeats, opts.warmup)
-    rows: list[dict[str, Any]] = []
+    rows: list[StepRow] = []
     baseline: dict[str, str] | None = None
     for step, config in select(steps(base), getattr(args, "steps", None)):
         t0 = time.perf_counter()
@@ -210,55 +220,53 @@ def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
             turns = asyncio.run(run_plan_in_process(config, engines, plan, opts))
         finally:
             engines.close()
-        row = _row(step, turns, baseline)
-        row["load_average_before"] = load_before
-        row["seconds"] = round(time.perf_counter() - t0, 1)
+        row = _row(step, turns, baseline, load_average_before=load_before,
+                   seconds=round(time.perf_counter() - t0, 1))  # fmt: skip
         if baseline is None:
-            baseline = row["replies"]
+            baseline = row.replies
         rows.append(row)
         print(
-            f"{step.name:12} p50 {stats.fmt_ms(row['p50_ms'])} ms  p95 {stats.fmt_ms(row['p95_ms'])} ms  "
-            f"within {stats.TARGET_MS:.0f} ms: {row['within_target']}/{row['turns']}  WER {row['wer_normalized']}",
+            f"{step.name:12} p50 {stats.fmt_ms(row.p50_ms)} ms  p95 {stats.fmt_ms(row.p95_ms)} ms  "
+            f"within {stats.TARGET_MS:.0f} ms: {row.within_target}/{row.turns}  WER {row.wer_normalized}",
             flush=True,
         )
-    return {
-        "tool": "voice bench techniques",
-        "machine": info,
-        "speech_dir": str(speech_dir),
-        "clips": [c.name for c in clips],
-        "repeats": opts.repeats,
-        "warmup": opts.warmup,
-        "models": {"stt": base.stt.model, "llm": base.llm.model, "tts": base.tts.model},
-        "steps": rows,
-    }
+    return TechniquesResult(
+        machine=info,
+        speech_dir=str(speech_dir),
+        clips=tuple(c.name for c in clips),
+        repeats=opts.repeats,
+        warmup=opts.warmup,
+        models=StackModels(stt=base.stt.model, llm=base.llm.model, tts=base.tts.model),
+        steps=tuple(rows),
+    )
 
 
-def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
-    rows = result["steps"]
+def markdown(result: TechniquesResult, png: Path | None, md_path: Path) -> str:
+    rows = result.steps
     stage_names = ["endpoint_silence", "stt", "llm_ttft", "first_clause", "tts_first_audio"]
-    first = rows[0]["p50_ms"] if rows else None
+    first = rows[0].p50_ms if rows else None
     table = [
         [
-            r["step"],
-            r["description"],
-            r["p50_ms"],
-            r["p95_ms"],
-            None if first is None or not r["p50_ms"] else f"{first / r['p50_ms']:.2f}x",
-            f"{r['within_target']}/{r['turns']}",
-            *[r["stages_p50_ms"].get(s) for s in stage_names],
-            None if r["wer_normalized"] is None else f"{r['wer_normalized']:.3f}",
-            "—" if r["replies_same_as_serial"] is None else f"{r['replies_same_as_serial']}/{r['turns']}",
-            r["failed"] + r["uncertain"],
+            r.step,
+            r.description,
+            r.p50_ms,
+            r.p95_ms,
+            None if first is None or not r.p50_ms else f"{first / r.p50_ms:.2f}x",
+            f"{r.within_target}/{r.turns}",
+            *[r.stages_p50_ms.get(s) for s in stage_names],
+            None if r.wer_normalized is None else f"{r.wer_normalized:.3f}",
+            "—" if r.replies_same_as_serial is None else f"{r.replies_same_as_serial}/{r.turns}",
+            r.failed + r.uncertain,
         ]
         for r in rows
     ]
-    models = result["models"]
+    models = result.models
     lines = [
-        f"# Latency techniques, one at a time ({result['machine']['date']})",
+        f"# Latency techniques, one at a time ({result.machine['date']})",
         "",
-        f"Models: STT `{models['stt']}`, LLM `{models['llm']}`, TTS `{models['tts']}`. Clips: "
-        f"`{result['speech_dir']}` ({len(result['clips'])}), {result['repeats']} repeat(s) after "
-        f"{result['warmup']} warm-up turn(s), per step. Each step adds one technique to the row above; the "
+        f"Models: STT `{models.stt}`, LLM `{models.llm}`, TTS `{models.tts}`. Clips: "
+        f"`{result.speech_dir}` ({len(result.clips)}), {result.repeats} repeat(s) after "
+        f"{result.warmup} warm-up turn(s), per step. Each step adds one technique to the row above; the "
         "models are loaded afresh per step (the STT window is a load-time setting). Mouth-to-ear is measured "
         "by the client, from the clip's speech end to the first audible reply sample (see benchmarks/README.md).",
         "",
@@ -285,11 +293,11 @@ def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
         "## Replies per step",
         "",
         md_table(
-            ["turn", *[r["step"] for r in rows]],
-            [[k, *[r["replies"].get(k, "") for r in rows]] for k in (rows[0]["replies"] if rows else {})],
+            ["turn", *[r.step for r in rows]],
+            [[k, *[r.replies.get(k, "") for r in rows]] for k in (rows[0].replies if rows else {})],
         ),
         "",
-        machine_markdown(result["machine"]),
+        machine_markdown(result.machine),
     ]
     return "\n".join(lines)
 
@@ -302,14 +310,14 @@ def run(args: argparse.Namespace) -> int:
             ["step", "p50 ms", "p95 ms", "within", "WER", "replies = serial"],
             [
                 [
-                    r["step"],
-                    r["p50_ms"],
-                    r["p95_ms"],
-                    f"{r['within_target']}/{r['turns']}",
-                    r["wer_normalized"],
-                    r["replies_same_as_serial"],
+                    r.step,
+                    r.p50_ms,
+                    r.p95_ms,
+                    f"{r.within_target}/{r.turns}",
+                    r.wer_normalized,
+                    r.replies_same_as_serial,
                 ]
-                for r in result["steps"]
+                for r in result.steps
             ],
         )
     )
