@@ -3,7 +3,8 @@
 The LLM streams tokens into the splitter on the event loop; each speakable clause goes through a queue to the
 TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to the session's
 :class:`ReplySink` while the LLM keeps generating. The queue is unbounded on purpose (at most one clause per
-token, so ``max_reply_tokens`` bounds it): the LLM never waits for the TTS or the client.
+token, so ``max_reply_tokens`` bounds it): the LLM never waits for the TTS or the client. Words the STT is
+unsure of (``[stt] ask_again``) get "say it again" instead, without the LLM and off the history.
 
 A turn holds a place in the model queue (:meth:`~voice.engine.Engines.admit`) for its STT and LLM work
 only: the LLM never waits for the client, so a client that reads slowly delays nobody's turn but its own. The
