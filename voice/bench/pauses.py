@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from voice.bench import stats
 from voice.bench.clips import Clip, default_speech_dir, load_clips
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, text_table
+from voice.bench.pauses_result import PausesResult, StrategyRow
 from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 from voice.endpoint import Endpointer, SpeechEnded, TurnScorer
@@ -126,7 +128,7 @@ def endpoints(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[int]:
 
 def evaluate(
     clips: list[Clip], strategies: list[Strategy], pauses_ms: list[int], vad: Any, say: Callable[[str], None]
-) -> list[dict[str, Any]]:
+) -> list[StrategyRow]:
     rows = []
     tail = np.zeros(int(1.5 * RATE_HZ), np.float32)  # the turn must be able to end after the clip
     for s in strategies:
@@ -150,15 +152,15 @@ def evaluate(
         d = stats.describe(delays)
         counts = {p: sum(v) for p, v in false.items()}
         tested = {p: len(v) for p, v in false.items()}
-        row = {
-            "strategy": s.name,
-            "false_endpoints": counts,
-            "tested": tested,
-            "clips": len(clips),
-            "end_of_turn_delay_p50_ms": d["p50"],
-            "end_of_turn_delay_p95_ms": d["p95"],
-            "turns_ended_inside_whole_clips": natural,
-        }
+        row = StrategyRow(
+            strategy=s.name,
+            false_endpoints=counts,
+            tested=tested,
+            clips=len(clips),
+            end_of_turn_delay_p50_ms=d["p50"],
+            end_of_turn_delay_p95_ms=d["p95"],
+            turns_ended_inside_whole_clips=natural,
+        )
         say(
             f"{s.name:28} false endpoints "
             + " ".join(f"{p}ms:{n}/{tested[p]}" for p, n in counts.items())
@@ -214,7 +216,7 @@ def energy_variant(strategy: Strategy) -> Strategy:
     return Strategy(label, dataclasses.replace(strategy.config, turn=turn), strategy.scorer)
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> PausesResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     from voice.backends.vad_silero import SileroVad
 
@@ -228,35 +230,34 @@ def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     smart = [] if args.no_smart_turn else sorted({base.turn.complete_silence_ms, base.vad.silence_ms})
     thresholds = sorted({base.turn.complete_threshold, *(float(t) for t in args.thresholds.split(",") if t)})
     rows = evaluate(clips, strategies(base, silences, smart, thresholds), pauses, SileroVad(), print)
-    return {
-        "tool": "voice bench pauses",
-        "machine": info,
-        "speech_dir": str(speech_dir),
-        "clips": [c.name for c in clips],
-        "pauses_ms": pauses,
-        "vad": dataclasses.asdict(base.vad),
-        "turn": dataclasses.asdict(base.turn),
-        "strategies": rows,
-    }
+    return PausesResult(
+        machine=info,
+        speech_dir=str(speech_dir),
+        clips=tuple(c.name for c in clips),
+        pauses_ms=tuple(pauses),
+        vad=dataclasses.asdict(base.vad),
+        turn=dataclasses.asdict(base.turn),
+        strategies=tuple(rows),
+    )
 
 
-def markdown(result: dict[str, Any], png: Any, md_path: Any) -> str:
-    pauses = [str(p) for p in result["pauses_ms"]]
+def markdown(result: PausesResult, png: Path | None, md_path: Path) -> str:
+    pauses = [str(p) for p in result.pauses_ms]
     rows = [
         [
-            r["strategy"],
-            *[f"{r['false_endpoints'][p]}/{r.get('tested', {}).get(p, r['clips'])}" for p in pauses],
-            r["end_of_turn_delay_p50_ms"],
-            r["end_of_turn_delay_p95_ms"],
-            r["turns_ended_inside_whole_clips"],
+            r.strategy,
+            *[f"{r.false_endpoints[p]}/{r.tested_at(p)}" for p in pauses],
+            r.end_of_turn_delay_p50_ms,
+            r.end_of_turn_delay_p95_ms,
+            r.turns_ended_inside_whole_clips,
         ]
-        for r in result["strategies"]
+        for r in result.strategies
     ]
     return "\n".join(
         [
-            f"# False endpoints on mid-sentence pauses, and end-of-turn delay ({result['machine']['date']})",
+            f"# False endpoints on mid-sentence pauses, and end-of-turn delay ({result.machine['date']})",
             "",
-            f"Clips: `{result['speech_dir']}` ({len(result['clips'])}). A pause of each length is made "
+            f"Clips: `{result.speech_dir}` ({len(result.clips)}). A pause of each length is made "
             "mid-sentence (at the quietest 30 ms between 40 % and 70 % of the speech: the speaker's own gap "
             "there, plus the clip's own background spliced in to make up the length; a clip whose own gap is "
             "longer is not tested at that length: k/n = false endpoints / clips tested); a turn ending inside "
@@ -277,7 +278,7 @@ def markdown(result: dict[str, Any], png: Any, md_path: Any) -> str:
             "",
             "The last column counts endpoints on the clips' own pauses (e.g. `jfk.wav` has long ones).",
             "",
-            machine_markdown(result["machine"]),
+            machine_markdown(result.machine),
         ]
     )
 
@@ -287,15 +288,15 @@ def run(args: argparse.Namespace) -> int:
     result = measure(args, bench.begin())
     print(
         text_table(
-            ["strategy", *[f"{p} ms" for p in result["pauses_ms"]], "delay p50", "delay p95"],
+            ["strategy", *[f"{p} ms" for p in result.pauses_ms], "delay p50", "delay p95"],
             [
                 [
-                    r["strategy"],
-                    *[f"{r['false_endpoints'][str(p)]}/{r['tested'][str(p)]}" for p in result["pauses_ms"]],
-                    r["end_of_turn_delay_p50_ms"],
-                    r["end_of_turn_delay_p95_ms"],
+                    r.strategy,
+                    *[f"{r.false_endpoints[str(p)]}/{r.tested_at(str(p))}" for p in result.pauses_ms],
+                    r.end_of_turn_delay_p50_ms,
+                    r.end_of_turn_delay_p95_ms,
                 ]
-                for r in result["strategies"]
+                for r in result.strategies
             ],
         )
     )

@@ -19,30 +19,19 @@ from voice.bench import stats
 from voice.bench.clips import default_speech_dir, load_clips
 from voice.bench.llms import load_stt
 from voice.bench.machine import machine_markdown
-from voice.bench.markdown import md_table, ratio, ratio_of, text_table
+from voice.bench.markdown import fixed, md_table, ratio, ratio_of, text_table
 from voice.bench.scaffold import BenchRun
+from voice.bench.stt_window_result import ClipResult, SttWindowConfig, SttWindowResult, SttWindowSummary, Wer
 from voice.bench.synth import espeak_clips
 from voice.budget import percentile
 from voice.config import SttConfig, load_config
-
-
-@dataclasses.dataclass(frozen=True)
-class ClipResult:
-    clip: str
-    duration_s: float
-    reference: str | None
-    full_ms: float
-    short_ms: float
-    full_text: str
-    short_text: str
-    fell_back: bool
 
 
 def _p(values: list[float], q: float) -> float:
     return round(percentile(values, q), 1)
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, info: dict[str, Any]) -> SttWindowResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     config = load_config(args.config)
     if config.stt.min_window_s <= 0:
@@ -87,79 +76,71 @@ def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
         results.append(r)
     scored = [r for r in results if r.reference]
 
-    def wers(attr: str) -> dict[str, float | None]:
+    def wers(attr: str) -> Wer:
         pairs = [(r.reference or "", getattr(r, attr)) for r in scored]
-        return {"raw": stats.corpus_wer(pairs), "normalized": stats.corpus_wer_normalized(pairs)}
+        return Wer(raw=stats.corpus_wer(pairs), normalized=stats.corpus_wer_normalized(pairs))
 
     full_all = [r.full_ms for r in results]
     short_all = [r.short_ms for r in results]
-    return {
-        "machine": info,
-        "config": {
-            "model": config.stt.model,
-            "espeak": args.espeak,
-            "min_window_s": config.stt.min_window_s,
-            "pad_s": config.stt.pad_s,
-            "compute_type": config.stt.compute_type,
-            "cpu_threads": config.stt.cpu_threads,
-            "repeats": args.repeats,
-        },
-        "clips": [dataclasses.asdict(r) for r in results],
-        "summary": {
-            "full_p50_ms": _p(full_all, 50),
-            "full_p95_ms": _p(full_all, 95),
-            "short_p50_ms": _p(short_all, 50),
-            "short_p95_ms": _p(short_all, 95),
-            "speedup_p50": ratio_of(_p(full_all, 50), _p(short_all, 50)),
-            "fallbacks": sum(r.fell_back for r in results),
-            "clips": len(results),
-            "wer_full": wers("full_text"),
-            "wer_short": wers("short_text"),
-        },
-    }
+    return SttWindowResult(
+        machine=info,
+        config=SttWindowConfig(
+            model=config.stt.model,
+            espeak=args.espeak,
+            min_window_s=config.stt.min_window_s,
+            pad_s=config.stt.pad_s,
+            compute_type=config.stt.compute_type,
+            cpu_threads=config.stt.cpu_threads,
+            repeats=args.repeats,
+        ),
+        clips=tuple(results),
+        summary=SttWindowSummary(
+            full_p50_ms=_p(full_all, 50),
+            full_p95_ms=_p(full_all, 95),
+            short_p50_ms=_p(short_all, 50),
+            short_p95_ms=_p(short_all, 95),
+            speedup_p50=ratio_of(_p(full_all, 50), _p(short_all, 50)),
+            fallbacks=sum(r.fell_back for r in results),
+            clips=len(results),
+            wer_full=wers("full_text"),
+            wer_short=wers("short_text"),
+        ),
+    )
 
 
-def markdown(result: dict[str, Any], png: Path | None, md_path: Path) -> str:
-    s = result["summary"]
-    c = result["config"]
+def markdown(result: SttWindowResult, png: Path | None, md_path: Path) -> str:
+    s = result.summary
+    c = result.config
     rows = [
-        [
-            r["clip"],
-            r["duration_s"],
-            r["full_ms"],
-            r["short_ms"],
-            "yes" if r["fell_back"] else "",
-            r["full_text"],
-            r["short_text"],
-        ]
-        for r in result["clips"]
+        [r.clip, r.duration_s, r.full_ms, r.short_ms, "yes" if r.fell_back else "", r.full_text, r.short_text]
+        for r in result.clips
     ]
 
-    def w(d: dict[str, float | None]) -> str:
-        return " / ".join("—" if d[k] is None else f"{d[k]:.3f}" for k in ("raw", "normalized"))
+    def w(wer: Wer) -> str:
+        return f"{fixed(wer.raw)} / {fixed(wer.normalized)}"
 
     return "\n".join(
         [
-            f"# Whisper on the real audio length vs the 30 s window ({result['machine']['date']})",
+            f"# Whisper on the real audio length vs the 30 s window ({result.machine['date']})",
             "",
-            f"Model {c['model']} ({c['compute_type']}, {c['cpu_threads']} threads); short window = real length + "
-            f"{c['pad_s']} s, at least {c['min_window_s']} s, guarded (loops, length cap, compression ratio, "
-            f"log-probability → full window). {c['repeats']} repeats per clip, both paths alternated in one run.",
+            f"Model {c.model} ({c.compute_type}, {c.cpu_threads} threads); short window = real length + "
+            f"{c.pad_s} s, at least {c.min_window_s} s, guarded (loops, length cap, compression ratio, "
+            f"log-probability → full window). {c.repeats} repeats per clip, both paths alternated in one run.",
             "",
             md_table(
                 ["", "p50 ms", "p95 ms", "WER raw / normalized"],
                 [
-                    ["full 30 s window", s["full_p50_ms"], s["full_p95_ms"], w(s["wer_full"])],
-                    ["short window (guarded)", s["short_p50_ms"], s["short_p95_ms"], w(s["wer_short"])],
+                    ["full 30 s window", s.full_p50_ms, s.full_p95_ms, w(s.wer_full)],
+                    ["short window (guarded)", s.short_p50_ms, s.short_p95_ms, w(s.wer_short)],
                 ],
             ),
             "",
-            f"Speed-up at p50, same run: **{ratio(s['speedup_p50'])}**; fallbacks to the full window: "
-            f"{s['fallbacks']} of {s['clips']} clips.",
+            f"Speed-up at p50, same run: **{ratio(s.speedup_p50)}**; fallbacks to the full window: "
+            f"{s.fallbacks} of {s.clips} clips.",
             "",
             md_table(["clip", "s", "full ms", "short ms", "fell back", "full window", "short window"], rows),
             "",
-            machine_markdown(result["machine"]),
+            machine_markdown(result.machine),
         ]
     )
 
@@ -171,25 +152,13 @@ def run(args: argparse.Namespace) -> int:
         return stt_levers.run(args)
     bench = BenchRun(args)
     result = measure(args, bench.begin())
-    s = result["summary"]
+    s = result.summary
     print(
         text_table(
             ["path", "p50 ms", "p95 ms", "WER raw", "WER norm"],
             [
-                [
-                    "full",
-                    s["full_p50_ms"],
-                    s["full_p95_ms"],
-                    s["wer_full"]["raw"],
-                    s["wer_full"]["normalized"],
-                ],
-                [
-                    "short",
-                    s["short_p50_ms"],
-                    s["short_p95_ms"],
-                    s["wer_short"]["raw"],
-                    s["wer_short"]["normalized"],
-                ],
+                ["full", s.full_p50_ms, s.full_p95_ms, s.wer_full.raw, s.wer_full.normalized],
+                ["short", s.short_p50_ms, s.short_p95_ms, s.wer_short.raw, s.wer_short.normalized],
             ],
         )
     )

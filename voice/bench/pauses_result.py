@@ -1,0 +1,86 @@
+"""What ``voice bench pauses`` measured, typed: a row per endpointing strategy and the whole result, with the
+JSON each is written as (``to_json``: the keys and their order as they were when the results were dicts) and read
+back from (``from_json``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StrategyRow:
+    """One endpointing strategy over all the clips."""
+
+    strategy: str
+    """Its label (``silence 300 ms (config)``, ``smart-turn (320/960 ms)``, ``… + end on energy``, …)."""
+    false_endpoints: dict[str, int]
+    """Per pause length (ms, as a string): the clips on which a turn ended inside the pause."""
+    tested: dict[str, int] | None
+    """Per pause length (ms, as a string): the clips tested at that length (those whose own gap at the splice
+    point is not longer). None in results made before clips could be left out: every clip was tested."""
+    clips: int
+    """Clips in the run."""
+    end_of_turn_delay_p50_ms: float | None
+    """Endpoint − the clip's energy speech end, on the whole clips (None: no turn ended after the speech)."""
+    end_of_turn_delay_p95_ms: float | None
+    turns_ended_inside_whole_clips: int
+    """Endpoints before the speech end of the whole clips (on the speakers' own pauses)."""
+
+    def tested_at(self, pause_ms: str) -> int:
+        """Clips tested at the pause length ``pause_ms`` (every clip in results without :attr:`tested`)."""
+        return self.clips if self.tested is None else self.tested.get(pause_ms, self.clips)
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if self.tested is None:  # as the results made before it wrote it
+            del d["tested"]
+        return d
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StrategyRow:
+        return cls(**{"tested": None, **data})
+
+
+@dataclass(frozen=True)
+class PausesResult:
+    """A ``voice bench pauses`` run."""
+
+    machine: dict[str, Any]
+    """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
+    speech_dir: str
+    """The folder the clips were read from."""
+    clips: tuple[str, ...]
+    """The clips' file names, in their order."""
+    pauses_ms: tuple[int, ...]
+    """The pause lengths spliced in (``--pauses``)."""
+    vad: dict[str, Any]
+    """The config's whole ``[vad]`` section (its keys change as options are added)."""
+    turn: dict[str, Any]
+    """The config's whole ``[turn]`` section (its keys change as options are added)."""
+    strategies: tuple[StrategyRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": "voice bench pauses",
+            "machine": self.machine,
+            "speech_dir": self.speech_dir,
+            "clips": list(self.clips),
+            "pauses_ms": list(self.pauses_ms),
+            "vad": self.vad,
+            "turn": self.turn,
+            "strategies": [s.to_json() for s in self.strategies],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PausesResult:
+        return cls(
+            data["machine"],
+            data["speech_dir"],
+            tuple(data["clips"]),
+            tuple(data["pauses_ms"]),
+            data["vad"],
+            data["turn"],
+            tuple(StrategyRow.from_json(s) for s in data["strategies"]),
+        )
