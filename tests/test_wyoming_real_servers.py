@@ -152,6 +152,9 @@ def test_a_server_that_dies_mid_request_is_a_clear_error(tmp_path: Path) -> None
         piper.proc.kill()  # while it synthesizes the rest
         with pytest.raises(WyomingClientError, match=f"{piper.uri} closed the connection mid-request"):
             list(steps)
+        # Gone for good before the next request: a killed process may still hold its listening socket for a
+        # moment after the request's connection was reset, and a connect then lands in its backlog.
+        piper.proc.wait(10)
         with pytest.raises(WyomingClientError, match="cannot connect"):
             list(tts.synthesize("Hello."))
     finally:
