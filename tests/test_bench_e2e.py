@@ -22,8 +22,9 @@ from tests.conftest import EnginesFactory, make_config, silence, tone, tones_are
 from voice import events
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.clips import load_clips
-from voice.bench.e2e import E2eOptions, E2eResult, method_meta, run_plan, run_plan_in_process
+from voice.bench.e2e import E2eOptions, method_meta, run_plan, run_plan_in_process
 from voice.bench.e2e_report import console_summary, markdown, plot
+from voice.bench.e2e_result import E2eResult
 from voice.bench.e2e_turn import make_plan
 from voice.bench.machine import machine_info
 from voice.budget import LlmMetrics, TurnReport
@@ -137,9 +138,9 @@ async def test_fake_server_reply_after_300_ms_measures_300_ms_and_the_missing_40
         assert r.reply_lead_silence_ms == pytest.approx(script.lead_ms, abs=0.5)
         assert r.wer == 0.0 and r.transcript == "hello world" and r.turns_heard == 1
     summary = E2eResult({}, [], results).summary()
-    assert expected - 1 <= summary["p50_ms"] <= expected + 10
-    assert expected - script.stages_sum_ms - 1 <= summary["p50_reconciliation_error_ms"] <= expected - 210
-    assert summary["n_uncertain"] == 0
+    assert expected - 1 <= summary.p50_ms <= expected + 10
+    assert expected - script.stages_sum_ms - 1 <= summary.p50_reconciliation_error_ms <= expected - 210
+    assert summary.n_uncertain == 0
 
 
 # ------------------------------------------------------------------------- the real server with fakes

@@ -15,6 +15,7 @@ import pytest
 
 from tests.bench_results import check_committed, fake_machine, same_json
 from voice.bench import matrix, matrix_report
+from voice.bench.e2e_result import summarize
 from voice.bench.matrix_result import FailedRow, MatrixResult, MeasuredRow
 from voice.cli import main
 
@@ -56,7 +57,7 @@ class FakeProcesses:
         if llm != "broken":
             k = len(stt) + len(llm)
             p50 = 40.0 * k
-            summary = {
+            summary = summarize([]).to_json() | {  # the summary of no turn, with what the matrix reads
                 "n_measured": 4, "n_failed": k % 2, "p50_ms": p50, "p95_ms": p50 * 1.5, "max_ms": p50 * 2,
                 "stages": {"endpoint_silence": {"p50": 320.0}, "stt": {"p50": 10.0 * len(stt)},
                            "llm_ttft": {"p50": 20.0 * len(llm)}},

@@ -23,7 +23,7 @@ from voice.bench import (
 )
 from voice.bench.clips import BenchError, load_clips, read_transcripts
 from voice.bench.contention_result import ContentionResult, PolicyRun
-from voice.bench.e2e import summarize
+from voice.bench.e2e_result import summarize
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.markdown import md_table
@@ -96,15 +96,15 @@ def test_summary_of_turns() -> None:
         turn(None, None),
     ]
     s = summarize(turns)
-    assert (s["p50_ms"], s["p95_ms"], s["max_ms"]) == (300, 480, 500)
-    assert s["n_turns"] == 6 and s["n_measured"] == 5 and s["n_failed"] == 1
-    assert s["p50_reconciliation_error_ms"] == 20
-    assert s["reconciliation_error_abs_max_ms"] == 50
-    assert s["stages"]["stt"]["p50"] == 50 and list(s["stages"]) == ["endpoint_silence", "stt"]
-    assert s["wer"] == 0.25  # one substitution in four reference words
-    assert s["within_target"] == 5 and s["within_human_gap"] == 2
-    assert s["meets_target"] == "yes" and s["meets_human_gap"] == "no"
-    assert s["split_clips"] == ["b.wav"]
+    assert (s.p50_ms, s.p95_ms, s.max_ms) == (300, 480, 500)
+    assert s.n_turns == 6 and s.n_measured == 5 and s.n_failed == 1
+    assert s.p50_reconciliation_error_ms == 20
+    assert s.reconciliation_error_abs_max_ms == 50
+    assert s.stages["stt"]["p50"] == 50 and list(s.stages) == ["endpoint_silence", "stt"]
+    assert s.wer == 0.25  # one substitution in four reference words
+    assert s.within_target == 5 and s.within_human_gap == 2
+    assert s.meets_target == "yes" and s.meets_human_gap == "no"
+    assert s.split_clips == ("b.wav",)
 
 
 # ---------------------------------------------------------------------------------------------- clip folders

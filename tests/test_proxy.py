@@ -29,9 +29,10 @@ from tests.units import FAKE_MS, MS
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.burst import MIN_SENT_SPREAD_MS, BurstVerdict, judge
 from voice.bench.clips import load_clips
-from voice.bench.e2e import E2eOptions, E2eResult, method_meta
+from voice.bench.e2e import E2eOptions, method_meta
 from voice.bench.e2e_compare import direct_options, run_compared
 from voice.bench.e2e_report import console_summary, markdown
+from voice.bench.e2e_result import E2eResult
 from voice.bench.e2e_turn import make_plan
 from voice.bench.machine import machine_info
 from voice.bench.nginx_proxy import (

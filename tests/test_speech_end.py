@@ -22,7 +22,7 @@ import soxr
 
 from voice.audio import analyse_speech, float_to_pcm16
 from voice.bench.clips import BenchError, Clip, read_annotations, reference_speech_end, silero_probabilities
-from voice.bench.e2e import summarize
+from voice.bench.e2e_result import summarize
 from voice.bench.e2e_turn import PlanItem, TurnResult, turn_result
 from voice.bench.mix import HARD_MIXES, Mix, apply_mix
 from voice.bench.stats import corpus_wer, corpus_wer_normalized
@@ -155,10 +155,10 @@ def test_a_reply_before_the_end_of_speech_is_uncertain_never_fast(
     assert late.uncertain is not None and "post-endpoint" in late.uncertain
     honest = measure(3, 1500.0, slow_stages)
     summary = summarize([early, late, honest])
-    assert summary["n_uncertain"] == 2 + (honest.uncertain is not None) and summary["within_target"] == 0
+    assert summary.n_uncertain == 2 + (honest.uncertain is not None) and summary.within_target == 0
     if honest.uncertain is None:
-        assert summary["n_measured"] == 1 and summary["p50_ms"] == honest.mouth_to_ear_ms
-    assert summary["meets_target"] in ("no", "n/a")
+        assert summary.n_measured == 1 and summary.p50_ms == honest.mouth_to_ear_ms
+    assert summary.meets_target in ("no", "n/a")
 
 
 def test_annotated_speech_end_overrides_and_bad_ones_are_named(tmp_path: Path) -> None:
@@ -319,8 +319,8 @@ def test_a_split_utterance_reports_the_answer_that_talked_over_the_user(
     one = turn_result(PlanItem(clip, "measured", 1), conversation(scripted_turn(clip, _known_end, 300.0, STAGES_260)))
     assert one.first_answer_ms is None and not one.first_answer_interrupted
     s = summarize([res, one])
-    assert (s["false_endpoints"], s["split_turns_interrupting"]) == (2, 1)
-    assert s["split_first_answer_p50_ms"] == pytest.approx(520.0, abs=0.1)
+    assert (s.false_endpoints, s.split_turns_interrupting) == (2, 1)
+    assert s.split_first_answer_p50_ms == pytest.approx(520.0, abs=0.1)
 
 
 def test_turns_that_asked_to_say_it_again_are_counted_apart(
@@ -338,6 +338,6 @@ def test_turns_that_asked_to_say_it_again_are_counted_apart(
     again = turn_result(PlanItem(clip, "measured", 2), conversation(asked))
     assert again.asked_again and not answered.asked_again
     summary = summarize([answered, again])
-    assert summary["asked_again"] == 1 and summary["n_measured"] == 2
+    assert summary.asked_again == 1 and summary.n_measured == 2
     assert any("1 of 2 turns asked to say it again" in line for line in verdict_lines(summary))
     assert not any("asked" in line for line in verdict_lines(summarize([answered])))

@@ -26,20 +26,15 @@ import logging
 import resource
 import ssl
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from voice.audio import write_wav
 from voice.bench import burst, stats
 from voice.bench.clips import BenchError
-from voice.bench.e2e_turn import (
-    UNCERTAIN_METHOD,
-    PlanItem,
-    TurnResult,
-    stage_names,
-    turn_result,
-)
+from voice.bench.e2e_result import E2eSummary
+from voice.bench.e2e_turn import UNCERTAIN_METHOD, PlanItem, TurnResult, turn_result
 from voice.bench.machine import Guard
 from voice.client import Conversation, converse
 from voice.config import Config
@@ -85,100 +80,24 @@ class E2eOptions:
 
 
 
-def summarize(turns: Sequence[TurnResult]) -> dict[str, Any]:
-    """Statistics of the turns given (pass the measured ones); ``uncertain`` turns are counted, not used."""
-    measured = [t for t in turns if t.mouth_to_ear_ms is not None]
-    uncertain = [t for t in measured if t.uncertain]
-    ok = [t for t in measured if not t.uncertain]
-    m2e = [t.mouth_to_ear_ms for t in ok if t.mouth_to_ear_ms is not None]
-    d = stats.describe(m2e)
-    recon = [t.reconciliation_error_ms for t in ok if t.reconciliation_error_ms is not None]
-    rd = stats.describe(recon)
-
-    def col(name: str) -> list[float]:
-        return [float(v) for t in ok if (v := getattr(t, name)) is not None]
-
-    def llm_col(key: str) -> list[float]:
-        return [float(t.llm[key]) for t in ok if t.llm and t.llm.get(key) is not None]
-
-    pairs = [(t.reference, t.transcript) for t in turns if t.reference is not None and t.outcome != "no_turn"]
-    wers = [t.wer for t in turns if t.wer is not None]
-    p50, p95 = d["p50"], d["p95"]
-    return {
-        "n_turns": len(turns),
-        "n_measured": len(ok),
-        "n_failed": len(turns) - len(measured),
-        "failed": [
-            {"clip": t.clip, "repeat": t.repeat, "outcome": t.outcome, "error": t.error}
-            for t in turns
-            if t not in measured
-        ],
-        "n_uncertain": len(uncertain),
-        "uncertain": [
-            {"clip": t.clip, "repeat": t.repeat, "mouth_to_ear_ms": t.mouth_to_ear_ms, "why": t.uncertain}
-            for t in uncertain
-        ],
-        "p50_ms": p50,
-        "p95_ms": p95,
-        "max_ms": d["max"],
-        "min_ms": d["min"],
-        "mean_ms": d["mean"],
-        "stages": {
-            s: stats.describe([t.stages_ms[s] for t in ok if s in t.stages_ms]) for s in stage_names(ok)
-        },
-        "server_total": stats.describe(col("server_total_ms")),
-        "p50_reconciliation_error_ms": rd["p50"],
-        "reconciliation_error": rd,
-        "reconciliation_error_abs_max_ms": round(max(abs(x) for x in recon), 1) if recon else None,
-        "speech_end_offset": stats.describe(col("speech_end_offset_ms")),
-        "reply_lead_silence": stats.describe(col("reply_lead_silence_ms")),
-        "residual": stats.describe(col("residual_ms")),
-        "wer": stats.corpus_wer(pairs),
-        "wer_normalized": stats.corpus_wer_normalized(pairs),
-        "wer_mean": round(sum(wers) / len(wers), 4) if wers else None,
-        "reply_tokens": stats.describe(col("reply_tokens")),
-        "reply_audio_s": stats.describe(col("reply_audio_s")),
-        "llm_ttft": stats.describe(llm_col("ttft_ms")),
-        "llm_itl": stats.describe(llm_col("itl_mean_ms")),
-        "llm_tps": stats.describe(llm_col("tps")),
-        "within_target": sum(1 for x in m2e if x <= stats.TARGET_MS),
-        "within_human_gap": sum(1 for x in m2e if x <= stats.HUMAN_GAP_MS),
-        "meets_target": stats.verdict(p50, p95, stats.TARGET_MS),
-        "meets_human_gap": stats.verdict(p50, p95, stats.HUMAN_GAP_MS),
-        "asked_again": sum(1 for t in ok if t.asked_again),
-        "split_clips": sorted({t.clip for t in turns if t.turns_heard > 1}),
-        "false_endpoints": sum(max(0, t.turns_heard - 1) for t in turns),
-        "split_turns_interrupting": sum(1 for t in turns if t.first_answer_interrupted),
-        "split_first_answer_p50_ms": stats.describe(
-            [t.first_answer_ms for t in turns if t.first_answer_ms is not None]
-        )["p50"],
-        "other_cpu_percent_max": max((t.other_cpu_percent or 0.0 for t in turns), default=0.0),
-        "send_lag_max_ms": max((t.send_lag_max_ms for t in turns), default=0.0),
-        "send_lag_before_endpoint_max_ms": max((t.send_lag_before_endpoint_ms for t in turns), default=0.0),
-        "n_burst": sum(1 for t in turns if t.burst),
-        "n_burst_judged": sum(1 for t in turns if t.burst is not None),
-        "burst": [{"clip": t.clip, "repeat": t.repeat, "why": t.burst_why} for t in turns if t.burst],
-    }
-
-
-def verdict_lines(summary: dict[str, Any]) -> list[str]:
-    p50, p95, n = summary["p50_ms"], summary["p95_ms"], summary["n_measured"]
+def verdict_lines(summary: E2eSummary) -> list[str]:
+    p50, p95, n = summary.p50_ms, summary.p95_ms, summary.n_measured
     if p50 is None:
         return ["no turn produced a measurable reply: no verdict"]
     words = {"yes": "MEETS", "p50 only": "MEETS AT THE MEDIAN ONLY", "no": "MISSES", "n/a": "n/a"}
-    n_uncertain = summary.get("n_uncertain", 0)
+    n_uncertain = summary.n_uncertain
     tail = [
         f"{n_uncertain} uncertain turn(s) left out of the verdict and percentiles (not counted within target)"
     ] if n_uncertain else []
-    if summary.get("asked_again"):
-        tail.append(f"{summary['asked_again']} of {n} turns asked to say it again ([stt] ask_again): their quick "
+    if summary.asked_again:
+        tail.append(f"{summary.asked_again} of {n} turns asked to say it again ([stt] ask_again): their quick "
                     "reply answers nothing, and they are in the percentiles")
     return [
-        f"{words[summary['meets_target']]} the {stats.TARGET_MS} ms target: p50 {p50:.0f} ms, p95 {p95:.0f} ms "
-        f"({p50 / stats.TARGET_MS:.1f}x the target at p50); {summary['within_target']} of {n} turns within it",
-        f"{words[summary['meets_human_gap']]} the ~{stats.HUMAN_GAP_MS} ms human gap between turns "
+        f"{words[summary.meets_target]} the {stats.TARGET_MS} ms target: p50 {p50:.0f} ms, p95 {p95:.0f} ms "
+        f"({p50 / stats.TARGET_MS:.1f}x the target at p50); {summary.within_target} of {n} turns within it",
+        f"{words[summary.meets_human_gap]} the ~{stats.HUMAN_GAP_MS} ms human gap between turns "
         f"(Stivers et al. 2009, PNAS): p50 is {p50 / stats.HUMAN_GAP_MS:.1f}x it; "
-        f"{summary['within_human_gap']} of {n} turns within it",
+        f"{summary.within_human_gap} of {n} turns within it",
         *tail,
     ]
 
@@ -321,52 +240,6 @@ def _quiet_server_logs() -> Iterator[None]:
 def ram_peak_mb() -> float:
     """Peak resident memory of this process so far (ru_maxrss; models + server + client when in-process)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-@dataclass
-class E2eResult:
-    meta: dict[str, Any]
-    clips: list[dict[str, Any]]
-    turns: list[TurnResult]
-    warnings: list[str] = field(default_factory=list)
-    direct: list[TurnResult] = field(default_factory=list)
-    """With ``--compare-direct``: the same plan spoken to the server directly (:mod:`voice.bench.e2e_compare`)."""
-
-    @property
-    def measured(self) -> list[TurnResult]:
-        return [t for t in self.turns if t.phase == "measured"]
-
-    @property
-    def first_turn(self) -> TurnResult | None:
-        return next((t for t in self.turns if t.first_after_load), None)
-
-    def summary(self) -> dict[str, Any]:
-        return summarize(self.measured)
-
-    def to_json(self) -> dict[str, Any]:
-        first = self.first_turn
-        return {
-            "tool": "voice bench e2e",
-            "schema": 1,
-            "meta": self.meta,
-            "clips": self.clips,
-            "summary": self.summary(),
-            "first_turn_after_load": first.to_dict() if first else None,
-            "turns": [t.to_dict() for t in self.measured],
-            "warmup_turns": [t.to_dict() for t in self.turns if t.phase != "measured"],
-            "warnings": self.warnings,
-            **(self._compared() if self.direct else {}),
-        }
-
-    def _compared(self) -> dict[str, Any]:
-        from voice.bench.pairing import added_latency
-
-        direct = [t for t in self.direct if t.phase == "measured"]
-        return {
-            "added_latency": added_latency(self.measured, direct),
-            "direct_summary": summarize(direct),
-            "direct_turns": [t.to_dict() for t in direct],
-        }
 
 
 def method_meta(opts: E2eOptions) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e import (
     E2eOptions,
-    E2eResult,
     method_meta,
     ram_peak_mb,
     run_plan,
@@ -22,6 +21,7 @@ from voice.bench.e2e import (
     tls_context,
 )
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
+from voice.bench.e2e_result import E2eResult
 from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.markdown import write_json, write_text
 from voice.bench.scaffold import BenchRun
@@ -169,4 +169,4 @@ def run(args: argparse.Namespace) -> int:
     print(console_summary(result), file=out, flush=True)
 
     _write(result, json_path, md_path, png_path, say)
-    return 0 if result.summary()["n_measured"] > 0 else 1
+    return 0 if result.summary().n_measured > 0 else 1

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench import plots
-from voice.bench.e2e import E2eResult, verdict_lines
+from voice.bench.e2e import verdict_lines
+from voice.bench.e2e_result import E2eResult, E2eSummary
 from voice.bench.e2e_turn import TurnResult, stage_names
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, relative_link, text_table
@@ -18,12 +19,12 @@ ROW_HEADER = (
 )
 
 
-def split_line(s: dict[str, Any]) -> str:
+def split_line(s: E2eSummary) -> str:
     """False endpoints, and what the user heard first on the clips heard as several turns."""
-    first = s.get("split_first_answer_p50_ms")
+    first = s.split_first_answer_p50_ms
     return (
-        f"{s['false_endpoints']} false endpoint(s); the first answer came p50 {fmt_ms(first)} ms after the pause "
-        f"the server took for an end, and talked over the user in {s['split_turns_interrupting']} turn(s)"
+        f"{s.false_endpoints} false endpoint(s); the first answer came p50 {fmt_ms(first)} ms after the pause "
+        f"the server took for an end, and talked over the user in {s.split_turns_interrupting} turn(s)"
     )
 
 
@@ -55,31 +56,25 @@ def _first_name(result: E2eResult) -> str:
     return "first turn of this run (external server: it may have been warm already)"
 
 
-def _stat_rows(summary: dict[str, Any]) -> list[list[Any]]:
-    rows: list[list[Any]] = [
-        ["mouth-to-ear (client)", summary["p50_ms"], summary["p95_ms"], summary["max_ms"]],
+def _stat_rows(s: E2eSummary) -> list[list[Any]]:
+    rows: list[list[Any]] = [["mouth-to-ear (client)", s.p50_ms, s.p95_ms, s.max_ms]]
+    described = [
+        *[(f"  {name}", d) for name, d in s.stages.items()],
+        ("sum of server stages", s.server_total),
+        ("reconciliation error", s.reconciliation_error),
+        ("  speech-end offset (VAD − clip)", s.speech_end_offset),
+        ("  reply lead silence", s.reply_lead_silence),
+        ("  residual", s.residual),
+        ("LLM TTFT", s.llm_ttft),
+        ("LLM ITL (mean per turn)", s.llm_itl),
     ]
-    for name, d in summary["stages"].items():
-        rows.append([f"  {name}", d["p50"], d["p95"], d["max"]])
-    st = summary["server_total"]
-    rows.append(["sum of server stages", st["p50"], st["p95"], st["max"]])
-    for key, name in (
-        ("reconciliation_error", "reconciliation error"),
-        ("speech_end_offset", "  speech-end offset (VAD − clip)"),
-        ("reply_lead_silence", "  reply lead silence"),
-        ("residual", "  residual"),
-    ):
-        d = summary[key]
-        rows.append([name, d["p50"], d["p95"], d["max"]])
-    for key, name in (("llm_ttft", "LLM TTFT"), ("llm_itl", "LLM ITL (mean per turn)")):
-        d = summary[key]
-        rows.append([name, d["p50"], d["p95"], d["max"]])
+    rows += [[name, d["p50"], d["p95"], d["max"]] for name, d in described]
     return rows
 
 
-def _wer_pair(s: dict[str, Any]) -> str:
-    raw = "—" if s["wer"] is None else f"{s['wer']:.3f}"
-    norm = "—" if s.get("wer_normalized") is None else f"{s['wer_normalized']:.3f}"
+def _wer_pair(s: E2eSummary) -> str:
+    raw = "—" if s.wer is None else f"{s.wer:.3f}"
+    norm = "—" if s.wer_normalized is None else f"{s.wer_normalized:.3f}"
     return f"{norm} normalized (raw {raw})"
 
 
@@ -87,20 +82,20 @@ def burst_lines(result: E2eResult) -> list[str]:
     """The buffering check: how many turns' reply audio arrived in a burst (and the compared routes)."""
     s = result.summary()
     lines = []
-    if s["n_burst"]:
+    if s.n_burst:
         lines.append(
-            f"BUFFERED: {s['n_burst']} of {s['n_burst_judged']} judged turns received their reply audio in a burst "
+            f"BUFFERED: {s.n_burst} of {s.n_burst_judged} judged turns received their reply audio in a burst "
             "though the server sent it over time: something on the path holds the stream back "
             "(see docs/deploy/README.md)"
         )
-    elif s["n_burst_judged"]:
-        lines.append(f"reply audio arrived as it was sent in all {s['n_burst_judged']} judged turns (no burst)")
+    elif s.n_burst_judged:
+        lines.append(f"reply audio arrived as it was sent in all {s.n_burst_judged} judged turns (no burst)")
     if result.direct:
         from voice.bench.e2e_compare import added_latency, compare_lines
 
         direct = [t for t in result.direct if t.phase == "measured"]
         n_direct = sum(1 for t in direct if t.burst)
-        lines += compare_lines(added_latency(result.measured, direct), s["n_burst"], n_direct)
+        lines += compare_lines(added_latency(result.measured, direct), s.n_burst, n_direct)
     return lines
 
 
@@ -108,7 +103,7 @@ def console_summary(result: E2eResult) -> str:
     s = result.summary()
     lines = [
         "",
-        f"mouth-to-ear over {s['n_measured']} measured turns ({s['n_failed']} failed, {s['n_uncertain']} "
+        f"mouth-to-ear over {s.n_measured} measured turns ({s.n_failed} failed, {s.n_uncertain} "
         "uncertain and left out), milliseconds:",
         text_table(["", "p50", "p95", "max"], _stat_rows(s)),
         "",
@@ -121,15 +116,15 @@ def console_summary(result: E2eResult) -> str:
             f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms"
         )
     wer = _wer_pair(s)
-    tok = s["reply_tokens"]["p50"]
-    audio = s["reply_audio_s"]["p50"]
-    tps = s["llm_tps"]["p50"]
+    tok = s.reply_tokens["p50"]
+    audio = s.reply_audio_s["p50"]
+    tps = s.llm_tps["p50"]
     lines.append(
         f"STT word error rate {wer} (all clips pooled); reply p50 {fmt_ms(tok)} tokens, "
         f"{audio if audio is not None else '—'} s of audio; LLM p50 {fmt_ms(tps)} tokens/s"
     )
-    if s["split_clips"]:
-        lines.append(f"heard as more than one turn (last turn measured): {', '.join(s['split_clips'])}")
+    if s.split_clips:
+        lines.append(f"heard as more than one turn (last turn measured): {', '.join(s.split_clips)}")
         lines.append(split_line(s))
     lines += burst_lines(result)
     lines += verdict_lines(s)
@@ -186,39 +181,34 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
         link = relative_link(plot_path, md_path) if md_path else plot_path.as_posix()
         out += [f"![stages per turn]({link})", ""]
     out += [
-        f"## Summary over {s['n_measured']} measured turns (ms)",
+        f"## Summary over {s.n_measured} measured turns (ms)",
         "",
         md_table(["", "p50", "p95", "max"], _stat_rows(s), align="lrrr"),
         "",
     ]
     wer = _wer_pair(s)
-    wer_mean = "—" if s["wer_mean"] is None else f"{s['wer_mean']:.3f}"
+    wer_mean = "—" if s.wer_mean is None else f"{s.wer_mean:.3f}"
     out += [
         f"- STT word error rate (all clips pooled): **{wer}** (raw mean per clip {wer_mean}); normalized: "
         f"{meta['method'].get('wer_normalized', '—')}; raw: {meta['method']['wer']}.",
         f"- Uncertain turns (left out of every statistic above, never counted within target): "
-        f"{s['n_uncertain']}"
-        + ("".join(f"; {u['clip']} #{u['repeat']}: {u['why']}" for u in s["uncertain"]) + "." if s["uncertain"]
-           else "."),
-        f"- Reply length p50: {fmt_ms(s['reply_tokens']['p50'])} tokens, "
-        f"{s['reply_audio_s']['p50']} s of audio; LLM p50 {fmt_ms(s['llm_tps']['p50'])} tokens/s.",
-        f"- Turns within {TARGET_MS} ms: {s['within_target']} of {s['n_measured']}; within {HUMAN_GAP_MS} ms: "
-        f"{s['within_human_gap']}.",
-        f"- Failed turns: {s['n_failed']}"
-        + (
-            ": " + "; ".join(f"{f['clip']} #{f['repeat']} {f['outcome']}" for f in s["failed"])
-            if s["failed"]
-            else ""
-        )
+        f"{s.n_uncertain}"
+        + ("".join(f"; {u.clip} #{u.repeat}: {u.why}" for u in s.uncertain) + "." if s.uncertain else "."),
+        f"- Reply length p50: {fmt_ms(s.reply_tokens['p50'])} tokens, "
+        f"{s.reply_audio_s['p50']} s of audio; LLM p50 {fmt_ms(s.llm_tps['p50'])} tokens/s.",
+        f"- Turns within {TARGET_MS} ms: {s.within_target} of {s.n_measured}; within {HUMAN_GAP_MS} ms: "
+        f"{s.within_human_gap}.",
+        f"- Failed turns: {s.n_failed}"
+        + (": " + "; ".join(f"{f.clip} #{f.repeat} {f.outcome}" for f in s.failed) if s.failed else "")
         + ".",
         f"- Client pacing: worst frame lateness against real time before a measured endpoint "
-        f"{s['send_lag_before_endpoint_max_ms']:.1f} ms (only that can shift a measurement); "
-        f"{s['send_lag_max_ms']:.1f} ms at any time, while the models ran.",
+        f"{s.send_lag_before_endpoint_max_ms:.1f} ms (only that can shift a measurement); "
+        f"{s.send_lag_max_ms:.1f} ms at any time, while the models ran.",
     ]
-    if s["split_clips"]:
+    if s.split_clips:
         out.append(
             f"- Heard by the server as more than one turn (the last turn is measured, its speech end is the "
-            f"clip's): {', '.join(s['split_clips'])}."
+            f"clip's): {', '.join(s.split_clips)}."
         )
         out.append(f"- {split_line(s)}")
     first = result.first_turn

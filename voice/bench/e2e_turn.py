@@ -120,6 +120,14 @@ class TurnResult:
             d[f"{name}_ms"] = value
         return d
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnResult:
+        """The turn written as ``data`` by :meth:`to_dict` (its copies of the stages left out)."""
+        return cls(**{k: v for k, v in data.items() if k in _TURN_FIELDS})
+
+
+_TURN_FIELDS = frozenset(f.name for f in dataclasses.fields(TurnResult))
+
 
 def _r(x: float | None, nd: int = 1) -> float | None:
     return None if x is None else round(x, nd)

@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.e2e_result import E2eSummary
+
 _OPTIONAL = ("log", "json")
 """Fields left out of the JSON when None (the files went with the temporary directory)."""
 
@@ -134,29 +136,29 @@ class MeasuredRow(ComboRun):
     @classmethod
     def from_e2e(cls, run: ComboRun, json_path: str, data: dict[str, Any]) -> MeasuredRow:
         """The row of ``run`` from its ``voice bench e2e`` JSON ``data``, written at ``json_path``."""
-        s, machine = data["summary"], data["meta"]["machine"]
+        s, machine = E2eSummary.from_json(data["summary"]), data["meta"]["machine"]
         examples: dict[str, str] = {}
         for t in data["turns"]:
             examples.setdefault(t["clip"], t["reply_text"])
         return cls(
             **{f.name: getattr(run, f.name) for f in dataclasses.fields(run)},
             json=json_path,
-            n_measured=s["n_measured"],
-            n_failed=s["n_failed"],
-            p50_ms=s["p50_ms"],
-            p95_ms=s["p95_ms"],
-            max_ms=s["max_ms"],
-            stages_p50_ms={k: v["p50"] for k, v in s["stages"].items()},
-            server_total_p50_ms=s["server_total"]["p50"],
-            p50_reconciliation_error_ms=s["p50_reconciliation_error_ms"],
-            wer=s["wer"],
-            llm_tps_p50=s["llm_tps"]["p50"],
-            llm_ttft_p50_ms=s["llm_ttft"]["p50"],
-            reply_tokens_p50=s["reply_tokens"]["p50"],
-            reply_audio_s_p50=s["reply_audio_s"]["p50"],
-            meets_target=s["meets_target"],
-            meets_human_gap=s["meets_human_gap"],
-            within_target=s["within_target"],
+            n_measured=s.n_measured,
+            n_failed=s.n_failed,
+            p50_ms=s.p50_ms,
+            p95_ms=s.p95_ms,
+            max_ms=s.max_ms,
+            stages_p50_ms={k: p50 for k, v in s.stages.items() if (p50 := v["p50"]) is not None},  # never None
+            server_total_p50_ms=s.server_total["p50"],
+            p50_reconciliation_error_ms=s.p50_reconciliation_error_ms,
+            wer=s.wer,
+            llm_tps_p50=s.llm_tps["p50"],
+            llm_ttft_p50_ms=s.llm_ttft["p50"],
+            reply_tokens_p50=s.reply_tokens["p50"],
+            reply_audio_s_p50=s.reply_audio_s["p50"],
+            meets_target=s.meets_target,
+            meets_human_gap=s.meets_human_gap,
+            within_target=s.within_target,
             load_s=data["meta"].get("load_s"),
             load_average_at_start=tuple(machine["load_average_at_start"]),
             other_processes_cpu_percent=machine.get("other_processes_cpu_percent"),

@@ -28,6 +28,7 @@ from typing import Any
 
 from voice.bench import e2e, e2e_turn, quality
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
+from voice.bench.e2e_result import summarize
 from voice.bench.llms import llm_settings, load_llm, located_model
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, text_table
@@ -104,7 +105,7 @@ def compare_e2e(config: Config, remote: Config, args: argparse.Namespace, say: A
         finally:
             engines.close()
         measured = [t for t in turns if t.phase != "warmup"]
-        out[name] = {"summary": e2e.summarize(measured), "turns": [dataclasses.asdict(t) for t in turns]}
+        out[name] = {"summary": summarize(measured).to_json(), "turns": [dataclasses.asdict(t) for t in turns]}
     return out
 
 

@@ -45,7 +45,8 @@ from typing import Any
 
 from voice.bench import stats
 from voice.bench.clips import BenchError, Clip, default_speech_dir, load_clips
-from voice.bench.e2e import E2eOptions, run_plan_in_process, summarize
+from voice.bench.e2e import E2eOptions, run_plan_in_process
+from voice.bench.e2e_result import summarize
 from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.machine import load_average, machine_markdown
 from voice.bench.markdown import md_table, text_table
@@ -183,14 +184,14 @@ def _row(
     return StepRow(
         step=step.name,
         description=step.description,
-        turns=s["n_turns"],
-        failed=s["n_failed"],
-        uncertain=s["n_uncertain"],
-        p50_ms=s["p50_ms"],
-        p95_ms=s["p95_ms"],
-        within_target=s["within_target"],
-        stages_p50_ms={name: d["p50"] for name, d in s["stages"].items()},
-        wer_normalized=s["wer_normalized"],
+        turns=s.n_turns,
+        failed=s.n_failed,
+        uncertain=s.n_uncertain,
+        p50_ms=s.p50_ms,
+        p95_ms=s.p95_ms,
+        within_target=s.within_target,
+        stages_p50_ms={name: d["p50"] for name, d in s.stages.items()},
+        wer_normalized=s.wer_normalized,
         replies_same_as_serial=same,
         replies=replies,
         load_average_before=load_average_before,
