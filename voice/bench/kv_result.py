@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.markdown import fields_json
 from voice.bench.stats import Described, describe
 from voice.kvcache import KvStats
 
@@ -80,7 +81,7 @@ class BoundSummary:
         )
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = fields_json(self)
         return {**d, "turns": [t.to_json() for t in self.turns]}
 
     @classmethod
@@ -138,7 +139,7 @@ class KvMeta:
     """Turns of each of them."""
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return fields_json(self)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voice.bench.clips import BenchError
+from voice.bench.markdown import fields_json
 from voice.bench.stats import Described
 from voice.kvcache import KvStats
 
@@ -112,7 +113,7 @@ class LevelSummary:
     turn_results: tuple[LoadTurn, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = fields_json(self)
         return {
             **d,
             "talkers": [t.to_json() for t in self.talkers],
@@ -197,7 +198,7 @@ class LoadMeta:
     """This process's peak memory (models + server + client); None (not in the JSON) for an external server."""
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = fields_json(self)
         d.update(clips=list(self.clips), options=self.options.to_json(), method=dataclasses.asdict(self.method))
         if self.ram_peak_mb is None:
             del d["ram_peak_mb"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -84,6 +85,16 @@ class JsonResult(Protocol):
     """A typed bench result: its JSON (the one place where it is a ``dict[str, Any]``)."""
 
     def to_json(self) -> dict[str, Any]: ...
+
+
+def fields_json(obj: object) -> dict[str, Any]:
+    """A result dataclass's own fields in order, tuples as lists (as JSON holds them), nested values as they are:
+    the start of most ``to_json`` methods."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 Result = TypeVar("Result", bound="dict[str, Any] | JsonResult")

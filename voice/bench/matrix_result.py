@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.e2e_result import E2eSummary
+from voice.bench.markdown import fields_json
 
 _OPTIONAL = ("log", "json")
 """Fields left out of the JSON when None (the files went with the temporary directory)."""
@@ -203,7 +204,7 @@ class MatrixMeta:
     """Each quality run's summary as ``voice bench quality`` wrote it (its JSON), or an ``error``."""
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = fields_json(self)
         return {**d, "clips": list(self.clips), "models": {k: list(v) for k, v in self.models.items()}}
 
     @classmethod

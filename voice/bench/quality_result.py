@@ -5,20 +5,11 @@ the results were dicts) and read back from (``from_json``).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from voice.bench.markdown import fields_json
 from voice.bench.quality_set import JudgedSummary
-
-
-def _fields_json(obj: object) -> dict[str, Any]:
-    """A dataclass's fields in order, tuples as lists (as JSON holds them)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
-        value = getattr(obj, f.name)
-        out[f.name] = list(value) if isinstance(value, tuple) else value
-    return out
 
 
 @dataclass(frozen=True)
@@ -56,7 +47,7 @@ class TextRow:
     of its own in the JSON: such a row lists ``by`` after the times, the others before."""
 
     def to_json(self) -> dict[str, Any]:
-        d = _fields_json(self)
+        d = fields_json(self)
         del d["from_timers"]
         if not self.from_timers:
             return d
@@ -115,7 +106,7 @@ class SpokenRow:
 
     def to_json(self) -> dict[str, Any]:
         """The row's JSON; the last three keys only when one is set (results before them stay as written)."""
-        d = _fields_json(self)
+        d = fields_json(self)
         if self.stt_avg_logprob is None and not self.asked_again and not self.earlier_heard:
             for key in ("asked_again", "stt_avg_logprob", "earlier_heard"):
                 del d[key]
@@ -143,7 +134,7 @@ class TextSummary:
     median_reply_ms: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.judged.to_json(), **{k: v for k, v in _fields_json(self).items() if k != "judged"}}
+        return {**self.judged.to_json(), **{k: v for k, v in fields_json(self).items() if k != "judged"}}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TextSummary:
@@ -166,7 +157,7 @@ class VoiceSummary:
     """Share asked to say it again (None in results made before [stt] ask_again)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in _fields_json(self).items() if k != "asked_again_pct" or v is not None}
+        return {k: v for k, v in fields_json(self).items() if k != "asked_again_pct" or v is not None}
 
 
 @dataclass(frozen=True)
@@ -243,7 +234,7 @@ class SpokenSetup:
     tts: str
 
     def to_json(self) -> dict[str, Any]:
-        return _fields_json(self)
+        return fields_json(self)
 
 
 @dataclass(frozen=True)
