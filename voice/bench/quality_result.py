@@ -151,7 +151,7 @@ class VoiceSummary:
     """The spoken mode's items of one voice (an espeak-ng voice, or all recordings together)."""
 
     items: int
-    right_pct: float
+    right_pct: float | None
     stt_wer_normalized: float | None
     asked_again_pct: float | None = None
     """Share asked to say it again (None in results made before [stt] ask_again)."""

@@ -227,7 +227,7 @@ def by_voice(rows: Sequence[SpokenRow]) -> dict[str, VoiceSummary]:
     return {
         voice: VoiceSummary(
             items=len(g),
-            right_pct=round(100 * sum(r.right for r in g) / len(g), 1),
+            right_pct=pct(sum(r.right for r in g), len(g)),
             stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in g)),
             asked_again_pct=pct(sum(r.asked_again for r in g), len(g)),
         )
