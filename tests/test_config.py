@@ -53,6 +53,18 @@ def test_cli_overrides() -> None:
     assert c.llm == Config().llm
 
 
+def test_ask_again_settings_are_checked() -> None:
+    config = parse_config({"stt": {"ask_again_below_logprob": -1.2}})
+    assert config.stt.unsure(-1.3) and not config.stt.unsure(-1.1) and not config.stt.unsure(None)
+    assert not parse_config({"stt": {"ask_again": False}}).stt.unsure(-4.0)
+    for bad in (0.0, 0.5, -6.0):
+        with pytest.raises(ConfigError, match=r"\[stt\] ask_again_below_logprob must be between -5 and 0"):
+            parse_config({"stt": {"ask_again_below_logprob": bad}})
+    with pytest.raises(ConfigError, match=r"\[stt\] ask_again_reply must not be empty"):
+        parse_config({"stt": {"ask_again_reply": "  "}})
+    assert parse_config({"stt": {"ask_again": False, "ask_again_reply": ""}}).stt.ask_again_reply == ""
+
+
 def test_stt_context_is_checked() -> None:
     config = parse_config({"stt": {"initial_prompt": "Siobhan, Kubernetes.", "hotwords": ["Reykjavik", "Oslo"]}})
     assert config.stt.hotwords == ("Reykjavik", "Oslo")
