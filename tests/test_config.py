@@ -60,6 +60,10 @@ def test_ask_again_settings_are_checked() -> None:
     for bad in (0.0, 0.5, -6.0):
         with pytest.raises(ConfigError, match=r"\[stt\] ask_again_below_logprob must be between -5 and 0"):
             parse_config({"stt": {"ask_again_below_logprob": bad}})
+    assert parse_config({"stt": {"unsure_beam_size": 5}}).stt.unsure_beam_size == 5
+    for beams in ({"unsure_beam_size": 1}, {"unsure_beam_size": 11}, {"beam_size": 5, "unsure_beam_size": 3}):
+        with pytest.raises(ConfigError, match=r"\[stt\] unsure_beam_size must be 0 \(off\) or a beam wider"):
+            parse_config({"stt": beams})
     with pytest.raises(ConfigError, match=r"\[stt\] ask_again_reply must not be empty"):
         parse_config({"stt": {"ask_again_reply": "  "}})
     assert parse_config({"stt": {"ask_again": False, "ask_again_reply": ""}}).stt.ask_again_reply == ""

@@ -109,6 +109,40 @@ def test_whisper_is_sure_of_clean_recordings_on_both_windows(real: Engines) -> N
             assert heard.avg_logprob is not None and threshold < heard.avg_logprob < 0, (name, heard)
 
 
+def test_unsure_beam_redecodes_only_unsure_turns(tmp_path: Path) -> None:
+    """``[stt] unsure_beam_size``: a greedy decode under ``ask_again_below_logprob`` is decoded again with a
+    beam, and the surer result kept; a sure decode is left exactly as it was. On these espeak-ng clips tiny.en's
+    greedy decode mishears two questions, unsure, and the beam hears them right."""
+    from voice.backends.stt_whisper import WhisperStt
+    from voice.config import SttConfig
+
+    model_dir = DEFAULT_MODELS_ROOT / "stt" / "tiny.en"
+    plain, retry = WhisperStt(model_dir, SttConfig()), WhisperStt(model_dir, SttConfig(unsure_beam_size=5))
+    threshold = SttConfig().ask_again_below_logprob
+    clips = {
+        "What month is it?": espeak("What month is it?", tmp_path, voice="en-us"),
+        "Who wrote Romeo and Juliet?": espeak("Who wrote Romeo and Juliet?", tmp_path, voice="en-us+m7"),
+        "Who painted the Mona Lisa?": espeak("Who painted the Mona Lisa?", tmp_path, voice="en-us"),
+    }
+    unsure = 0
+    warm_up = retry.unsure_redecodes, retry.unsure_redecodes_kept, plain.unsure_redecodes
+    for phrase, audio in clips.items():
+        before, after = plain.hear(audio), retry.hear(audio)
+        assert before.avg_logprob is not None and after.avg_logprob is not None
+        if before.avg_logprob >= threshold:
+            assert after == before, phrase
+        else:
+            unsure += 1
+            assert words(before.text) != words(phrase), before
+            assert words(after.text) == words(phrase) and after.avg_logprob > before.avg_logprob, (before, after)
+    assert unsure == 2
+    assert (retry.unsure_redecodes, retry.unsure_redecodes_kept, plain.unsure_redecodes) == (
+        warm_up[0] + 2,
+        warm_up[1] + 2,
+        0,
+    )
+
+
 TIMER_COMMANDS = {
     "Set a timer for ten minutes.": 600.0,
     "Set a timer for thirty seconds.": 30.0,

@@ -102,6 +102,10 @@ class SttConfig:
     """The STT's mean log-probability per token under which it counts as unsure (local backend only: a Wyoming
     server gives no confidence)."""
     ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
+    unsure_beam_size: int = 0
+    """When a short-window greedy decode is unsure (below ``ask_again_below_logprob``), decode the same encoded
+    audio again with this beam and keep whichever is surer, before asking the user again; 0 = never. Only
+    unsure turns pay for it (the encoder is not run again)."""
 
     def unsure(self, avg_logprob: float | None) -> bool:
         """The STT's confidence says its words are probably wrong: ask the user again (``ask_again``)."""

@@ -13,6 +13,10 @@ full window when in doubt:
 
 ``benchmarks/results/*-stt-window.md`` compares both paths on every clip (speed and normalized WER).
 
+With ``[stt] unsure_beam_size``, a short-window decode under ``ask_again_below_logprob`` is decoded again with
+that beam from the same encoder output, and the surer of the two is kept (before the guard above): only unsure
+utterances pay for it.
+
 ``[stt] initial_prompt`` and ``[stt] hotwords`` give Whisper context before every utterance (names, domain
 words, spelling). Both paths build the same decoder prompt, faster-whisper's ``get_prompt``:
 ``<|startofprev|> hotwords initial_prompt <|startoftranscript|>…<|notimestamps|>``. On espeak-ng test phrases
@@ -107,6 +111,10 @@ class WhisperStt:
         """Utterances transcribed on a short window."""
         self.fallbacks = 0
         """Short-window decodes that were not trusted and redone on the full window."""
+        self.unsure_redecodes = 0
+        """Unsure short-window decodes decoded again with ``[stt] unsure_beam_size``."""
+        self.unsure_redecodes_kept = 0
+        """Of those, the ones whose second decode was surer (and replaced the first)."""
         self.transcribe(np.zeros(16000, np.float32))  # warm up: first call allocates and JITs kernels
         self.transcribe_full(np.zeros(16000, np.float32))
 
@@ -158,20 +166,15 @@ class WhisperStt:
         padded = np.full((features.shape[0], n_frames), fill, np.float32)
         padded[:, : min(frames, n_frames)] = features[:, :n_frames]
         encoded = self._model.encode(padded)
-        prompt = self._prompt
         max_new = int(20 + 6 * len(audio) / 16000)
-        result: Any = self._model.model.generate(
-            encoded,
-            [prompt],
-            beam_size=self.config.beam_size,
-            max_length=len(prompt) + max_new,
-            return_scores=True,
-            suppress_blank=True,
-            suppress_tokens=[-1],
-        )[0]
-        tokens: list[int] = list(result.sequences_ids[0])
+        tokens, avg_logprob = self._decode(encoded, self.config.beam_size, max_new)
+        if self.config.unsure_beam_size and avg_logprob < self.config.ask_again_below_logprob:
+            self.unsure_redecodes += 1
+            again, again_logprob = self._decode(encoded, self.config.unsure_beam_size, max_new)
+            if again_logprob > avg_logprob:
+                self.unsure_redecodes_kept += 1
+                tokens, avg_logprob = again, again_logprob
         text = str(self._tokenizer.decode(tokens)).strip()
-        avg_logprob = float(result.scores[0]) * len(tokens) / (len(tokens) + 1) if tokens else 0.0
         if (
             len(tokens) >= max_new
             or repeats_itself(tokens)
@@ -180,3 +183,19 @@ class WhisperStt:
         ):
             return None
         return Heard(text, avg_logprob)
+
+    def _decode(self, encoded: Any, beam_size: int, max_new: int) -> tuple[list[int], float]:
+        """Decode the encoder's output: the tokens and their mean log-probability (CTranslate2's score is the
+        sum over the tokens and the end of text, divided by their count)."""
+        result: Any = self._model.model.generate(
+            encoded,
+            [self._prompt],
+            beam_size=beam_size,
+            max_length=len(self._prompt) + max_new,
+            return_scores=True,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+        )[0]
+        tokens: list[int] = list(result.sequences_ids[0])
+        avg_logprob = float(result.scores[0]) * len(tokens) / (len(tokens) + 1) if tokens else 0.0
+        return tokens, avg_logprob
