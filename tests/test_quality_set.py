@@ -7,6 +7,7 @@ from voice.bench.quality_set import Item, QuestionSetError, clock_ok, judge, loa
 from voice.loops import repeats
 
 NOW = datetime(2026, 12, 3, 16, 35)  # a Thursday
+SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
 
 
 def test_committed_set_loads_with_every_category() -> None:
@@ -66,3 +67,20 @@ def test_a_zero_padded_time_before_ten_is_right() -> None:
     early = datetime(2026, 12, 4, 1, 30)
     assert clock_ok("time", "It's 01:30.", early) and clock_ok("time", "It is 1:30 am", early)
     assert not clock_ok("time", "It's 11:30.", early)
+
+
+@pytest.mark.parametrize(
+    ("item_id", "reply", "right"),
+    [
+        ("a-div", "81 divided by 9 is 9.", True),
+        ("a-div", "Nine.", True),
+        ("a-div", "81 divided by 9 is 7.", False),  # the question's 9 is not an answer
+        ("a-percent", "10 percent of 250 is 25.", True),
+        ("a-percent", "That's 25.", True),
+        ("a-percent", "10% of 250 is 0.1 * 25 = 3.", False),  # 25 as a step, 3 as the result
+    ],
+)
+def test_arithmetic_checks_need_the_result_stated(item_id: str, reply: str, right: bool) -> None:
+    """Where the answer's number also appears in the question or in a wrong working, only a stated result counts."""
+    items = {item.id: item for item in load_items(SET)}
+    assert judge(items[item_id], reply, NOW).right is right
