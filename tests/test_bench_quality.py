@@ -68,7 +68,7 @@ def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_engin
     assert s.by_voice["test"].asked_again_pct == 50.0
 
 
-def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
+def test_by_voice_groups_each_voice_each_engine_and_pools_the_recordings() -> None:
     def row(voice: str, question: str, heard: str, right: bool) -> SpokenRow:
         return SpokenRow("i", "knowledge", voice, question, heard, None, 1, ("ok",), "", 1, "llm", 1.0, right,
                          False, False, False, False, ())  # fmt: skip
@@ -79,9 +79,13 @@ def test_by_voice_groups_espeak_voices_and_pools_the_recordings() -> None:
         row("espeak-ng:en-gb+f3", "What time is it?", "What time is it?", True),
         row("recording:a.wav", "What time is it?", "what time is it", True),
         row("recording:b.wav", "Play the Beatles.", "Play the Beetles.", False),
+        row("flite:slt", "Lock my front door.", "Lock my front door.", True),
     ]
     assert {v: s.to_json() for v, s in by_voice(rows).items()} == {
         "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
         "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, "asked_again_pct": 0.0},
         "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, "asked_again_pct": 0.0},
+        "flite:slt": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
+        # two espeak-ng voices: their items together (1 wrong word of 11); one flite voice: no such line
+        "espeak-ng (all)": {"items": 3, "right_pct": 66.7, "stt_wer_normalized": 0.091, "asked_again_pct": 0.0},
     }

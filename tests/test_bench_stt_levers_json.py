@@ -69,7 +69,7 @@ class FakeSpoken:
         self.item, self.voice, self.audio = FakeItem(id, question), voice, f"audio of {id}"
 
 
-def spoken_items(items: Any) -> list[FakeSpoken]:
+def spoken_items(items: Any, voices: Any = None) -> list[FakeSpoken]:
     return [
         FakeSpoken("t-cancel-timer", "espeak-ng:en-gb+f3", "Cancel the timer."),
         FakeSpoken("c-time-long", "espeak-ng:en-us", "What time is it?"),

@@ -316,8 +316,8 @@ def add_bench_parser(sub: Any) -> None:
         help="is the reply right: a question set with checks, per LLM, beside TTFT and reply time",
         description="Text mode: every question straight to the LLM (greedy) with the configured system "
         "prompt; replies judged by the checks in the question set (see benchmarks/quality_questions.toml). "
-        "Spoken mode (--spoken): every question spoken by espeak-ng voices through the whole loop (VAD, end "
-        "of turn, STT, skills, LLM, TTS), so STT errors count.",
+        "Spoken mode (--spoken): every question spoken by synthetic voices (espeak-ng and flite, in turn) "
+        "through the whole loop (VAD, end of turn, STT, skills, LLM, TTS), so STT errors count.",
     )
     _config(q)
     q.add_argument("--spoken", action="store_true", help="spoken mode: the whole loop, STT errors count")
@@ -325,6 +325,11 @@ def add_bench_parser(sub: Any) -> None:
     q.add_argument(
         "--speech", type=Path, default=None,
         help="with --spoken: also recordings in this folder whose transcripts.tsv text is a question of the set",
+    )  # fmt: skip
+    q.add_argument(
+        "--voices", default=None,
+        help="with --spoken: comma-separated voices that take turns, <engine>:<voice> with engine espeak-ng or "
+        "flite (default: espeak-ng:en-us,flite:slt,espeak-ng:en-gb+f3,flite:rms,espeak-ng:en-us+m7,flite:awb)",
     )  # fmt: skip
     q.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
     q.add_argument("--questions", type=Path, default=None, help="question set TOML")

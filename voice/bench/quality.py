@@ -285,13 +285,15 @@ def run_spoken(
     set_path: Path,
     machine: dict[str, Any],
 ) -> SpokenResult:
-    from voice.bench.quality_spoken import ESPEAK_VOICES, run_spoken_item, spoken_items, summarize_spoken
+    from voice.bench.quality_spoken import run_spoken_item, spoken_items, summarize_spoken
+    from voice.bench.voices import DEFAULT_VOICES, parse_voices
     from voice.loader import load_engines
 
-    print(f"speaking {len(items)} items with espeak-ng …", flush=True)
-    spoken = spoken_items(items, getattr(args, "speech", None))
+    voices = parse_voices(getattr(args, "voices", None) or DEFAULT_VOICES)
+    print(f"speaking {len(items)} items with {', '.join(map(str, voices))} …", flush=True)
+    spoken = spoken_items(items, getattr(args, "speech", None), voices)
     setup = SpokenSetup(
-        voices=tuple(f"espeak-ng:{v}" for v in ESPEAK_VOICES),
+        voices=tuple(map(str, voices)),
         speech_dir=str(args.speech) if getattr(args, "speech", None) else None,
         stt=config.stt.model,
         tts=config.tts.model,

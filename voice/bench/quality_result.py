@@ -74,7 +74,7 @@ class SpokenRow:
     id: str
     category: str
     voice: str
-    """``espeak-ng:<voice>`` or ``recording:<file>``."""
+    """``<engine>:<voice>`` (:mod:`voice.bench.voices`) or ``recording:<file>``."""
     question: str
     transcript: str
     """What the STT heard (every turn the question made, joined)."""
@@ -148,7 +148,8 @@ class TextSummary:
 
 @dataclass(frozen=True)
 class VoiceSummary:
-    """The spoken mode's items of one voice (an espeak-ng voice, or all recordings together)."""
+    """The spoken mode's items of one voice (a synthetic voice, all the voices of one engine, or all recordings
+    together)."""
 
     items: int
     right_pct: float | None
@@ -227,7 +228,7 @@ class SpokenSetup:
     """How the spoken mode spoke and answered the questions."""
 
     voices: tuple[str, ...]
-    """The voices that took turns, item by item (``espeak-ng:<voice>``)."""
+    """The voices that took turns, item by item (``<engine>:<voice>``)."""
     speech_dir: str | None
     """The folder of recordings given with ``--speech``, or None."""
     stt: str

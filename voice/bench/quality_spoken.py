@@ -1,10 +1,9 @@
 """``voice bench quality --spoken``: the question set through the whole loop, so STT errors count.
 
-Every question (and the earlier turns of a follow-up) is spoken by espeak-ng, a voice unlike the reply
-voice: the catalogue has one Piper voice (joe-medium, the reply voice) and PyPI carries no other, so the
-Piper speakers the issue asked for are not available here; three espeak-ng voices take turns instead, item by
-item. Recordings given with ``--speech DIR`` whose ``transcripts.tsv`` text is a question of the set are
-added as items of their own (``<id>@<file>``).
+Every question (and the earlier turns of a follow-up) is spoken by a voice unlike the reply voice, the
+voices taking turns item by item (:mod:`voice.bench.voices`: by default three espeak-ng voices and three flite
+voices, standing in for the Piper speakers that are not available here). Recordings given with ``--speech DIR``
+whose ``transcripts.tsv`` text is a question of the set are added as items of their own (``<id>@<file>``).
 
 Each item is a new :class:`~voice.session.Session` (a new conversation) driven without a socket: its audio
 goes in as 32 ms frames of 16-bit PCM followed by 1.5 s of silence, and the session does everything the
@@ -23,9 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import shutil
 import statistics
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +37,7 @@ from voice.bench.clips import BenchError, read_transcripts
 from voice.bench.quality_result import SpokenRow, SpokenSummary, VoiceSummary
 from voice.bench.quality_set import Item, judge, judged_summary, pct
 from voice.bench.stats import corpus_wer_normalized
+from voice.bench.voices import DEFAULT_VOICES, Voice, parse_voices, synthesize
 from voice.budget import TurnReport
 from voice.clock import FakeClock
 from voice.config import Config
@@ -50,39 +48,30 @@ from voice.session import Session
 RATE_HZ = 16_000
 FRAME_SAMPLES = 512  # 32 ms, the VAD's frame
 TRAILING_SILENCE_S = 1.5  # longer than [turn] incomplete_silence_ms: every turn ends on its own
-#: espeak-ng voices that take turns, item by item (an American man, a British woman, an American variant).
-ESPEAK_VOICES = ("en-us", "en-gb+f3", "en-us+m7")
 
 
 @dataclass(frozen=True)
 class SpokenItem:
     item: Item
     voice: str
-    """``espeak-ng:<voice>`` or ``recording:<file>``."""
+    """``<engine>:<voice>`` (:mod:`voice.bench.voices`) or ``recording:<file>``."""
     previous_audio: tuple[np.ndarray, ...]
     audio: np.ndarray
     """float32 mono 16 kHz."""
 
 
-def espeak(text: str, voice: str, folder: Path, name: str) -> np.ndarray:
-    exe = shutil.which("espeak-ng")
-    if exe is None:
-        raise BenchError("espeak-ng is not installed (Debian package espeak-ng; ./dev setup installs it)")
-    path = folder / f"{name}.wav"
-    subprocess.run([exe, "-v", voice, "-s", "160", "-w", str(path), text], check=True)
-    return load_audio(path, RATE_HZ)
-
-
-def spoken_items(items: Sequence[Item], speech_dir: Path | None = None) -> list[SpokenItem]:
-    """Every item spoken by espeak-ng (voices in turn), plus the recordings in ``speech_dir`` that ask one
-    of the items' questions (matched on normalized words)."""
+def spoken_items(
+    items: Sequence[Item], speech_dir: Path | None = None, voices: Sequence[Voice] = parse_voices(DEFAULT_VOICES)
+) -> list[SpokenItem]:
+    """Every item spoken by one of ``voices`` (in turn, item by item), plus the recordings in ``speech_dir``
+    that ask one of the items' questions (matched on normalized words)."""
     out: list[SpokenItem] = []
     with tempfile.TemporaryDirectory(prefix="voice-quality-") as tmp:
         folder = Path(tmp)
         for n, item in enumerate(items):
-            voice = ESPEAK_VOICES[n % len(ESPEAK_VOICES)]
-            previous = tuple(espeak(q, voice, folder, f"{item.id}-p{k}") for k, q in enumerate(item.previous))
-            out.append(SpokenItem(item, f"espeak-ng:{voice}", previous, espeak(item.question, voice, folder, item.id)))
+            voice = voices[n % len(voices)]
+            previous = tuple(synthesize(voice, q, folder, f"{item.id}-p{k}") for k, q in enumerate(item.previous))
+            out.append(SpokenItem(item, str(voice), previous, synthesize(voice, item.question, folder, item.id)))
     if speech_dir is not None:
         tsv = speech_dir / "transcripts.tsv"
         if not tsv.is_file():
@@ -220,10 +209,18 @@ def summarize_spoken(rows: Sequence[SpokenRow]) -> SpokenSummary:
 
 
 def by_voice(rows: Sequence[SpokenRow]) -> dict[str, VoiceSummary]:
-    """Per voice (an espeak-ng voice, or all recordings together): items, right % and the STT's normalized WER."""
+    """Per voice (a synthetic voice, or all recordings together): items, right % and the STT's normalized WER;
+    then, for an engine with several voices, all of its voices together (``<engine> (all)``)."""
     groups: dict[str, list[SpokenRow]] = {}
     for r in rows:
         groups.setdefault("recordings" if r.voice.startswith("recording:") else r.voice, []).append(r)
+    engines: dict[str, list[str]] = {}
+    for voice in groups:
+        if voice != "recordings":
+            engines.setdefault(voice.partition(":")[0], []).append(voice)
+    for engine, voices in engines.items():
+        if len(voices) > 1:
+            groups[f"{engine} (all)"] = [r for v in voices for r in groups[v]]
     return {
         voice: VoiceSummary(
             items=len(g),

@@ -64,8 +64,9 @@ def collect_clips(args: argparse.Namespace) -> list[LeverClip]:
         from voice.bench.quality import DEFAULT_SET
         from voice.bench.quality_set import load_items
         from voice.bench.quality_spoken import spoken_items
+        from voice.bench.voices import ESPEAK_VOICES, parse_voices
 
-        for sp in spoken_items(load_items(DEFAULT_SET)):
+        for sp in spoken_items(load_items(DEFAULT_SET), voices=parse_voices(ESPEAK_VOICES)):
             out.append(LeverClip(sp.item.id, sp.voice, sp.item.question, sp.audio))
     return out
 

@@ -1,0 +1,46 @@
+"""The voices that speak the quality set: parsing, and each engine really speaking (skipped where not installed)."""
+
+import itertools
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from voice.bench.clips import BenchError
+from voice.bench.voices import DEFAULT_VOICES, ESPEAK_VOICES, FLITE_VOICES, Voice, parse_voices, synthesize
+
+
+def test_voices_are_parsed_and_bad_ones_named() -> None:
+    assert parse_voices("espeak-ng:en-gb+f3, flite:slt") == (Voice("espeak-ng", "en-gb+f3"), Voice("flite", "slt"))
+    assert [str(v) for v in parse_voices(DEFAULT_VOICES)] == list(DEFAULT_VOICES)
+    for bad in ("piper:joe", "flite", "flite:", "slt"):
+        with pytest.raises(BenchError, match=f"voice '{bad}': write it as <engine>:<voice>"):
+            parse_voices(f"espeak-ng:en-us,{bad}")
+    with pytest.raises(BenchError, match="no voice given"):
+        parse_voices(" , ")
+
+
+def test_the_default_alternates_the_two_kinds_of_synthesis() -> None:
+    assert set(DEFAULT_VOICES) == set(ESPEAK_VOICES) | set(FLITE_VOICES)
+    engines = [v.partition(":")[0] for v in DEFAULT_VOICES]
+    assert all(a != b for a, b in itertools.pairwise(engines))
+
+
+@pytest.mark.parametrize("voice", [*ESPEAK_VOICES, *FLITE_VOICES])
+def test_each_default_voice_speaks(voice: str, tmp_path: Path) -> None:
+    engine = voice.partition(":")[0]
+    if shutil.which(engine) is None:
+        pytest.skip(f"{engine} is not installed")
+    audio = synthesize(parse_voices(voice)[0], "What time is it?", tmp_path, "q")
+    assert audio.dtype == np.float32 and 0.5 < len(audio) / 16_000 < 3.0
+    assert float(np.sqrt(np.mean(audio**2))) > 0.01  # speech, not silence
+
+
+@pytest.mark.parametrize("voice", ["flite:nobody", "espeak-ng:xx-nobody"])
+def test_an_unknown_voice_is_a_clear_error(voice: str, tmp_path: Path) -> None:
+    engine = voice.partition(":")[0]
+    if shutil.which(engine) is None:
+        pytest.skip(f"{engine} is not installed")
+    with pytest.raises(BenchError, match=f"{voice.partition(':')[2]}"):
+        synthesize(parse_voices(voice)[0], "Hello.", tmp_path, "q")
