@@ -39,6 +39,7 @@ def test_clock_checks(kind: str, reply: str, ok: bool) -> None:
 def test_refusal_and_keywords() -> None:
     lamp = Item(id="x", category="cannot", question="Turn on the lamp.", refusal=True)
     assert judge(lamp, "Sorry, I can't control devices.", NOW).right
+    assert judge(lamp, "I'm sorry, I'm not equipped to assist with that.", NOW).right
     bad = judge(lamp, "The lamp is on.", NOW)
     assert not bad.right and bad.failed == ("does not say it cannot",)
     cap = Item(id="c", category="knowledge", question="?", any_of=("Madrid",), none_of=("pain",))

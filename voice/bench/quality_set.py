@@ -23,7 +23,7 @@ _KEYS = {"id", "category", "question", "previous", "any", "all", "none", "regex"
 
 REFUSAL = re.compile(
     r"\b(can'?t|cannot|can not|unable|not able|don'?t have (access|the ability|a way)|do not have"
-    r"|no access|not connected|i'?m (just )?a (voice|text|language)|i have no)\b",
+    r"|no access|not connected|not equipped|i'?m (just )?a (voice|text|language)|i have no)\b",
     re.IGNORECASE,
 )
 MONTHS = [
