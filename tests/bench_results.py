@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import pytest
 
 from voice.bench import scaffold
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import JsonResult
 from voice.cli import main
 
@@ -21,6 +22,27 @@ R = TypeVar("R", bound=JsonResult)
 def same_json(a: Any, b: Any) -> bool:
     """The same JSON, keys in the same order too (``==`` on dicts ignores their order)."""
     return json.dumps(a) == json.dumps(b)
+
+
+#: A made-up machine record as a run writes it at its start (every key it must have, none of the optional ones).
+FAKE_MACHINE_JSON: dict[str, Any] = {
+    "date": "2026-12-01",
+    "started_at": "2026-12-01T09:00:00+00:00",
+    "cpu_model": "Test CPU",
+    "cores_logical": 2,
+    "cores_physical": 2,
+    "cores_usable": 2,
+    "ram_total_gb": 7.5,
+    "os": "Linux 6.1.0",
+    "python": "3.11.7",
+    "load_average_at_start": [0.5, 0.25, 0.125],
+    "git_commit": "0123456789ab",
+    "command": "voice bench",
+    "cwd": "/work",
+    "libraries": {"numpy": "2.4.6"},
+    "env": {},
+}
+FAKE_MACHINE = Machine.from_json(FAKE_MACHINE_JSON)
 
 
 def fake_machine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,6 +68,12 @@ def check_committed(
     md = path.with_suffix(".md")
     assert markdown(result, md) == md.read_text(encoding="utf-8")
     return result
+
+
+def committed_record(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A result's machine record as written (``machine``, or ``meta.machine``); None when it has none."""
+    record = data.get("machine") or (data.get("meta") or {}).get("machine")
+    return dict(record) if isinstance(record, dict) else None
 
 
 def committed_machine(monkeypatch: pytest.MonkeyPatch, name: str) -> None:

@@ -1,0 +1,81 @@
+"""The typed machine record and guard summary: every committed result's record reads back to the same JSON (keys,
+order, values); a record at the start of a run, one with keys the class does not know, one that lacks a key it
+must have; the guard's summary."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from tests.bench_results import FAKE_MACHINE, FAKE_MACHINE_JSON, RESULTS, committed_record, same_json
+from voice.bench.machine_record import GuardSummary, Machine
+
+#: Every committed result that carries a machine record (all of them, so far).
+COMMITTED = sorted(p.name for p in RESULTS.glob("*.json") if committed_record(json.loads(p.read_text("utf-8"))))
+
+GUARD_JSON: dict[str, Any] = {
+    "enabled": True,
+    "max_other_percent": 10.0,
+    "samples": 24,
+    "redone_samples": 2,
+    "other_cpu_percent_p50": 0.3,
+    "other_cpu_percent_max": 0.9,
+}
+FINISH_JSON: dict[str, Any] = {
+    "finished_at": "2026-12-01T09:12:00+00:00",
+    "load_average_at_end": [1.96, 1.59, 1.61],
+    "other_processes_cpu_percent": 24.3,
+    "steal_cpu_percent": 1.5,
+}
+
+
+def test_the_committed_results_are_all_there() -> None:
+    assert len(COMMITTED) >= 57 and "2026-12-02-prefill.json" in COMMITTED and "2026-12-03-pauses.json" in COMMITTED
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_a_committed_record_reads_back_to_its_json(name: str) -> None:
+    record = committed_record(json.loads((RESULTS / name).read_text(encoding="utf-8")))
+    assert record is not None
+    m = Machine.from_json(record)
+    assert same_json(m.to_json(), record) and Machine.from_json(m.to_json()) == m
+    assert m.extra == {} and m.cpu_at_start is None and m.finished_at is not None  # all written since finish
+
+
+def test_a_record_at_the_start_lacks_the_optional_keys() -> None:
+    m = Machine.from_json(FAKE_MACHINE_JSON)
+    assert (m.guard, m.finished_at, m.load_average_at_end, m.other_processes_cpu_percent) == (None, None, None, None)
+    assert m.load_average_at_start == (0.5, 0.25, 0.125) and m.libraries == {"numpy": "2.4.6"}
+    assert same_json(m.to_json(), FAKE_MACHINE_JSON)
+
+
+def test_a_record_needs_every_key_of_the_start() -> None:
+    with pytest.raises(TypeError, match="cpu_model"):
+        Machine.from_json({k: v for k, v in FAKE_MACHINE_JSON.items() if k != "cpu_model"})
+
+
+def test_unknown_keys_are_kept_and_written_after_the_others() -> None:
+    data = {**FAKE_MACHINE_JSON, "gpu": "none", "guard": GUARD_JSON, **FINISH_JSON, "extra": [1]}
+    m = Machine.from_json(data)
+    assert m.extra == {"gpu": "none", "extra": [1]} and m.guard == GuardSummary.from_json(GUARD_JSON)
+    assert list(m.to_json()) == [*FAKE_MACHINE_JSON, "guard", *FINISH_JSON, "gpu", "extra"]
+    assert m.to_json() == data and Machine.from_json(m.to_json()) == m
+
+
+def test_the_keys_are_written_in_the_order_the_dicts_had() -> None:
+    """A record in progress (with its CPU snapshot) and a finished one with a guard: the keys where the dicts
+    had them (``machine_info``'s, the guard's added at the end of the run, then ``finish``'s)."""
+    started = dataclasses.replace(FAKE_MACHINE, cpu_at_start={"busy_s": 1.0})
+    assert list(started.to_json()) == [*FAKE_MACHINE_JSON, "cpu_at_start"]
+    done = Machine.from_json({**FAKE_MACHINE_JSON, **FINISH_JSON, "guard": GUARD_JSON})
+    assert list(done.to_json()) == [*FAKE_MACHINE_JSON, "guard", *FINISH_JSON]
+
+
+def test_the_guard_summary_reads_back() -> None:
+    g = GuardSummary.from_json(GUARD_JSON)
+    assert same_json(g.to_json(), GUARD_JSON) and g.redone_samples == 2
+    with pytest.raises(TypeError):
+        GuardSummary.from_json({**GUARD_JSON, "unknown": 1})
