@@ -1,6 +1,6 @@
 """The typed machine record and guard summary: every committed result's record reads back to the same JSON (keys,
 order, values); a record at the start of a run, one with keys the class does not know, one that lacks a key it
-must have; the guard's summary."""
+must have; the guard's summary and its sentence."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.bench_results import FAKE_MACHINE, FAKE_MACHINE_JSON, RESULTS, committed_record, same_json
+from voice.bench.machine import Guard, guard_markdown
 from voice.bench.machine_record import GuardSummary, Machine
 
 #: Every committed result that carries a machine record (all of them, so far).
@@ -74,8 +75,19 @@ def test_the_keys_are_written_in_the_order_the_dicts_had() -> None:
     assert list(done.to_json()) == [*FAKE_MACHINE_JSON, "guard", *FINISH_JSON]
 
 
-def test_the_guard_summary_reads_back() -> None:
+def test_the_guard_summary_reads_back_and_says_how_disturbed_the_samples_were() -> None:
     g = GuardSummary.from_json(GUARD_JSON)
     assert same_json(g.to_json(), GUARD_JSON) and g.redone_samples == 2
+    assert guard_markdown(g) == (
+        "Disturbance: samples during which other processes used over 10% of the CPU were measured again "
+        "(2 redone); other processes' share of the CPU during the kept samples: p50 0%, max 1%."
+    )
+    assert guard_markdown(None) == "" and guard_markdown(dataclasses.replace(g, samples=0)) == ""
+    off = dataclasses.replace(g, enabled=False)
+    assert "samples were not re-measured when disturbed (no --max-load)" in guard_markdown(off)
+    empty = Guard(enabled=False).summary()
+    assert same_json(empty.to_json(), {"enabled": False, "max_other_percent": 10.0, "samples": 0,
+                                       "redone_samples": 0, "other_cpu_percent_p50": None,
+                                       "other_cpu_percent_max": None})  # fmt: skip
     with pytest.raises(TypeError):
         GuardSummary.from_json({**GUARD_JSON, "unknown": 1})

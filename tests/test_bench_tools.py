@@ -202,7 +202,7 @@ def test_guard_measures_a_disturbed_sample_again(monkeypatch: pytest.MonkeyPatch
     guard = machine.Guard(log=lambda m: None)
     assert guard.run(lambda: calls.append(1) or len(calls)) == 3  # measured three times, the third one kept
     s = guard.summary()
-    assert (s["redone_samples"], s["samples"], s["other_cpu_percent_max"]) == (2, 1, 4.0)
+    assert (s.redone_samples, s.samples, s.other_cpu_percent_max) == (2, 1, 4.0)
     shares = iter([60.0])
     assert machine.Guard(enabled=False).run(lambda: "once") == "once"  # disabled: recorded, never redone
     shares = iter([90.0, 90.0])

@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import GuardSummary
 from voice.bench.stats import Described
 
 TOGETHER_MODES = ("both, no gate", "both, gate")
@@ -124,7 +125,7 @@ class PolicyRun:
     """Per mode, each series' samples (``stt``, ``llm``, their ``_wait``, ``makespan``), 1 decimal."""
     summary: ContentionSummary
     """The statistics of those samples."""
-    guard: dict[str, Any] | None
+    guard: GuardSummary | None
     """The guard's record (:meth:`voice.bench.machine.Guard.summary`), None without a guard."""
     policy_note: str = ""
     """What the environment was, in words."""
@@ -142,7 +143,7 @@ class PolicyRun:
             "threads": {"stt_cpu_threads": self.stt_cpu_threads, "llm_n_threads": self.llm_n_threads},
             "samples_ms": {m: {k: list(v) for k, v in d.items()} for m, d in self.samples_ms.items()},
             "summary": self.summary.to_json(),
-            "guard": self.guard,
+            "guard": self.guard.to_json() if self.guard is not None else None,
             "policy_note": self.policy_note,
         }
 
@@ -155,7 +156,7 @@ class PolicyRun:
             llm_n_threads=data["threads"]["llm_n_threads"],
             samples_ms=data["samples_ms"],
             summary=ContentionSummary.from_json(data["summary"]),
-            guard=data["guard"],
+            guard=GuardSummary.from_json(data["guard"]) if data["guard"] is not None else None,
             policy_note=data["policy_note"],
         )
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from voice.bench.machine_record import GuardSummary
+
 _T = TypeVar("_T")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -165,7 +167,7 @@ def machine_markdown(info: dict[str, Any]) -> str:
             f"| Load average at start (1/5/15 min) | {load_text} |",
             *([disturbance] if disturbance else []),
             *(
-                [f"| Re-measured samples | {guard_markdown(info.get('guard'))} |"]
+                [f"| Re-measured samples | {guard_markdown(GuardSummary.from_json(info['guard']))} |"]
                 if info.get("guard")
                 else []
             ),
@@ -270,29 +272,29 @@ class Guard:
                 return out
             attempt += 1
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> GuardSummary:
         s = sorted(self.shares)
-        return {
-            "enabled": self.enabled,
-            "max_other_percent": self.max_other_percent,
-            "samples": len(s),
-            "redone_samples": self.redone,
-            "other_cpu_percent_p50": s[len(s) // 2] if s else None,
-            "other_cpu_percent_max": s[-1] if s else None,
-        }
+        return GuardSummary(
+            enabled=self.enabled,
+            max_other_percent=self.max_other_percent,
+            samples=len(s),
+            redone_samples=self.redone,
+            other_cpu_percent_p50=s[len(s) // 2] if s else None,
+            other_cpu_percent_max=s[-1] if s else None,
+        )
 
 
-def guard_markdown(summary: dict[str, Any] | None) -> str:
+def guard_markdown(summary: GuardSummary | None) -> str:
     """One sentence on how disturbed the samples were."""
-    if not summary or not summary.get("samples"):
+    if summary is None or not summary.samples:
         return ""
     what = (
-        f"samples during which other processes used over {summary['max_other_percent']:g}% of the CPU were "
-        f"measured again ({summary['redone_samples']} redone)"
-        if summary["enabled"]
+        f"samples during which other processes used over {summary.max_other_percent:g}% of the CPU were "
+        f"measured again ({summary.redone_samples} redone)"
+        if summary.enabled
         else "samples were not re-measured when disturbed (no --max-load)"
     )
     return (
         f"Disturbance: {what}; other processes' share of the CPU during the kept samples: p50 "
-        f"{summary['other_cpu_percent_p50']:.0f}%, max {summary['other_cpu_percent_max']:.0f}%."
+        f"{summary.other_cpu_percent_p50:.0f}%, max {summary.other_cpu_percent_max:.0f}%."
     )

@@ -74,7 +74,7 @@ class BenchRun:
     def finish(self) -> None:
         """Complete the machine record: the end time and load, and the guard's record if there was one."""
         if self._guard is not None:
-            self.machine["guard"] = self._guard.summary()
+            self.machine["guard"] = self._guard.summary().to_json()
         finish(self.machine)
 
     def end(
