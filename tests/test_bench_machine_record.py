@@ -1,11 +1,12 @@
 """The typed machine record and guard summary: every committed result's record reads back to the same JSON (keys,
 order, values); a record at the start of a run, one with keys the class does not know, one that lacks a key it
-must have; the guard's summary and its sentence."""
+must have; the guard's summary and its sentence; the record in a result kept as JSON."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,3 +92,13 @@ def test_the_guard_summary_reads_back_and_says_how_disturbed_the_samples_were() 
                                        "other_cpu_percent_max": None})  # fmt: skip
     with pytest.raises(TypeError):
         GuardSummary.from_json({**GUARD_JSON, "unknown": 1})
+
+
+def test_a_json_result_carries_the_record_as_json(tmp_path: Path) -> None:
+    """A bench not typed yet keeps its result as a dict: the record in it is written as its JSON."""
+    from voice.bench.markdown import write_json
+
+    write_json(tmp_path / "r.json", {"machine": FAKE_MACHINE, "rows": [1]})
+    assert same_json(json.loads((tmp_path / "r.json").read_text()), {"machine": FAKE_MACHINE_JSON, "rows": [1]})
+    with pytest.raises(TypeError, match="object is not JSON serializable"):
+        write_json(tmp_path / "x.json", {"x": object()})
