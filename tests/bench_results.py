@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -43,12 +44,19 @@ FAKE_MACHINE_JSON: dict[str, Any] = {
     "env": {},
 }
 FAKE_MACHINE = Machine.from_json(FAKE_MACHINE_JSON)
+#: The fake runs' machine record as completed (``"end": "x"``, a key the record does not know, kept).
+FINISHED_MACHINE_JSON: dict[str, Any] = {**FAKE_MACHINE_JSON, "end": "x"}
+
+
+def ended(machine: Machine) -> Machine:
+    """``machine`` completed with ``"end": "x"`` (what the fake runs' ``finish`` does)."""
+    return dataclasses.replace(machine, extra={**machine.extra, "end": "x"})
 
 
 def fake_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bench run's machine record is ``{"cores": 2}``, completed with ``"end": "x"``."""
-    monkeypatch.setattr(scaffold, "machine_info", lambda: {"cores": 2})
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+    """A bench run's machine record is :data:`FAKE_MACHINE`, completed with ``"end": "x"``."""
+    monkeypatch.setattr(scaffold, "machine_info", lambda: FAKE_MACHINE)
+    monkeypatch.setattr(scaffold, "finish", ended)
 
 
 def check_committed(
@@ -79,9 +87,10 @@ def committed_record(data: dict[str, Any]) -> dict[str, Any] | None:
 def committed_machine(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """A bench run's machine record is the committed result ``name``'s (all the Markdown needs of it), completed
     with ``"end": "x"``."""
-    record = json.loads((RESULTS / name).read_text(encoding="utf-8"))["machine"]
-    monkeypatch.setattr(scaffold, "machine_info", lambda: dict(record))
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+    record = committed_record(json.loads((RESULTS / name).read_text(encoding="utf-8")))
+    assert record is not None
+    monkeypatch.setattr(scaffold, "machine_info", lambda: Machine.from_json(record))
+    monkeypatch.setattr(scaffold, "finish", ended)
 
 
 def sha256(text: str) -> str:

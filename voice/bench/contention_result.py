@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from voice.bench.machine_record import GuardSummary
+from voice.bench.machine_record import GuardSummary, Machine
 from voice.bench.stats import Described
 
 TOGETHER_MODES = ("both, no gate", "both, gate")
@@ -165,7 +165,7 @@ class PolicyRun:
 class ContentionResult:
     """A ``voice bench contention`` run: one :class:`PolicyRun` per wait policy, or the current environment's."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     results: dict[str, PolicyRun]
     """By policy name (``current environment`` without ``--wait-policies``), in the order they ran."""
@@ -174,10 +174,14 @@ class ContentionResult:
         return {
             "tool": "voice bench contention",
             "schema": 1,
-            "meta": {"machine": self.machine},
+            "meta": {"machine": self.machine.to_json()},
             "results": {name: res.to_json() for name, res in self.results.items()},
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ContentionResult:
-        return cls(data["meta"]["machine"], {k: PolicyRun.from_json(v) for k, v in data["results"].items()})
+        results = {k: PolicyRun.from_json(v) for k, v in data["results"].items()}
+        return cls(Machine.from_json(data["meta"]["machine"]), results)
+
+    def with_machine(self, machine: Machine) -> ContentionResult:
+        return dataclasses.replace(self, machine=machine)
