@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from voice.bench import scaffold
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import JsonResult
 from voice.cli import main
 
@@ -23,10 +25,38 @@ def same_json(a: Any, b: Any) -> bool:
     return json.dumps(a) == json.dumps(b)
 
 
+#: A made-up machine record as a run writes it at its start (every key it must have, none of the optional ones).
+FAKE_MACHINE_JSON: dict[str, Any] = {
+    "date": "2026-12-01",
+    "started_at": "2026-12-01T09:00:00+00:00",
+    "cpu_model": "Test CPU",
+    "cores_logical": 2,
+    "cores_physical": 2,
+    "cores_usable": 2,
+    "ram_total_gb": 7.5,
+    "os": "Linux 6.1.0",
+    "python": "3.11.7",
+    "load_average_at_start": [0.5, 0.25, 0.125],
+    "git_commit": "0123456789ab",
+    "command": "voice bench",
+    "cwd": "/work",
+    "libraries": {"numpy": "2.4.6"},
+    "env": {},
+}
+FAKE_MACHINE = Machine.from_json(FAKE_MACHINE_JSON)
+#: The fake runs' machine record as completed (``"end": "x"``, a key the record does not know, kept).
+FINISHED_MACHINE_JSON: dict[str, Any] = {**FAKE_MACHINE_JSON, "end": "x"}
+
+
+def ended(machine: Machine) -> Machine:
+    """``machine`` completed with ``"end": "x"`` (what the fake runs' ``finish`` does)."""
+    return dataclasses.replace(machine, extra={**machine.extra, "end": "x"})
+
+
 def fake_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bench run's machine record is ``{"cores": 2}``, completed with ``"end": "x"``."""
-    monkeypatch.setattr(scaffold, "machine_info", lambda: {"cores": 2})
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+    """A bench run's machine record is :data:`FAKE_MACHINE`, completed with ``"end": "x"``."""
+    monkeypatch.setattr(scaffold, "machine_info", lambda: FAKE_MACHINE)
+    monkeypatch.setattr(scaffold, "finish", ended)
 
 
 def check_committed(
@@ -48,12 +78,19 @@ def check_committed(
     return result
 
 
+def committed_record(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A result's machine record as written (``machine``, or ``meta.machine``); None when it has none."""
+    record = data.get("machine") or (data.get("meta") or {}).get("machine")
+    return dict(record) if isinstance(record, dict) else None
+
+
 def committed_machine(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """A bench run's machine record is the committed result ``name``'s (all the Markdown needs of it), completed
     with ``"end": "x"``."""
-    record = json.loads((RESULTS / name).read_text(encoding="utf-8"))["machine"]
-    monkeypatch.setattr(scaffold, "machine_info", lambda: dict(record))
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+    record = committed_record(json.loads((RESULTS / name).read_text(encoding="utf-8")))
+    assert record is not None
+    monkeypatch.setattr(scaffold, "machine_info", lambda: Machine.from_json(record))
+    monkeypatch.setattr(scaffold, "finish", ended)
 
 
 def sha256(text: str) -> str:

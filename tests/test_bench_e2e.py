@@ -229,7 +229,7 @@ async def test_real_server_with_fakes_measures_the_configured_latency(
     assert expected - 2 <= two.mouth_to_ear_ms <= expected + 60
 
     result = E2eResult(
-        meta={"machine": machine_info(["voice", "bench", "e2e"]), "speech_dir": str(tmp_path),
+        meta={"machine": machine_info(["voice", "bench", "e2e"]).to_json(), "speech_dir": str(tmp_path),
               "method": method_meta(opts), "server": "in-process", "models": {"stt": "fake"}},
         clips=[c.describe() for c in clips],
         turns=turns,

@@ -13,8 +13,16 @@ from typing import Any
 
 import pytest
 
-from tests.bench_results import RESULTS, check_committed, digests, run_command, same_json, sha256
-from voice.bench import e2e_cmd, scaffold
+from tests.bench_results import (
+    RESULTS,
+    check_committed,
+    committed_machine,
+    digests,
+    run_command,
+    same_json,
+    sha256,
+)
+from voice.bench import e2e_cmd
 from voice.bench.e2e import E2eOptions, verdict_lines
 from voice.bench.e2e_report import markdown
 from voice.bench.e2e_result import E2eResult, E2eSummary, summarize
@@ -129,9 +137,7 @@ def run_e2e(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> tup
     monkeypatch.setattr(e2e_cmd, "load_clips", lambda folder, names: (clips, ["c.wav: a warning"]))
     monkeypatch.setattr(e2e_cmd, "run_plan", run_plan)
     monkeypatch.setattr("voice.bench.e2e_compare.run_compared", run_compared)
-    machine = json.loads((RESULTS / "2026-12-04-e2e-ask-again.json").read_text(encoding="utf-8"))["meta"]["machine"]
-    monkeypatch.setattr(scaffold, "machine_info", lambda: dict(machine))
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(end="x"))
+    committed_machine(monkeypatch, "2026-12-04-e2e-ask-again.json")
     argv = ["bench", "e2e", "--url", "ws://fake/", "--speech", "/speech", "--repeats", "3", "--warmup", "2", *extra]
     written, md = run_command(argv, tmp_path / "r")
     return written, md, sha256(md)

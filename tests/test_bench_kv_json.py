@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.bench_results import check_committed, fake_machine, same_json
+from tests.bench_results import FINISHED_MACHINE_JSON, check_committed, fake_machine, same_json
 from tests.conftest import make_config
 from voice.bench import kv
 from voice.bench.kv_result import KvResult, TurnTiming
@@ -78,7 +78,7 @@ KV_JSON: dict[str, Any] = {
     "tool": "voice bench kv",
     "schema": 1,
     "meta": {
-        "machine": {"cores": 2, "end": "x"},
+        "machine": FINISHED_MACHINE_JSON,
         "llm": "smollm2-135m",
         "llm_settings": {"n_ctx": 2048, "n_batch": 256, "n_threads": 2},
         "max_reply_tokens": 96,

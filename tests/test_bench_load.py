@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_results import FAKE_MACHINE
 from tests.conftest import EnginesFactory, make_config, silence, tone, tones_are_speech
 from tests.test_bench_e2e import LEAD_S, TONE_S, pipeline, write_clip
 from voice.bench.clips import BenchError, Clip, load_clips
@@ -108,7 +109,7 @@ async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_engines:
     p50 = one.mouth_to_ear["p50"]
     assert p50 is not None and expected - 2 <= p50 <= expected + 30
     assert one.prompt_tokens_evaluated["n"] == 2 and capacity(levels) == 2
-    meta = LoadMeta(machine={}, speech_dir=str(tmp_path), clips=tuple(c.name for c in clips), options=opts,
+    meta = LoadMeta(machine=FAKE_MACHINE, speech_dir=str(tmp_path), clips=tuple(c.name for c in clips), options=opts,
                     method=LoadMethod("t", "c", "f", "s"), models=None, server="s", ram_peak_mb=None)  # fmt: skip
     result = LoadResult(meta, (LoadVariant("fakes", tuple(levels), capacity(levels), None),))
     data = LoadResult.from_json(json.loads(json.dumps(result.to_json())))  # JSON-serializable

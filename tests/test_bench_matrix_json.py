@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.bench_results import check_committed, fake_machine, same_json
+from tests.bench_results import (
+    FAKE_MACHINE_JSON,
+    FINISHED_MACHINE_JSON,
+    check_committed,
+    fake_machine,
+    same_json,
+)
 from voice.bench import matrix, matrix_report
 from voice.bench.e2e_result import summarize
 from voice.bench.matrix_result import FailedRow, MatrixResult, MeasuredRow
@@ -22,11 +28,12 @@ from voice.cli import main
 KEEP = "<keep>"
 """Stands for the --keep folder in the expected JSON."""
 #: sha256 of the JSON (``json.dumps``) and of the Markdown the dict-based code wrote for the same fake runs (the
-#: text mode's JSON is below, in full).
+#: JSON's with the fake machine records of :mod:`tests.bench_results` as dicts, at d5b686f; the text mode's JSON
+#: is below, in full).
 DIGESTS = {
-    "spoken": ("b24b4881e239427e94dfc4a5a3710b21b0a2b5dc0220cc943727d880654e279f",
+    "spoken": ("8d6e664ea9d7ed61b9c928647a85c29adc4be17108a29ea0c8aa90188aa6c60b",
                "054b174560fd76743509b1b6006bc981a9926f2e9977f1199d42d84e062b38df"),
-    "none": ("fc07be9878f05c6d40f717b543bf7dd988940986931abbd6a4e0abc7ff5b0746",
+    "none": ("c0351aeddcc5e24dd342629816b314cf85b182d40f26780629c19718a8e99106",
              "34588fe8c37a888adb4e1c9fa1690955ff7f44a946acf868582e75c52c8e5d82"),
 }  # fmt: skip
 
@@ -68,9 +75,11 @@ class FakeProcesses:
                 "meets_human_gap": "no", "within_target": 4 - k % 3,
             }  # fmt: skip
             turns = [{"clip": c, "reply_text": f"{llm} on {c}"} for c in ("a.wav", "b.wav", "a.wav")]
-            machine: dict[str, Any] = {"load_average_at_start": [0.1 * k, 0.2, 0.3]}
+            machine: dict[str, Any] = {**FAKE_MACHINE_JSON, "load_average_at_start": [0.1 * k, 0.2, 0.3]}
             if k % 2:
-                machine.update(other_processes_cpu_percent=1.5 * k, guard={"redone_samples": k % 3})
+                guard = {"enabled": True, "max_other_percent": 10.0, "samples": 4, "redone_samples": k % 3,
+                         "other_cpu_percent_p50": 1.0, "other_cpu_percent_max": 2.0}  # fmt: skip
+                machine.update(guard=guard, other_processes_cpu_percent=1.5 * k)
             meta = {"machine": machine, **({"load_s": 1.5} if llm != "big" else {})}
             Path(self._arg(cmd, "--json") or "").write_text(
                 json.dumps({"meta": meta, "summary": summary, "turns": turns})
@@ -167,7 +176,7 @@ TEXT_JSON: dict[str, Any] = {
     "tool": "voice bench matrix",
     "schema": 1,
     "meta": {
-        "machine": {"cores": 2, "end": "x"},
+        "machine": FINISHED_MACHINE_JSON,
         "speech_dir": "/speech",
         "clips": ["a.wav", "b.wav"],
         "repeats": 3,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.bench_results import check_committed, same_json
+from tests.bench_results import FAKE_MACHINE, FAKE_MACHINE_JSON, check_committed, same_json
 from tests.conftest import EnginesFactory, make_config, silence, tone
 from voice.backends.llm_skills import SkillsLlm
 from voice.bench import quality
@@ -54,7 +54,7 @@ def text_result(monkeypatch: pytest.MonkeyPatch) -> quality.TextResult:
         quality.run_item(llm, config, items[k]) for k in ("t-cancel", "k-capital-spain", "a-add", "x-lamp")
     ]
     model = quality.ModelQuality("fake", quality.summarize(rows), tuple(rows))
-    return quality.result_of(config, Path("set.toml"), {"cores": 2}, None, [model])
+    return quality.result_of(config, Path("set.toml"), FAKE_MACHINE, None, [model])
 
 
 def spoken_result(fake_engines: EnginesFactory) -> quality.SpokenResult:
@@ -74,7 +74,7 @@ def spoken_result(fake_engines: EnginesFactory) -> quality.SpokenResult:
     ]  # fmt: skip
     setup = SpokenSetup(("espeak-ng:en-us",), "speech", "tiny.en", "joe")
     model = quality.ModelQuality("fake", summarize_spoken(rows), tuple(rows))
-    return quality.result_of(config, Path("set.toml"), {"cores": 2}, setup, [model])
+    return quality.result_of(config, Path("set.toml"), FAKE_MACHINE, setup, [model])
 
 
 def test_text_result_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,7 +102,7 @@ def test_committed_results_read_back_to_the_same_json_and_markdown(name: str) ->
 
 TEXT_JSON: dict[str, Any] = {
     "mode": "text",
-    "machine": {"cores": 2},
+    "machine": FAKE_MACHINE_JSON,
     "n_ctx": 2048,
     "n_batch": 256,
     "n_threads": 2,
@@ -211,7 +211,7 @@ TEXT_JSON: dict[str, Any] = {
 
 SPOKEN_JSON: dict[str, Any] = {
     "mode": "spoken",
-    "machine": {"cores": 2},
+    "machine": FAKE_MACHINE_JSON,
     "n_ctx": 2048,
     "n_batch": 256,
     "n_threads": 2,

@@ -33,7 +33,7 @@ def test_a_run_records_the_machine_from_start_to_end_and_writes_what_was_asked(t
     said: list[str] = []
     run = BenchRun(args(out=tmp_path / "r"), say=said.append)
     machine = run.begin()
-    assert machine["started_at"] and "finished_at" not in machine
+    assert machine.started_at and machine.finished_at is None and machine.cpu_at_start is not None
     guard = run.guard()
     assert run.guard() is guard and not guard.enabled  # one guard per run; off without --max-load
     result = {"tool": "test", "machine": machine, "rows": [1, 2]}

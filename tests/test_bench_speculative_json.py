@@ -4,15 +4,17 @@ result, whose Markdown the typed result reproduces too."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.bench_results import check_committed, fake_machine, same_json
+from tests.bench_results import FAKE_MACHINE_JSON, check_committed, ended, fake_machine, same_json
 from tests.conftest import make_config
 from voice.bench import scaffold, speculative
+from voice.bench.machine_record import GuardSummary
 from voice.bench.speculative import Prompt
 from voice.bench.speculative_report import markdown
 from voice.bench.speculative_result import Decoded, SpeculativeResult
@@ -61,6 +63,17 @@ class ScriptedDecoder:
         )
 
 
+GUARD_JSON: dict[str, Any] = {
+    "enabled": False,
+    "max_other_percent": 10.0,
+    "samples": 18,
+    "redone_samples": 0,
+    "other_cpu_percent_p50": 0.5,
+    "other_cpu_percent_max": 2.5,
+}
+GUARD = GuardSummary.from_json(GUARD_JSON)
+
+
 def test_the_command_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "p.toml").write_text(PROMPTS)
     monkeypatch.setattr(speculative, "load_config", lambda p: make_config())
@@ -68,7 +81,8 @@ def test_the_command_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr("voice.backends.llm_llama.prompt_lookup_draft", lambda ngram, k: k)
     monkeypatch.setattr(speculative, "decode", ScriptedDecoder())
     fake_machine(monkeypatch)
-    monkeypatch.setattr(scaffold, "finish", lambda m: m.update(guard="g", end="x"))  # the guard's record varies
+    # The guard's record varies (this machine's CPU shares): the run's is replaced by a made-up one.
+    monkeypatch.setattr(scaffold, "finish", lambda m: ended(dataclasses.replace(m, guard=GUARD)))
     out = tmp_path / "r.json"
     args = ["bench", "speculative", "--llm", "a", "--draft-tokens", "4,10", "--ngram", "3", "--repeats", "3",
             "--prompts", str(tmp_path / "p.toml"), "--json", str(out)]  # fmt: skip
@@ -95,7 +109,7 @@ SPECULATIVE_JSON: dict[str, Any] = {
     "tool": "voice bench speculative",
     "schema": 1,
     "meta": {
-        "machine": {"cores": 2, "guard": "g", "end": "x"},
+        "machine": {**FAKE_MACHINE_JSON, "guard": GUARD_JSON, "end": "x"},
         "n_ctx": 2048,
         "n_batch": 256,
         "n_threads": 2,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import soundfile
 
+from tests.bench_results import FAKE_MACHINE
 from tests.conftest import silence, tone, tones_are_speech
 from voice.bench import (
     contention,
@@ -26,6 +27,7 @@ from voice.bench.contention_result import ContentionResult, PolicyRun
 from voice.bench.e2e_result import summarize
 from voice.bench.e2e_turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import md_table
 from voice.bench.matrix_result import FailedRow, MatrixMeta, MatrixResult, MeasuredRow, Row
 from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
@@ -176,8 +178,8 @@ def test_cli_empty_folder_is_a_clear_error(tmp_path: Path, capsys: pytest.Captur
 def test_machine_info_states_where_and_how() -> None:
     info = machine_info(["/x/.venv/bin/voice", "bench", "e2e", "--repeats", "3"])
     for key in ("date", "cpu_model", "cores_usable", "ram_total_gb", "git_commit", "load_average_at_start"):
-        assert info[key] not in (None, "")
-    assert info["command"] == "voice bench e2e --repeats 3"
+        assert getattr(info, key) not in (None, "")
+    assert info.command == "voice bench e2e --repeats 3"
     assert command_line(["python", "-m", "x"]) == "python -m x"
     assert "Load average at start" in machine_markdown(info)
 
@@ -202,7 +204,7 @@ def test_guard_measures_a_disturbed_sample_again(monkeypatch: pytest.MonkeyPatch
     guard = machine.Guard(log=lambda m: None)
     assert guard.run(lambda: calls.append(1) or len(calls)) == 3  # measured three times, the third one kept
     s = guard.summary()
-    assert (s["redone_samples"], s["samples"], s["other_cpu_percent_max"]) == (2, 1, 4.0)
+    assert (s.redone_samples, s.samples, s.other_cpu_percent_max) == (2, 1, 4.0)
     shares = iter([60.0])
     assert machine.Guard(enabled=False).run(lambda: "once") == "once"  # disabled: recorded, never redone
     shares = iter([90.0, 90.0])
@@ -236,7 +238,7 @@ def test_prefill_prompt_fits_the_length() -> None:
         prefill.fit_document(WordLlm(), "be brief", words, 5)
 
 
-def prefill_result(machine: dict[str, Any]) -> PrefillResult:
+def prefill_result(machine: Machine) -> PrefillResult:
     def row(n: int, u: float, c: float) -> PrefillRow:
         timing = LengthTiming(
             uncached_ms=describe([u, u * 1.1]),
@@ -287,7 +289,7 @@ def test_bad_prompts_are_named(tmp_path: Path, text: str, error: str) -> None:
         speculative.load_prompts(tmp_path / "none.toml")
 
 
-def spec_result(machine: dict[str, Any]) -> SpeculativeResult:
+def spec_result(machine: Machine) -> SpeculativeResult:
     def row(
         prompt: str, kind: str, variant: str, tps: float, e2e_speedup: float | None, same: bool
     ) -> PromptRow:
@@ -316,7 +318,7 @@ def spec_result(machine: dict[str, Any]) -> SpeculativeResult:
 
 
 def test_speculative_summary_reports_slowdowns_too() -> None:
-    s = {(x.kind, x.variant): x for x in spec_result({}).summary}
+    s = {(x.kind, x.variant): x for x in spec_result(FAKE_MACHINE).summary}
     assert s[("short", "prompt-lookup 10")].e2e_speedup == 0.5  # slower: reported, not hidden
     assert s[("repeat", "prompt-lookup 10")].tps_speedup == 2.0
     assert s[("repeat", "prompt-lookup 10")].same_outputs == "0/1"
@@ -340,7 +342,7 @@ def test_contention_slowdowns() -> None:
     assert s.gate.stt_compute_slowdown == 1.0 and s.gate.llm_compute_slowdown == 1.01
 
 
-def contention_result(machine: dict[str, Any]) -> ContentionResult:
+def contention_result(machine: Machine) -> ContentionResult:
     samples = {
         "stt alone": {"stt": [1000.0], "stt_wait": [0.0]},
         "llm alone": {"llm": [2000.0], "llm_wait": [0.0]},
@@ -366,7 +368,7 @@ def contention_result(machine: dict[str, Any]) -> ContentionResult:
 
 
 # ---------------------------------------------------------------------------------------------- matrix
-def matrix_result(machine: dict[str, Any]) -> MatrixResult:
+def matrix_result(machine: Machine) -> MatrixResult:
     def row(stt: str, llm: str, p50: float, p95: float) -> MeasuredRow:
         return MeasuredRow(
             stt=stt, llm=llm, tts="joe-medium", p50_ms=p50, p95_ms=p95, max_ms=p95,
@@ -387,14 +389,14 @@ def matrix_result(machine: dict[str, Any]) -> MatrixResult:
 
 
 def test_matrix_conclusions() -> None:
-    lines = matrix_report.conclusions(matrix_result({}).rows)
+    lines = matrix_report.conclusions(matrix_result(FAKE_MACHINE).rows)
     assert lines[0].startswith("Fastest: tiny.en + small + joe-medium, mouth-to-ear p50 450 ms")
     assert "at p95: none; at p50: tiny.en + small + joe-medium" in lines[1]
     assert lines[2].endswith("human gap at p50: none.")
 
 
 def test_matrix_verdict_needs_speed_and_quality() -> None:
-    rows = matrix_result({}).rows  # small: p50 450 ms (p50 only); big: 2000 ms (no)
+    rows = matrix_result(FAKE_MACHINE).rows  # small: p50 450 ms (p50 only); big: 2000 ms (no)
     # The fast model answers badly: nothing meets turn-taking; the best trade-off is the most accurate fast one.
     rows = matrix.attach_quality(rows, {"small": {"right_pct": 40.0, "items": 93}, "big": {"right_pct": 90.0}}, 80.0)
     assert [r.meets_turn_taking for r in rows] == [False, False, None]
@@ -432,5 +434,5 @@ def test_every_report_writes_markdown_and_png(tmp_path: Path) -> None:
         module.plot(result, png)
         text = module.markdown(result, png, md)
         assert png.read_bytes()[:8] == PNG, name
-        assert f"]({name}.png)" in text and machine["cpu_model"] in text, name
+        assert f"]({name}.png)" in text and machine.cpu_model in text, name
         json.dumps(result if isinstance(result, dict) else result.to_json())

@@ -268,7 +268,7 @@ async def test_bench_e2e_over_wss_flags_the_buffered_route_and_reports_what_it_a
     assert d.burst is False, d
     assert p.audio_sent_spread_ms is not None and p.audio_sent_spread_ms >= MIN_SENT_SPREAD_MS
     result = E2eResult(
-        meta={"machine": machine_info(["voice", "bench", "e2e"]), "speech_dir": str(tmp_path),
+        meta={"machine": machine_info(["voice", "bench", "e2e"]).to_json(), "speech_dir": str(tmp_path),
               "method": method_meta(opts), "server": "test", "models": None},
         clips=[c.describe() for c in clips], turns=proxied, direct=direct,
     )  # fmt: skip

@@ -178,8 +178,8 @@ def plot(result: ContentionResult, path: Path) -> None:
         path,
         groups,
         {"STT slowdown vs alone": stt, "LLM slowdown vs alone": llm},
-        f"STT and LLM at the same time: slowdown vs alone\n{mach['cpu_model']}, {mach['cores_usable']} cores, "
-        f"{mach['date']}",
+        f"STT and LLM at the same time: slowdown vs alone\n{mach.cpu_model}, {mach.cores_usable} cores, "
+        f"{mach.date}",
         "wall time / wall time alone (p50)",
         reference=1.0,
         reference_label="as fast as alone",

@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import GuardSummary, Machine
 from voice.bench.stats import Described
 
 TOGETHER_MODES = ("both, no gate", "both, gate")
@@ -124,7 +125,7 @@ class PolicyRun:
     """Per mode, each series' samples (``stt``, ``llm``, their ``_wait``, ``makespan``), 1 decimal."""
     summary: ContentionSummary
     """The statistics of those samples."""
-    guard: dict[str, Any] | None
+    guard: GuardSummary | None
     """The guard's record (:meth:`voice.bench.machine.Guard.summary`), None without a guard."""
     policy_note: str = ""
     """What the environment was, in words."""
@@ -142,7 +143,7 @@ class PolicyRun:
             "threads": {"stt_cpu_threads": self.stt_cpu_threads, "llm_n_threads": self.llm_n_threads},
             "samples_ms": {m: {k: list(v) for k, v in d.items()} for m, d in self.samples_ms.items()},
             "summary": self.summary.to_json(),
-            "guard": self.guard,
+            "guard": self.guard.to_json() if self.guard is not None else None,
             "policy_note": self.policy_note,
         }
 
@@ -155,7 +156,7 @@ class PolicyRun:
             llm_n_threads=data["threads"]["llm_n_threads"],
             samples_ms=data["samples_ms"],
             summary=ContentionSummary.from_json(data["summary"]),
-            guard=data["guard"],
+            guard=GuardSummary.from_json(data["guard"]) if data["guard"] is not None else None,
             policy_note=data["policy_note"],
         )
 
@@ -164,7 +165,7 @@ class PolicyRun:
 class ContentionResult:
     """A ``voice bench contention`` run: one :class:`PolicyRun` per wait policy, or the current environment's."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     results: dict[str, PolicyRun]
     """By policy name (``current environment`` without ``--wait-policies``), in the order they ran."""
@@ -173,10 +174,14 @@ class ContentionResult:
         return {
             "tool": "voice bench contention",
             "schema": 1,
-            "meta": {"machine": self.machine},
+            "meta": {"machine": self.machine.to_json()},
             "results": {name: res.to_json() for name, res in self.results.items()},
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ContentionResult:
-        return cls(data["meta"]["machine"], {k: PolicyRun.from_json(v) for k, v in data["results"].items()})
+        results = {k: PolicyRun.from_json(v) for k, v in data["results"].items()}
+        return cls(Machine.from_json(data["meta"]["machine"]), results)
+
+    def with_machine(self, machine: Machine) -> ContentionResult:
+        return dataclasses.replace(self, machine=machine)

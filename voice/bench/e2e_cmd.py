@@ -23,6 +23,7 @@ from voice.bench.e2e import (
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
 from voice.bench.e2e_result import E2eResult
 from voice.bench.e2e_turn import TurnResult, make_plan
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import write_json, write_text
 from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
@@ -49,12 +50,13 @@ def _config_meta(config: Config) -> dict[str, Any]:
 
 
 def _meta_and_engines(
-    args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path, machine: dict[str, Any]
+    args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path, machine: Machine
 ) -> tuple[dict[str, Any], Engines | None]:
-    """The result's method and machine description; the models, loaded, unless the server is external."""
+    """The result's method and machine description (the record from the start of the run: the run replaces it
+    with the completed one); the models, loaded, unless the server is external."""
     compare: str | None = args.compare_direct
     meta: dict[str, Any] = {
-        "machine": machine,
+        "machine": machine.to_json(),
         "speech_dir": str(speech_dir),
         "method": method_meta(opts),
     }
@@ -162,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     meta["ram_peak_mb"] = ram_peak_mb() if engines is not None else None
-    bench.finish()
+    meta["machine"] = bench.finish().to_json()
     result = E2eResult(
         meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings, direct=direct
     )

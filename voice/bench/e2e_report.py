@@ -167,7 +167,7 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
     out = [
         f"# Mouth-to-ear latency — {model_text}",
         "",
-        machine_markdown(meta["machine"]),
+        machine_markdown(result.machine),
         "",
         f"Server: {meta['server']}. Speech: `{meta['speech_dir']}` ({len(result.clips)} clips), "
         f"{meta['method']['repeats']} repeat(s) each after {meta['method']['warmup']} warm-up turn(s).",
@@ -312,6 +312,6 @@ def plot(result: E2eResult, path: Path) -> None:
         [t.stages_ms for t in turns],
         stage_names(turns),
         [t.mouth_to_ear_ms for t in turns],
-        f"Mouth-to-ear per turn — {what}\n{meta['machine']['cpu_model']}, "
-        f"{meta['machine']['cores_usable']} cores, {meta['machine']['date']}",
+        f"Mouth-to-ear per turn — {what}\n{result.machine.cpu_model}, "
+        f"{result.machine.cores_usable} cores, {result.machine.date}",
     )

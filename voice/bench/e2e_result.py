@@ -14,6 +14,7 @@ from typing import Any
 
 from voice.bench import stats
 from voice.bench.e2e_turn import TurnResult, stage_names
+from voice.bench.machine_record import Machine
 from voice.bench.stats import Described
 
 
@@ -212,8 +213,9 @@ class E2eResult:
     them)."""
 
     meta: dict[str, Any]
-    """The machine, the speech folder, the method (:func:`voice.bench.e2e.method_meta`), the server, the models
-    and their configuration (in-process), the RAM peak."""
+    """The machine (its record's JSON, read typed as :attr:`machine`), the speech folder, the method
+    (:func:`voice.bench.e2e.method_meta`), the server, the models and their configuration (in-process), the
+    RAM peak."""
     clips: list[dict[str, Any]]
     """Each clip's :meth:`~voice.bench.clips.Clip.describe`."""
     turns: list[TurnResult]
@@ -221,6 +223,11 @@ class E2eResult:
     warnings: list[str] = field(default_factory=list)
     direct: list[TurnResult] = field(default_factory=list)
     """With ``--compare-direct``: the same plan spoken to the server directly (:mod:`voice.bench.e2e_compare`)."""
+
+    @property
+    def machine(self) -> Machine:
+        """The machine record (``meta["machine"]``), completed at the end of the run."""
+        return Machine.from_json(self.meta["machine"])
 
     @property
     def measured(self) -> list[TurnResult]:

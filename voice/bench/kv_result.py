@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
 from voice.bench.stats import Described, describe
 from voice.kvcache import KvStats
@@ -127,7 +128,7 @@ class LongConversation:
 class KvMeta:
     """How the run was made."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     llm: str
     llm_settings: dict[str, int]
@@ -139,7 +140,11 @@ class KvMeta:
     """Turns of each of them."""
 
     def to_json(self) -> dict[str, Any]:
-        return fields_json(self)
+        return {**fields_json(self), "machine": self.machine.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> KvMeta:
+        return cls(**{**data, "machine": Machine.from_json(data["machine"])})
 
 
 @dataclass(frozen=True)
@@ -165,8 +170,11 @@ class KvResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> KvResult:
         return cls(
-            KvMeta(**data["meta"]),
+            KvMeta.from_json(data["meta"]),
             data["method"],
             tuple(BoundSummary.from_json(b) for b in data["bounds"]),
             LongConversation.from_json(data["long"]),
         )
+
+    def with_machine(self, machine: Machine) -> KvResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))

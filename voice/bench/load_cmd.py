@@ -111,7 +111,7 @@ def markdown(result: LoadResult, png: Path | None, md_path: Path) -> str:
         f"- speech end: {m.method.speech_end}",
         f"- models: {m.models}; server: {m.server}",
         "",
-        machine_markdown(m.machine) if "started_at" in m.machine else "",
+        machine_markdown(m.machine),
     ]
     return "\n".join(out) + "\n"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voice.bench.clips import BenchError
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
 from voice.bench.stats import Described
 from voice.kvcache import KvStats
@@ -185,7 +186,7 @@ class LoadMethod:
 class LoadMeta:
     """How the sitting was made."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     speech_dir: str
     clips: tuple[str, ...]
@@ -199,7 +200,12 @@ class LoadMeta:
 
     def to_json(self) -> dict[str, Any]:
         d = fields_json(self)
-        d.update(clips=list(self.clips), options=self.options.to_json(), method=dataclasses.asdict(self.method))
+        d.update(
+            machine=self.machine.to_json(),
+            clips=list(self.clips),
+            options=self.options.to_json(),
+            method=dataclasses.asdict(self.method),
+        )
         if self.ram_peak_mb is None:
             del d["ram_peak_mb"]
         return d
@@ -208,8 +214,8 @@ class LoadMeta:
     def from_json(cls, data: dict[str, Any]) -> LoadMeta:
         options = LoadOptions(**{**data["options"], "sessions": tuple(data["options"]["sessions"])})
         method = LoadMethod(**data["method"])
-        return cls(**{**data, "clips": tuple(data["clips"]), "options": options, "method": method,
-                      "ram_peak_mb": data.get("ram_peak_mb")})  # fmt: skip
+        return cls(**{**data, "machine": Machine.from_json(data["machine"]), "clips": tuple(data["clips"]),
+                      "options": options, "method": method, "ram_peak_mb": data.get("ram_peak_mb")})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -230,3 +236,6 @@ class LoadResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LoadResult:
         return cls(LoadMeta.from_json(data["meta"]), tuple(LoadVariant.from_json(v) for v in data["variants"]))
+
+    def with_machine(self, machine: Machine) -> LoadResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import importlib.metadata
 import os
@@ -14,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+from voice.bench.machine_record import GuardSummary, Machine
 
 _T = TypeVar("_T")
 
@@ -96,7 +99,7 @@ def other_cpu(start: dict[str, float], end: dict[str, float], cores: int) -> dic
     }
 
 
-def machine_info(argv: list[str] | None = None) -> dict[str, Any]:
+def machine_info(argv: list[str] | None = None) -> Machine:
     """Machine, software and circumstances of a run (call it at the start of the run)."""
     import psutil
 
@@ -107,70 +110,73 @@ def machine_info(argv: list[str] | None = None) -> dict[str, Any]:
         except importlib.metadata.PackageNotFoundError:
             versions[lib] = "not installed"
     now = datetime.datetime.now().astimezone()
-    return {
-        "date": now.date().isoformat(),
-        "started_at": now.isoformat(timespec="seconds"),
-        "cpu_model": cpu_model(),
-        "cores_logical": os.cpu_count() or 0,
-        "cores_physical": psutil.cpu_count(logical=False) or 0,
-        "cores_usable": usable_cores(),
-        "ram_total_gb": round(psutil.virtual_memory().total / 2**30, 1),
-        "os": f"{platform.system()} {platform.release()}",
-        "python": platform.python_version(),
-        "load_average_at_start": [round(x, 2) for x in load_average()],
-        "git_commit": git_commit(),
-        "command": command_line(argv),
-        "cwd": str(Path.cwd()),
-        "libraries": versions,
-        "env": {k: os.environ[k] for k in _ENV if k in os.environ},
-        "cpu_at_start": cpu_snapshot(),
-    }
+    return Machine(
+        date=now.date().isoformat(),
+        started_at=now.isoformat(timespec="seconds"),
+        cpu_model=cpu_model(),
+        cores_logical=os.cpu_count() or 0,
+        cores_physical=psutil.cpu_count(logical=False) or 0,
+        cores_usable=usable_cores(),
+        ram_total_gb=round(psutil.virtual_memory().total / 2**30, 1),
+        os=f"{platform.system()} {platform.release()}",
+        python=platform.python_version(),
+        load_average_at_start=tuple(round(x, 2) for x in load_average()),
+        git_commit=git_commit(),
+        command=command_line(argv),
+        cwd=str(Path.cwd()),
+        libraries=versions,
+        env={k: os.environ[k] for k in _ENV if k in os.environ},
+        cpu_at_start=cpu_snapshot(),
+    )
 
 
-def finish(info: dict[str, Any]) -> dict[str, Any]:
-    """Add the end time and the load average at the end to ``info`` (returned too)."""
-    info["finished_at"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    info["load_average_at_end"] = [round(x, 2) for x in load_average()]
-    start = info.pop("cpu_at_start", None)
-    if start:
-        info.update(other_cpu(start, cpu_snapshot(), int(info.get("cores_logical") or 1)))
-    return info
+def finish(info: Machine) -> Machine:
+    """``info`` completed: the end time, the load average at the end and, from the start's CPU snapshot
+    (dropped), the share of the CPU other processes and the hypervisor took meanwhile."""
+    finished_at = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    load_at_end = tuple(round(x, 2) for x in load_average())
+    start = info.cpu_at_start
+    others = other_cpu(start, cpu_snapshot(), info.cores_logical or 1) if start else {}
+    return dataclasses.replace(
+        info,
+        cpu_at_start=None,
+        finished_at=finished_at,
+        load_average_at_end=load_at_end,
+        other_processes_cpu_percent=others.get("other_processes_cpu_percent", info.other_processes_cpu_percent),
+        steal_cpu_percent=others.get("steal_cpu_percent", info.steal_cpu_percent),
+    )
 
 
-def machine_markdown(info: dict[str, Any]) -> str:
+def machine_markdown(info: Machine) -> str:
     """The machine block every Markdown report starts with."""
-    load = info["load_average_at_start"]
-    end = info.get("load_average_at_end")
+    load = info.load_average_at_start
+    end = info.load_average_at_end
     load_text = f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"
     if end:
         load_text += f" (at the end: {end[0]:.2f} / {end[1]:.2f} / {end[2]:.2f})"
-    date = info["started_at"] + (f" → {info['finished_at']}" if info.get("finished_at") else "")
+    date = info.started_at + (f" → {info.finished_at}" if info.finished_at else "")
     disturbance = ""
-    if "other_processes_cpu_percent" in info:
+    if info.other_processes_cpu_percent is not None:
         disturbance = (
-            f"| Other processes during the run | {info['other_processes_cpu_percent']}% of the machine's CPU time "
-            f"(hypervisor steal {info['steal_cpu_percent']}%) |"
+            f"| Other processes during the run | {info.other_processes_cpu_percent}% of the machine's CPU time "
+            f"(hypervisor steal {info.steal_cpu_percent}%) |"
         )
-    libs = ", ".join(f"{k} {v}" for k, v in info["libraries"].items())
-    env = ", ".join(f"{k}={v}" for k, v in info.get("env", {}).items()) or "none set"
+    libs = ", ".join(f"{k} {v}" for k, v in info.libraries.items())
+    env = ", ".join(f"{k}={v}" for k, v in info.env.items()) or "none set"
     return "\n".join(
         [
             "| | |",
             "|---|---|",
             f"| Date | {date} |",
-            f"| Machine | {info['cpu_model']}, {info['cores_usable']} usable cores "
-            f"({info['cores_logical']} logical, {info['cores_physical']} physical), "
-            f"{info['ram_total_gb']} GB RAM, no GPU used |",
-            f"| OS / Python | {info['os']} / Python {info['python']} |",
+            f"| Machine | {info.cpu_model}, {info.cores_usable} usable cores "
+            f"({info.cores_logical} logical, {info.cores_physical} physical), "
+            f"{info.ram_total_gb} GB RAM, no GPU used |",
+            f"| OS / Python | {info.os} / Python {info.python} |",
             f"| Load average at start (1/5/15 min) | {load_text} |",
             *([disturbance] if disturbance else []),
-            *(
-                [f"| Re-measured samples | {guard_markdown(info.get('guard'))} |"]
-                if info.get("guard")
-                else []
-            ),
-            f"| Git commit | `{info['git_commit']}` |",
-            f"| Command | `{info['command']}` |",
+            *([f"| Re-measured samples | {guard_markdown(info.guard)} |"] if info.guard else []),
+            f"| Git commit | `{info.git_commit}` |",
+            f"| Command | `{info.command}` |",
             f"| Libraries | {libs} |",
             f"| Thread env | {env} |",
         ]
@@ -270,29 +276,29 @@ class Guard:
                 return out
             attempt += 1
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> GuardSummary:
         s = sorted(self.shares)
-        return {
-            "enabled": self.enabled,
-            "max_other_percent": self.max_other_percent,
-            "samples": len(s),
-            "redone_samples": self.redone,
-            "other_cpu_percent_p50": s[len(s) // 2] if s else None,
-            "other_cpu_percent_max": s[-1] if s else None,
-        }
+        return GuardSummary(
+            enabled=self.enabled,
+            max_other_percent=self.max_other_percent,
+            samples=len(s),
+            redone_samples=self.redone,
+            other_cpu_percent_p50=s[len(s) // 2] if s else None,
+            other_cpu_percent_max=s[-1] if s else None,
+        )
 
 
-def guard_markdown(summary: dict[str, Any] | None) -> str:
+def guard_markdown(summary: GuardSummary | None) -> str:
     """One sentence on how disturbed the samples were."""
-    if not summary or not summary.get("samples"):
+    if summary is None or not summary.samples:
         return ""
     what = (
-        f"samples during which other processes used over {summary['max_other_percent']:g}% of the CPU were "
-        f"measured again ({summary['redone_samples']} redone)"
-        if summary["enabled"]
+        f"samples during which other processes used over {summary.max_other_percent:g}% of the CPU were "
+        f"measured again ({summary.redone_samples} redone)"
+        if summary.enabled
         else "samples were not re-measured when disturbed (no --max-load)"
     )
     return (
         f"Disturbance: {what}; other processes' share of the CPU during the kept samples: p50 "
-        f"{summary['other_cpu_percent_p50']:.0f}%, max {summary['other_cpu_percent_max']:.0f}%."
+        f"{summary.other_cpu_percent_p50:.0f}%, max {summary.other_cpu_percent_max:.0f}%."
     )

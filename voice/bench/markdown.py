@@ -70,7 +70,16 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
+    """``data`` as indented JSON; a typed value in it (e.g. the machine record in a bench's JSON result) as its
+    ``to_json()``."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=_typed_json))
+
+
+def _typed_json(value: object) -> Any:
+    to_json = getattr(value, "to_json", None)
+    if to_json is None:
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    return to_json()
 
 
 def relative_link(target: Path, from_file: Path) -> str:

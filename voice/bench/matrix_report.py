@@ -214,7 +214,7 @@ def plot(result: MatrixResult, path: Path) -> None:
         list(dict.fromkeys(k for r in rows for k in r.stages_p50_ms)),
         [r.p50_ms for r in rows],
         f"Mouth-to-ear by model combination (stage p50s stacked; TTS {', '.join(result.meta.models['tts'])})"
-        f"\n{m['cpu_model']}, {m['cores_usable']} cores, {m['date']}",
+        f"\n{m.cpu_model}, {m.cores_usable} cores, {m.date}",
         measured_label="mouth-to-ear p50 (client)",
         extra_label="rest of the p50 (not in stage p50s)",
         upper=[r.p95_ms for r in rows],

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.e2e_result import E2eSummary
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
 
 _OPTIONAL = ("log", "json")
@@ -137,7 +138,7 @@ class MeasuredRow(ComboRun):
     @classmethod
     def from_e2e(cls, run: ComboRun, json_path: str, data: dict[str, Any]) -> MeasuredRow:
         """The row of ``run`` from its ``voice bench e2e`` JSON ``data``, written at ``json_path``."""
-        s, machine = E2eSummary.from_json(data["summary"]), data["meta"]["machine"]
+        s, machine = E2eSummary.from_json(data["summary"]), Machine.from_json(data["meta"]["machine"])
         examples: dict[str, str] = {}
         for t in data["turns"]:
             examples.setdefault(t["clip"], t["reply_text"])
@@ -161,9 +162,9 @@ class MeasuredRow(ComboRun):
             meets_human_gap=s.meets_human_gap,
             within_target=s.within_target,
             load_s=data["meta"].get("load_s"),
-            load_average_at_start=tuple(machine["load_average_at_start"]),
-            other_processes_cpu_percent=machine.get("other_processes_cpu_percent"),
-            redone_turns=(machine.get("guard") or {}).get("redone_samples"),
+            load_average_at_start=machine.load_average_at_start,
+            other_processes_cpu_percent=machine.other_processes_cpu_percent,
+            redone_turns=machine.guard.redone_samples if machine.guard is not None else None,
             examples=examples,
         )
 
@@ -188,7 +189,7 @@ def row_from_json(data: dict[str, Any]) -> Row:
 class MatrixMeta:
     """How the run was made."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     speech_dir: str
     clips: tuple[str, ...]
@@ -205,12 +206,14 @@ class MatrixMeta:
 
     def to_json(self) -> dict[str, Any]:
         d = fields_json(self)
-        return {**d, "clips": list(self.clips), "models": {k: list(v) for k, v in self.models.items()}}
+        models = {k: list(v) for k, v in self.models.items()}
+        return {**d, "machine": self.machine.to_json(), "clips": list(self.clips), "models": models}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MatrixMeta:
         models = {k: tuple(v) for k, v in data["models"].items()}
-        return cls(**{**data, "clips": tuple(data["clips"]), "models": models})
+        machine = Machine.from_json(data["machine"])
+        return cls(**{**data, "machine": machine, "clips": tuple(data["clips"]), "models": models})
 
 
 @dataclass(frozen=True)
@@ -231,3 +234,6 @@ class MatrixResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MatrixResult:
         return cls(MatrixMeta.from_json(data["meta"]), tuple(row_from_json(r) for r in data["rows"]))
+
+    def with_machine(self, machine: Machine) -> MatrixResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))

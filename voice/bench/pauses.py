@@ -37,6 +37,7 @@ import numpy as np
 from voice.bench import stats
 from voice.bench.clips import Clip, default_speech_dir, load_clips
 from voice.bench.machine import machine_markdown
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import md_table, text_table
 from voice.bench.pauses_result import PausesResult, StrategyRow
 from voice.bench.scaffold import BenchRun
@@ -216,7 +217,7 @@ def energy_variant(strategy: Strategy) -> Strategy:
     return Strategy(label, dataclasses.replace(strategy.config, turn=turn), strategy.scorer)
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> PausesResult:
+def measure(args: argparse.Namespace, info: Machine) -> PausesResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     from voice.backends.vad_silero import SileroVad
 
@@ -255,7 +256,7 @@ def markdown(result: PausesResult, png: Path | None, md_path: Path) -> str:
     ]
     return "\n".join(
         [
-            f"# False endpoints on mid-sentence pauses, and end-of-turn delay ({result.machine['date']})",
+            f"# False endpoints on mid-sentence pauses, and end-of-turn delay ({result.machine.date})",
             "",
             f"Clips: `{result.speech_dir}` ({len(result.clips)}). A pause of each length is made "
             "mid-sentence (at the quietest 30 ms between 40 % and 70 % of the speech: the speaker's own gap "

@@ -8,6 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
+
 
 @dataclass(frozen=True)
 class StrategyRow:
@@ -47,7 +49,7 @@ class StrategyRow:
 class PausesResult:
     """A ``voice bench pauses`` run."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     speech_dir: str
     """The folder the clips were read from."""
@@ -64,7 +66,7 @@ class PausesResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "tool": "voice bench pauses",
-            "machine": self.machine,
+            "machine": self.machine.to_json(),
             "speech_dir": self.speech_dir,
             "clips": list(self.clips),
             "pauses_ms": list(self.pauses_ms),
@@ -76,7 +78,7 @@ class PausesResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PausesResult:
         return cls(
-            data["machine"],
+            Machine.from_json(data["machine"]),
             data["speech_dir"],
             tuple(data["clips"]),
             tuple(data["pauses_ms"]),
@@ -84,3 +86,6 @@ class PausesResult:
             data["turn"],
             tuple(StrategyRow.from_json(s) for s in data["strategies"]),
         )
+
+    def with_machine(self, machine: Machine) -> PausesResult:
+        return dataclasses.replace(self, machine=machine)

@@ -271,7 +271,7 @@ def plot(result: PrefillResult, path: Path) -> None:
     plots.lines(
         path,
         series,
-        f"TTFT (p50) vs prompt length — {m['cpu_model']}, {m['cores_usable']} cores, {m['date']}",
+        f"TTFT (p50) vs prompt length — {m.cpu_model}, {m.cores_usable} cores, {m.date}",
         "prompt tokens",
         "time to first token (ms, log scale)",
         logy=True,

@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
 from voice.bench.stats import Described
 
 
@@ -90,7 +91,7 @@ class PrefillRow:
 class PrefillMeta:
     """How the run was made."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     n_ctx: int
     """``[llm] n_ctx``: the context window, in tokens."""
@@ -110,11 +111,11 @@ class PrefillMeta:
     """The question of the turn before a cached run (same prefix)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "machine": self.machine}
+        return {**dataclasses.asdict(self), "machine": self.machine.to_json()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PrefillMeta:
-        return cls(**data)
+        return cls(**{**data, "machine": Machine.from_json(data["machine"])})
 
 
 @dataclass(frozen=True)
@@ -136,3 +137,6 @@ class PrefillResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PrefillResult:
         return cls(PrefillMeta.from_json(data["meta"]), tuple(PrefillRow.from_json(r) for r in data["rows"]))
+
+    def with_machine(self, machine: Machine) -> PrefillResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))

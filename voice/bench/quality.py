@@ -27,6 +27,7 @@ from voice.backends.llm_skills import SkillsLlm
 from voice.bench.clips import BenchError
 from voice.bench.llms import load_llm, names
 from voice.bench.machine import BENCHMARKS_DIR, machine_markdown
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.quality_result import (
     ModelQuality,
@@ -214,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
 def result_of(
     config: Config,
     set_path: Path,
-    machine: dict[str, Any],
+    machine: Machine,
     spoken: SpokenSetup | None,
     models: Sequence[ModelQuality[Summary, Row]],
 ) -> QualityResult[Summary, Row]:
@@ -283,7 +284,7 @@ def run_spoken(
     items: list[Item],
     llm_names: list[str],
     set_path: Path,
-    machine: dict[str, Any],
+    machine: Machine,
 ) -> SpokenResult:
     from voice.bench.quality_spoken import run_spoken_item, spoken_items, summarize_spoken
     from voice.bench.voices import DEFAULT_VOICES, parse_voices

@@ -5,9 +5,11 @@ the results were dicts) and read back from (``from_json``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
 from voice.bench.quality_set import JudgedSummary
 
@@ -244,7 +246,7 @@ class QualityResult(Generic[Summary, Row]):
 
     mode: str
     """``text`` or ``spoken``."""
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     n_ctx: int
     n_batch: int
@@ -262,7 +264,7 @@ class QualityResult(Generic[Summary, Row]):
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
-            "machine": self.machine,
+            "machine": self.machine.to_json(),
             "n_ctx": self.n_ctx,
             "n_batch": self.n_batch,
             "n_threads": self.n_threads,
@@ -277,7 +279,8 @@ class QualityResult(Generic[Summary, Row]):
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TextResult | SpokenResult:
         """A result of either mode from its JSON (as this code writes it: with ``mode``)."""
-        header = {k: data[k] for k in ("mode", "machine", "n_ctx", "n_batch", "n_threads", "question_set")}
+        header = {k: data[k] for k in ("mode", "n_ctx", "n_batch", "n_threads", "question_set")}
+        header["machine"] = Machine.from_json(data["machine"])
         tail = {k: data[k] for k in ("system_prompt", "max_reply_tokens", "skills")}
         if data["mode"] == "spoken":
             setup = SpokenSetup(tuple(data["voices"]), data["speech_dir"], data["stt"], data["tts"])
@@ -297,6 +300,9 @@ class QualityResult(Generic[Summary, Row]):
             for m in data["models"]
         )
         return QualityResult(**header, spoken=None, **tail, models=text)
+
+    def with_machine(self, machine: Machine) -> QualityResult[Summary, Row]:
+        return dataclasses.replace(self, machine=machine)
 
 
 TextResult = QualityResult[TextSummary, TextRow]

@@ -155,7 +155,7 @@ def plot(result: SpeculativeResult, path: Path) -> None:
         groups,
         series,
         f"Prompt-lookup speculative decoding: whole-reply speed-up vs baseline\n"
-        f"{m['cpu_model']}, {m['cores_usable']} cores, {m['date']}",
+        f"{m.cpu_model}, {m.cores_usable} cores, {m.date}",
         "baseline E2E / speculative E2E (above 1 = faster)",
         reference=1.0,
         reference_label="no change",

@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
 from voice.bench.stats import Described
 
 
@@ -137,7 +138,7 @@ class KindSummary:
 class SpeculativeMeta:
     """How the run was made."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     n_ctx: int
     n_batch: int
@@ -152,11 +153,13 @@ class SpeculativeMeta:
     system_prompt: str
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "machine": self.machine, "draft_tokens": list(self.draft_tokens)}
+        d = dataclasses.asdict(self)
+        return {**d, "machine": self.machine.to_json(), "draft_tokens": list(self.draft_tokens)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SpeculativeMeta:
-        return cls(**{**data, "draft_tokens": tuple(data["draft_tokens"])})
+        machine = Machine.from_json(data["machine"])
+        return cls(**{**data, "machine": machine, "draft_tokens": tuple(data["draft_tokens"])})
 
 
 @dataclass(frozen=True)
@@ -183,3 +186,6 @@ class SpeculativeResult:
             tuple(KindSummary(**s) for s in data["summary"]),
             tuple(PromptRow.from_json(r) for r in data["rows"]),
         )
+
+    def with_machine(self, machine: Machine) -> SpeculativeResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))

@@ -20,6 +20,7 @@ from typing import Any
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.llms import load_stt
 from voice.bench.machine import machine_markdown
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.scaffold import BenchRun
 from voice.bench.stats import corpus_wer_normalized
@@ -99,7 +100,7 @@ def summarize(clips: list[LeverClip], texts: list[str], times_ms: list[float], f
     )
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> LeversResult:
+def measure(args: argparse.Namespace, info: Machine) -> LeversResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     variants = load_variants(args.variants, args.config)
     clips = collect_clips(args)
@@ -170,7 +171,7 @@ def markdown(result: LeversResult) -> str:
     settings = [[v.name, v.stt["model"], v.stt["beam_size"], repr(v.stt["initial_prompt"]),
                  v.stt.get("pad_silence", False)] for v in result.variants]  # fmt: skip
     return "\n".join([
-        f"# STT settings compared on the same clips ({result.machine['date']})", "",
+        f"# STT settings compared on the same clips ({result.machine.date})", "",
         f"Every clip transcribed {result.repeats} times by each variant on the server's path (short window, "
         "guarded), variants in a rotating order, one process; a clip's time is the p50 of its repeats, p50/p95 "
         "are over the clips. WER is normalized (Whisper's English normalizer), over all words of a group.", "",

@@ -8,6 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
+
 
 @dataclass(frozen=True)
 class LeverSummary:
@@ -74,7 +76,7 @@ class LeverClipRow:
 class LeversResult:
     """A ``voice bench stt --variants`` run."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     repeats: int
     """Times every variant transcribed every clip."""
@@ -83,7 +85,7 @@ class LeversResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "machine": self.machine,
+            "machine": self.machine.to_json(),
             "repeats": self.repeats,
             "variants": [v.to_json() for v in self.variants],
             "clips": [c.to_json() for c in self.clips],
@@ -92,8 +94,11 @@ class LeversResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LeversResult:
         return cls(
-            data["machine"],
+            Machine.from_json(data["machine"]),
             data["repeats"],
             tuple(LeverVariant.from_json(v) for v in data["variants"]),
             tuple(LeverClipRow.from_json(c) for c in data["clips"]),
         )
+
+    def with_machine(self, machine: Machine) -> LeversResult:
+        return dataclasses.replace(self, machine=machine)

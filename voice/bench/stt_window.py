@@ -13,12 +13,12 @@ import dataclasses
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from voice.bench import stats
 from voice.bench.clips import default_speech_dir, load_clips
 from voice.bench.llms import load_stt
 from voice.bench.machine import machine_markdown
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fixed, md_table, ratio, ratio_of, text_table
 from voice.bench.scaffold import BenchRun
 from voice.bench.stt_window_result import ClipResult, SttWindowConfig, SttWindowResult, SttWindowSummary, Wer
@@ -31,7 +31,7 @@ def _p(values: list[float], q: float) -> float:
     return round(percentile(values, q), 1)
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> SttWindowResult:
+def measure(args: argparse.Namespace, info: Machine) -> SttWindowResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     config = load_config(args.config)
     if config.stt.min_window_s <= 0:
@@ -121,7 +121,7 @@ def markdown(result: SttWindowResult, png: Path | None, md_path: Path) -> str:
 
     return "\n".join(
         [
-            f"# Whisper on the real audio length vs the 30 s window ({result.machine['date']})",
+            f"# Whisper on the real audio length vs the 30 s window ({result.machine.date})",
             "",
             f"Model {c.model} ({c.compute_type}, {c.cpu_threads} threads); short window = real length + "
             f"{c.pad_s} s, at least {c.min_window_s} s, guarded (loops, length cap, compression ratio, "

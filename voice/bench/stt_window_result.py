@@ -8,6 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
+
 
 @dataclass(frozen=True)
 class SttWindowConfig:
@@ -84,7 +86,7 @@ class SttWindowSummary:
 class SttWindowResult:
     """A ``voice bench stt`` run (without ``--variants``)."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     config: SttWindowConfig
     clips: tuple[ClipResult, ...]
@@ -93,7 +95,7 @@ class SttWindowResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "machine": self.machine,
+            "machine": self.machine.to_json(),
             "config": dataclasses.asdict(self.config),
             "clips": [dataclasses.asdict(c) for c in self.clips],
             "summary": dataclasses.asdict(self.summary),
@@ -102,8 +104,11 @@ class SttWindowResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SttWindowResult:
         return cls(
-            data["machine"],
+            Machine.from_json(data["machine"]),
             SttWindowConfig(**data["config"]),
             tuple(ClipResult(**c) for c in data["clips"]),
             SttWindowSummary.from_json(data["summary"]),
         )
+
+    def with_machine(self, machine: Machine) -> SttWindowResult:
+        return dataclasses.replace(self, machine=machine)

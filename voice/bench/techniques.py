@@ -49,6 +49,7 @@ from voice.bench.e2e import E2eOptions, run_plan_in_process
 from voice.bench.e2e_result import summarize
 from voice.bench.e2e_turn import TurnResult, make_plan
 from voice.bench.machine import load_average, machine_markdown
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import md_table, text_table
 from voice.bench.scaffold import BenchRun
 from voice.bench.techniques_result import StackModels, StepRow, TechniquesResult
@@ -199,7 +200,7 @@ def _row(
     )
 
 
-def measure(args: argparse.Namespace, info: dict[str, Any]) -> TechniquesResult:
+def measure(args: argparse.Namespace, info: Machine) -> TechniquesResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
     from voice.loader import load_engines
 
@@ -263,7 +264,7 @@ def markdown(result: TechniquesResult, png: Path | None, md_path: Path) -> str:
     ]
     models = result.models
     lines = [
-        f"# Latency techniques, one at a time ({result.machine['date']})",
+        f"# Latency techniques, one at a time ({result.machine.date})",
         "",
         f"Models: STT `{models.stt}`, LLM `{models.llm}`, TTS `{models.tts}`. Clips: "
         f"`{result.speech_dir}` ({len(result.clips)}), {result.repeats} repeat(s) after "

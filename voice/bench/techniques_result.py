@@ -8,6 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.machine_record import Machine
+
 
 @dataclass(frozen=True)
 class StepRow:
@@ -64,7 +66,7 @@ class StackModels:
 class TechniquesResult:
     """A ``voice bench techniques`` run."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     speech_dir: str
     """The folder of recordings spoken."""
@@ -81,7 +83,7 @@ class TechniquesResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "tool": "voice bench techniques",
-            "machine": self.machine,
+            "machine": self.machine.to_json(),
             "speech_dir": self.speech_dir,
             "clips": list(self.clips),
             "repeats": self.repeats,
@@ -93,7 +95,7 @@ class TechniquesResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TechniquesResult:
         return cls(
-            data["machine"],
+            Machine.from_json(data["machine"]),
             data["speech_dir"],
             tuple(data["clips"]),
             data["repeats"],
@@ -101,3 +103,6 @@ class TechniquesResult:
             StackModels(**data["models"]),
             tuple(StepRow.from_json(s) for s in data["steps"]),
         )
+
+    def with_machine(self, machine: Machine) -> TechniquesResult:
+        return dataclasses.replace(self, machine=machine)
