@@ -19,12 +19,14 @@ CASES = [
     ("How many days is three weeks?", "There are 21 days in 3 weeks."),
     ("What's 98.6 degrees Fahrenheit in Celsius?", "98.6 degrees Fahrenheit is 37 degrees Celsius."),
     ("Convert 0 degrees Celsius to Fahrenheit.", "0 degrees Celsius is 32 degrees Fahrenheit."),
+    ("How many hours are in the day?", "There are 24 hours in a day."),  # "the" is one, in this form only
     ("How many grams are in a mile?", "Miles measure length and grams measure mass: they don't convert."),
     # Not conversions: left to the other skills or the LLM.
     ("How many people live in Paris?", None),
     ("How many weeks are in a year?", None),  # a year is not a fixed number of weeks: the LLM answers
     ("What is the capital of France?", None),
     ("How many metres are in a metre?", None),
+    ("What is the mile in feet?", None),
 ]
 
 

@@ -88,7 +88,10 @@ def convert(t: str) -> str | None:
     )
     if not m:
         return None
-    src, dst, n = _unit(m.group("from")), _unit(m.group("to")), _amount(m.group("n"))
+    how_many = m.re.pattern.startswith("how many")
+    # "how many days are in the week": "the" is one, in this form only
+    n = 1.0 if how_many and m.group("n") == "the" else _amount(m.group("n"))
+    src, dst = _unit(m.group("from")), _unit(m.group("to"))
     if src is None or dst is None or n is None or src == dst:
         return None
     (dim_a, fa), (dim_b, fb) = _UNITS[src], _UNITS[dst]
@@ -97,7 +100,7 @@ def convert(t: str) -> str | None:
         return f"{a} measure {dim_a} and {b} measure {dim_b}: they don't convert."
     out = n * fa / fb
     shown = say_number(round(out, 4) if abs(out) >= 0.01 else float(f"{out:.3g}"))
-    if m.re.pattern.startswith("how many"):
+    if how_many:
         said = m.group("n").strip()
         article = said if said in ("a", "an") else ("an" if src[0] in "aeiou" or src == "hour" else "a")
         article = article if n == 1 else say_number(n)
