@@ -1,7 +1,7 @@
-"""voice bench remote's result writes the JSON the dict-based code wrote (keys, order, values): each part on a small
-input, its JSON worked out by hand; the whole command on fake LLMs and scripted turns (with and without the
+"""voice bench remote's typed result writes the JSON the dict-based code wrote (keys, order, values): each part on
+a small input, its JSON worked out by hand; the whole command on fake LLMs and scripted turns (with and without the
 mouth-to-ear part), against digests of the JSON, Markdown and console text the dict-based code wrote; and the
-committed result's Markdown."""
+committed result read back, to its Markdown and to its JSON but for the keys added since it was made."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from voice.bench.e2e import E2eOptions
 from voice.bench.e2e_turn import PlanItem, TurnResult
 from voice.bench.quality_result import TextRow
 from voice.bench.quality_set import Item
+from voice.bench.remote_result import E2eComparison, RemoteResult, TextComparison
 from voice.fakes import FakeLlm
 
 #: sha256 of the JSON (``json.dumps``), the Markdown and the console text the dict-based code wrote.
@@ -54,19 +55,22 @@ def text_row(item: Item, reply: str, ttft_ms: float, **judged: Any) -> TextRow:
                    ttft_ms=ttft_ms, reply_ms=ttft_ms + 50.0, **judged)  # fmt: skip
 
 
-ITEMS = [Item("q0", "knowledge", "Capital of Spain?"), Item("q1", "cannot", "Open the door.")]
+ITEMS = [Item("q0", "knowledge", "Capital of Spain?"), Item("q1", "cannot", "Open the door."),
+         Item("q2", "arithmetic", "12 plus 30?")]  # fmt: skip
 RIGHT = {"right": True, "refusal_expected": False, "refused": False, "repeats": False, "hit_cap": False,
          "words": 1, "spoken_s_est": 0.4, "failed": ()}  # fmt: skip
 REFUSED = {**RIGHT, "refusal_expected": True, "refused": True, "words": 5, "spoken_s_est": 2.0}
-#: The replies of each LLM: the same to q0, different to q1 (the server's is wrong: it does not refuse).
+#: The replies of each LLM: the same to q0 and q2, different to q1 (the server's is wrong: it does not refuse).
 REPLIES = {
     ("in-process", "q0"): text_row(ITEMS[0], "Madrid.", 60.0, **RIGHT),
     ("in-process", "q1"): text_row(ITEMS[1], "I cannot open doors, sorry.", 70.0, **REFUSED),
+    ("in-process", "q2"): text_row(ITEMS[2], "42.", 80.0, **RIGHT),
     ("server", "q0"): text_row(ITEMS[0], "Madrid.", 75.0, **RIGHT),
     ("server", "q1"): text_row(
         ITEMS[1], "Sure, the door is open.", 85.0, **{**REFUSED, "right": False, "refused": False,
                                                       "failed": ("refusal",)}
     ),
+    ("server", "q2"): text_row(ITEMS[2], "42.", 95.0, **RIGHT),
 }  # fmt: skip
 
 
@@ -94,26 +98,28 @@ def compare_text(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[str], Named
 
 def test_the_text_comparison_is_what_the_dict_code_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
     result, said, served = compare_text(monkeypatch)
-    # in-process: both right, the refusal honest; spoken p50 of 0.4 and 2.0 s; TTFT 60, 70; reply 110, 120 ms
-    local = {"items": 2, "right_pct": 100.0, "honest_refusal_pct": 100.0, "cap_or_repeat_pct": 0.0,
-             "by_skill_pct": 0.0, "right_pct_by_category": {"knowledge": 100.0, "cannot": 100.0},
-             "median_spoken_s_est": 1.2, "median_ttft_ms": 65.0, "median_reply_ms": 115.0}  # fmt: skip
-    # server: q1 wrong, not refused; TTFT 75, 85; reply 125, 135 ms
-    server = {**local, "right_pct": 50.0, "honest_refusal_pct": 0.0,
-              "right_pct_by_category": {"knowledge": 100.0, "cannot": 0.0},
-              "median_ttft_ms": 80.0, "median_reply_ms": 130.0}  # fmt: skip
+    # in-process: all right, the refusal honest; spoken p50 of 0.4, 2.0, 0.4 s; TTFT 60, 70, 80; reply 110, 120,
+    # 130 ms
+    local = {"items": 3, "right_pct": 100.0, "honest_refusal_pct": 100.0, "cap_or_repeat_pct": 0.0,
+             "by_skill_pct": 0.0, "right_pct_by_category": {"knowledge": 100.0, "cannot": 100.0, "arithmetic": 100.0},
+             "median_spoken_s_est": 0.4, "median_ttft_ms": 70.0, "median_reply_ms": 120.0}  # fmt: skip
+    # server: q1 wrong (2 of 3 right), not refused; TTFT 75, 85, 95; reply 125, 135, 145 ms
+    server = {**local, "right_pct": 66.7, "honest_refusal_pct": 0.0,
+              "right_pct_by_category": {"knowledge": 100.0, "cannot": 0.0, "arithmetic": 100.0},
+              "median_ttft_ms": 85.0, "median_reply_ms": 135.0}  # fmt: skip
     expected = {
-        "same_replies": 1,
-        "items": 2,
+        "same_replies": 2,
+        "items": 3,
         "backends": {
             "in-process": {"summary": local, "rows": [row_json(REPLIES[("in-process", i.id)]) for i in ITEMS]},
             "server": {"summary": server, "rows": [row_json(REPLIES[("server", i.id)]) for i in ITEMS]},
         },
     }
-    assert same_json(result, expected)
+    assert same_json(result.to_json(), expected) and TextComparison.from_json(expected) == result
     assert said == [
         "  same q0: ttft 60 / 75 ms  'Madrid.'",
         "  DIFF q1: ttft 70 / 85 ms  'Sure, the door is open.'",
+        "  same q2: ttft 80 / 95 ms  '42.'",
     ]
     assert served.closed
 
@@ -190,7 +196,7 @@ def test_the_mouth_to_ear_comparison_is_what_the_dict_code_wrote(monkeypatch: py
             "turns": [turn_json("warmup", 0, True, 640.0), turn_json("measured", 1, False, 640.0)],
         },
     }
-    assert same_json(result, expected)
+    assert same_json(result.to_json(), expected) and E2eComparison.from_json(expected) == result
     assert said == [
         "warning: c.wav: a warning",
         "mouth-to-ear, LLM in-process: 1 clip(s) × 1 (+1 warm-up)",
@@ -246,11 +252,67 @@ def test_the_whole_command_writes_what_the_dict_code_wrote(
     written, md, console = run_remote(monkeypatch, tmp_path, capsys, *(["--no-e2e"] if case == "no-e2e" else []))
     assert (*digests(written, md), sha256(console)) == DIGESTS[case]
     assert written["text"]["same_replies"] == 2 and (written["e2e"] is None) == (case == "no-e2e")
+    result = RemoteResult.from_json(written)
+    assert result.to_json() == written and RemoteResult.from_json(result.to_json()) == result
 
 
-def test_the_committed_result_reproduces_its_markdown() -> None:
+#: The keys bench remote writes that the committed result predates, each after the key it follows, with the value
+#: it would have had then: every item was answered by the LLM (skills off), and [stt] ask_again did not exist.
+ADDED = {
+    "text row": ("tokens", "by", "llm"),
+    "text summary": ("cap_or_repeat_pct", "by_skill_pct", 0.0),
+    "e2e summary": ("meets_human_gap", "asked_again", 0),
+    "turn": ("reply_text", "asked_again", False),
+}
+#: A text summary's key that came last when the committed result was made, and now follows its added key.
+MOVED = "right_pct_by_category"
+
+
+def _edit(data: dict[str, Any], edit: Callable[[str, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """A result's JSON with ``edit(kind, part)`` (kind: a key of :data:`ADDED`) in place of each such part."""
+    text = data["text"]
+    return {
+        **data,
+        "text": {**text, "backends": {
+            name: {"summary": edit("text summary", b["summary"]), "rows": [edit("text row", r) for r in b["rows"]]}
+            for name, b in text["backends"].items()
+        }},
+        "e2e": {
+            name: {"summary": edit("e2e summary", b["summary"]), "turns": [edit("turn", t) for t in b["turns"]]}
+            for name, b in data["e2e"].items()
+        },
+    }  # fmt: skip
+
+
+def as_now(kind: str, part: dict[str, Any]) -> dict[str, Any]:
+    """A part as the committed result holds it, as the current code writes it: its added key, the moved one."""
+    after, key, value = ADDED[kind]
+    assert key not in part
+    moved = {MOVED: part[MOVED]} if kind == "text summary" else {}
+    out: dict[str, Any] = {}
+    for k, v in part.items():
+        if k not in moved:
+            out[k] = v
+        if k == after:
+            out |= {key: value, **moved}
+    return out
+
+
+def as_then(kind: str, part: dict[str, Any]) -> dict[str, Any]:
+    """A part as the current code writes it, as the committed result holds it (the reverse of :func:`as_now`)."""
+    then = {k: v for k, v in part.items() if k not in (ADDED[kind][1], MOVED)}
+    return then | ({MOVED: part[MOVED]} if kind == "text summary" else {})
+
+
+def test_the_committed_result_reads_back_to_its_markdown_and_json() -> None:
+    """Made before the keys of :data:`ADDED` and the move of :data:`MOVED`: with them, it reads back to the same
+    JSON; the JSON written then is the committed one but for them, and the Markdown is the committed one."""
     path = RESULTS / COMMITTED
     committed = json.loads(path.read_text(encoding="utf-8"))
-    assert remote.markdown(committed, None, path.with_suffix(".md")) == path.with_suffix(".md").read_text(
+    now = _edit(committed, as_now)
+    result = RemoteResult.from_json(now)
+    assert same_json(result.to_json(), now)
+    assert same_json(_edit(result.to_json(), as_then), committed)
+    assert remote.markdown(result, None, path.with_suffix(".md")) == path.with_suffix(".md").read_text(
         encoding="utf-8"
     )
