@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from voice.bench import stats
 from voice.bench.e2e import E2eOptions, run_plan
 from voice.bench.e2e_turn import PlanItem, TurnResult
-from voice.bench.pairing import added_latency
+from voice.bench.pairing import AddedLatency, added_latency
 
-__all__ = ["METHOD", "ROUTE_DIRECT", "added_latency", "compare_lines", "direct_options", "run_compared"]
+__all__ = [
+    "METHOD", "ROUTE_DIRECT", "AddedLatency", "added_latency", "compare_lines", "direct_options", "run_compared",
+]  # fmt: skip
 
 ROUTE_DIRECT = "direct"
 
@@ -60,13 +61,13 @@ async def run_compared(
     return proxied, direct
 
 
-def compare_lines(cmp: dict[str, Any], proxied_bursts: int, direct_bursts: int) -> list[str]:
+def compare_lines(cmp: AddedLatency, proxied_bursts: int, direct_bursts: int) -> list[str]:
     """Sentences for the console and the Markdown report."""
-    if not cmp["n_pairs"]:
+    if not cmp.n_pairs:
         return ["through the proxy vs direct: no pair of measured turns to compare"]
-    d, o, p, q = cmp["added_ms"], cmp["added_outside_server_ms"], cmp["proxied"], cmp["direct"]
+    d, o, p, q = cmp.added_ms, cmp.added_outside_server_ms, cmp.proxied, cmp.direct
     return [
-        f"through the proxy vs direct, {cmp['n_pairs']} pairs of turns (same clip, one after the other): the "
+        f"through the proxy vs direct, {cmp.n_pairs} pairs of turns (same clip, one after the other): the "
         f"proxy adds p50 {stats.fmt_ms(d['p50'])} ms, p95 {stats.fmt_ms(d['p95'])} ms (min "
         f"{stats.fmt_ms(d['min'])}, max {stats.fmt_ms(d['max'])}) to mouth-to-ear (p50 "
         f"{stats.fmt_ms(p['p50'])} ms proxied, {stats.fmt_ms(q['p50'])} ms direct); outside the server's stages "

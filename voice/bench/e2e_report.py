@@ -280,16 +280,16 @@ def _compare_table(result: E2eResult) -> list[str]:
     cmp = added_latency(result.measured, list(direct.values()))
     proxied = {(t.clip, t.repeat): t for t in result.measured}
     rows = []
-    for p in cmp["pairs"]:
-        key = (p["clip"], p["repeat"])
+    for p in cmp.pairs:
+        key = (p.clip, p.repeat)
         a, b = proxied[key].reconciliation_error_ms, direct[key].reconciliation_error_ms
         outside = None if a is None or b is None else round(a - b, 1)
-        added = round(p["proxied_ms"] - p["direct_ms"], 1)
-        rows.append([f"{Path(p['clip']).stem}#{p['repeat']}", p["proxied_ms"], p["direct_ms"], added, outside])
-    d, o = cmp["added_ms"], cmp["added_outside_server_ms"]
+        added = round(p.proxied_ms - p.direct_ms, 1)
+        rows.append([f"{Path(p.clip).stem}#{p.repeat}", p.proxied_ms, p.direct_ms, added, outside])
+    d, o = cmp.added_ms, cmp.added_outside_server_ms
     return [
         "",
-        f"## Through the proxy vs direct ({cmp['n_pairs']} pairs, ms)",
+        f"## Through the proxy vs direct ({cmp.n_pairs} pairs, ms)",
         "",
         f"Added by the proxy to mouth-to-ear: p50 **{fmt_ms(d['p50'])} ms**, p95 {fmt_ms(d['p95'])} ms. Outside the "
         f"server's stages (mouth-to-ear − server stages, proxied − direct; the server's own variation removed): "

@@ -260,7 +260,7 @@ class E2eResult:
 
         direct = [t for t in self.direct if t.phase == "measured"]
         return {
-            "added_latency": added_latency(self.measured, direct),
+            "added_latency": added_latency(self.measured, direct).to_json(),
             "direct_summary": summarize(direct).to_json(),
             "direct_turns": [t.to_dict() for t in direct],
         }

@@ -13,7 +13,8 @@ Without ``--url`` it starts ``python -m llama_cpp.server`` on loopback with the 
 and the same n_ctx / threads (:mod:`voice.bench.llama_server`): the same engine and model both ways, so the
 difference is the HTTP hop, the server's own request handling, and the lost compute gate (the server's
 decode threads and this process's STT/TTS threads share the cores without one scheduler). With ``--url``
-(and ``--model``) any running server is measured instead (vLLM on a GPU box, say).
+(and ``--model``) any running server is measured instead (vLLM on a GPU box, say). The result is typed in
+:mod:`voice.bench.remote_result`.
 """
 
 from __future__ import annotations
@@ -22,18 +23,20 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from voice.bench import e2e, e2e_turn, quality
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.e2e_result import summarize
+from voice.bench.e2e_turn import TurnResult
 from voice.bench.llms import llm_settings, load_llm, located_model
 from voice.bench.machine import machine_markdown
 from voice.bench.markdown import md_table, text_table
 from voice.bench.quality_result import TextRow
-from voice.bench.quality_set import QuestionSetError, load_items
+from voice.bench.quality_set import Item, QuestionSetError, load_items
+from voice.bench.remote_result import E2eBackend, E2eComparison, RemoteResult, TextBackend, TextComparison
 from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 
@@ -59,7 +62,7 @@ def remote_config(config: Config, base_url: str, model: str | None) -> Config:
     return dataclasses.replace(config, llm=llm)
 
 
-def compare_text(config: Config, remote: Config, items: list[Any], say: Any) -> dict[str, Any]:
+def compare_text(config: Config, remote: Config, items: Sequence[Item], say: Callable[[str], None]) -> TextComparison:
     """Each item through both LLMs (skills off: the LLM answers everything)."""
     from voice.backends.llm_openai import OpenAiLlm
 
@@ -76,24 +79,21 @@ def compare_text(config: Config, remote: Config, items: list[Any], say: Any) -> 
         mark = "same" if a.reply == b.reply else "DIFF"
         say(f"  {mark} {item.id}: ttft {a.ttft_ms:.0f} / {b.ttft_ms:.0f} ms  {b.reply[:70]!r}")
     remote_llm.close()
-    return {
-        "same_replies": same,
-        "items": len(items),
-        "backends": {
-            name: {"summary": quality.summarize(r).to_json(), "rows": [x.to_json() for x in r]}
-            for name, r in rows.items()
-        },
-    }
+    backends = {name: TextBackend(quality.summarize(r), tuple(r)) for name, r in rows.items()}
+    return TextComparison(same, len(items), backends)
 
 
-def compare_e2e(config: Config, remote: Config, args: argparse.Namespace, say: Any) -> dict[str, Any]:
+def compare_e2e(
+    config: Config, remote: Config, args: argparse.Namespace, say: Callable[[str], None]
+) -> E2eComparison:
+    """The recordings spoken into an in-process server with each LLM backend."""
     from voice.loader import load_engines
 
     clips, warnings = load_clips(args.speech or default_speech_dir(), args.clips.split(",") if args.clips else None)
     for w in warnings:
         say(f"warning: {w}")
     opts = e2e.E2eOptions(repeats=args.repeats, warmup=args.warmup, reply_timeout_s=60.0)
-    out: dict[str, Any] = {}
+    backends: dict[str, E2eBackend] = {}
     for name, cfg in zip(BACKENDS, (config, remote), strict=True):
         say(f"mouth-to-ear, LLM {name}: {len(clips)} clip(s) × {args.repeats} (+{args.warmup} warm-up)")
         engines = load_engines(cfg)
@@ -105,11 +105,11 @@ def compare_e2e(config: Config, remote: Config, args: argparse.Namespace, say: A
         finally:
             engines.close()
         measured = [t for t in turns if t.phase != "warmup"]
-        out[name] = {"summary": summarize(measured).to_json(), "turns": [dataclasses.asdict(t) for t in turns]}
-    return out
+        backends[name] = E2eBackend(summarize(measured), tuple(turns))
+    return E2eComparison(backends)
 
 
-def e2e_row(r: Any) -> str:
+def e2e_row(r: TurnResult) -> str:
     m2e = "-" if r.mouth_to_ear_ms is None else f"{r.mouth_to_ear_ms:.0f} ms"
     return f"{r.clip} ({r.phase}): mouth-to-ear {m2e}, {r.outcome}"
 
@@ -120,32 +120,31 @@ HEADER = [
 ]  # fmt: skip
 
 
-def rows(result: dict[str, Any]) -> list[list[Any]]:
-    text, e2e_part = result["text"], result.get("e2e") or {}
+def rows(result: RemoteResult) -> list[list[Any]]:
+    text = result.text
+    e2e_part = result.e2e.backends if result.e2e is not None else {}
     out = []
     for name in BACKENDS:
-        q = text["backends"][name]["summary"]
-        s = (e2e_part.get(name) or {}).get("summary") or {}
+        q = text.backends[name].summary
+        s = e2e_part[name].summary if name in e2e_part else None
         out.append([
-            name, f"{text['same_replies']}/{text['items']}", q["right_pct"], q["median_ttft_ms"],
-            q["median_reply_ms"], s.get("p50_ms"), s.get("p95_ms"), (s.get("llm_ttft") or {}).get("p50"),
-            s.get("n_measured"),
+            name, f"{text.same_replies}/{text.items}", q.judged.right_pct, q.median_ttft_ms, q.median_reply_ms,
+            *((s.p50_ms, s.p95_ms, s.llm_ttft["p50"], s.n_measured) if s is not None else (None,) * 4),
         ])  # fmt: skip
     return out
 
 
-def markdown(result: dict[str, Any], png: Path | None, md: Path) -> str:
+def markdown(result: RemoteResult, png: Path | None, md: Path) -> str:
     parts = ["# voice bench remote: in-process LLM vs the same LLM through a server", ""]
-    parts += [machine_markdown(result["machine"]), ""]
-    parts += [f"Server: {result['server']}; model {result['model']}; greedy (temperature "
-              f"{result['temperature']}); {result['settings']}.", ""]  # fmt: skip
+    parts += [machine_markdown(result.machine), ""]
+    parts += [f"Server: {result.server}; model {result.model}; greedy (temperature "
+              f"{result.temperature}); {result.settings}.", ""]  # fmt: skip
     parts += [md_table(HEADER, rows(result)), ""]
+    backends = result.text.backends
     diffs = [
-        (a["id"], a["reply"], b["reply"])
-        for a, b in zip(
-            result["text"]["backends"]["in-process"]["rows"], result["text"]["backends"]["server"]["rows"], strict=True
-        )
-        if a["reply"] != b["reply"]
+        (a.id, a.reply, b.reply)
+        for a, b in zip(backends["in-process"].rows, backends["server"].rows, strict=True)
+        if a.reply != b.reply
     ]
     if diffs:
         parts += ["## Replies that differ", "", md_table(["id", "in-process", "server"], diffs), ""]
@@ -169,17 +168,20 @@ def run(args: argparse.Namespace) -> int:
         print(msg, flush=True)
 
     bench = BenchRun(args, say=say)
-    result: dict[str, Any] = {"machine": bench.begin(), "settings": llm_settings(config)}
+    machine = bench.begin()
     with _server(config, args.url) as base_url:
         remote = remote_config(config, base_url, args.model)
-        result |= {
-            "server": args.url or f"python -m llama_cpp.server on loopback ({base_url})",
-            "model": remote.llm.model,
-            "temperature": config.llm.temperature,
-        }
         say(f"text: {len(items)} question(s), in-process then through {base_url}, item by item")
-        result["text"] = compare_text(config, remote, items, say)
-        result["e2e"] = None if args.no_e2e else compare_e2e(config, remote, args, say)
+        text = compare_text(config, remote, items, say)
+        result = RemoteResult(
+            machine=machine,
+            settings=llm_settings(config),
+            server=args.url or f"python -m llama_cpp.server on loopback ({base_url})",
+            model=remote.llm.model,
+            temperature=config.llm.temperature,
+            text=text,
+            e2e=None if args.no_e2e else compare_e2e(config, remote, args, say),
+        )
     print(text_table(HEADER, rows(result)))
     bench.end(result, markdown=markdown)
     return 0
