@@ -12,6 +12,7 @@ from typing import Any
 
 from voice.bench.e2e_result import E2eSummary
 from voice.bench.e2e_turn import TurnResult
+from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
 from voice.bench.quality_result import TextRow, TextSummary
 
@@ -87,7 +88,7 @@ class E2eComparison:
 class RemoteResult:
     """A ``voice bench remote`` run: where the server was, then both comparisons."""
 
-    machine: dict[str, Any]
+    machine: Machine
     """The machine record (:mod:`voice.bench.machine`), completed at the end of the run."""
     settings: dict[str, int]
     """The llama.cpp settings (:func:`~voice.bench.llms.llm_settings`): ``n_ctx``, ``n_batch``, ``n_threads``."""
@@ -104,14 +105,18 @@ class RemoteResult:
     def to_json(self) -> dict[str, Any]:
         return {
             **fields_json(self),
+            "machine": self.machine.to_json(),
             "text": self.text.to_json(),
             "e2e": None if self.e2e is None else self.e2e.to_json(),
         }
 
+    def with_machine(self, machine: Machine) -> RemoteResult:
+        return dataclasses.replace(self, machine=machine)
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RemoteResult:
         return cls(
-            machine=data["machine"],
+            machine=Machine.from_json(data["machine"]),
             settings=data["settings"],
             server=data["server"],
             model=data["model"],
