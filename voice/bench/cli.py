@@ -7,71 +7,10 @@ Heavy modules (models, matplotlib) are imported only when a command runs, so ``v
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-def _runner(module: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        from voice.bench.clips import BenchError
-
-        try:
-            rc: int = importlib.import_module(f"voice.bench.{module}").run(args)
-            return rc
-        except BenchError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-
-    return run
-
-
-def _outputs(p: argparse.ArgumentParser, what: str) -> None:
-    g = p.add_argument_group("output")
-    g.add_argument("--json", type=Path, default=None, help=f"write every {what} and the summary as JSON")
-    g.add_argument("--md", type=Path, default=None, help="write a Markdown report")
-    g.add_argument("--plot", type=Path, default=None, help="write a PNG chart")
-    g.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        metavar="PREFIX",
-        help="write PREFIX.json, PREFIX.md and PREFIX.png (where --json/--md/--plot are not given)",
-    )
-    g.add_argument(
-        "--max-load",
-        type=float,
-        default=None,
-        metavar="LOAD",
-        help="first wait until the machine is quiet: other processes under 10%% of the CPU and the "
-        "1-minute load average at most LOAD",
-    )
-    g.add_argument(
-        "--wait-max",
-        type=float,
-        default=600.0,
-        metavar="S",
-        help="wait for a quiet machine at most S seconds, then measure anyway (default 600)",
-    )
-
-
-def _config(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", type=Path, default=None, help="config file (default: the repo's config.toml)")
-
-
-def _speech(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--speech",
-        type=Path,
-        default=None,
-        help="folder of recordings (WAV/FLAC, any rate, mono/stereo) with an optional transcripts.tsv "
-        "(default: $VOICE_SPEECH_DIR or ../shared/speech next to the repo)",
-    )
-    p.add_argument(
-        "--clips", default=None, help="comma-separated file names (or stems) to use from the folder"
-    )
+from voice.bench.cli_common import config_arg, outputs, runner, speech_args
 
 
 def add_bench_parser(sub: Any) -> None:
@@ -90,7 +29,7 @@ def add_bench_parser(sub: Any) -> None:
         "then silence until the reply; measure mouth-to-ear at the client and reconcile it with the "
         "server's stage log.",
     )
-    _speech(e)
+    speech_args(e)
     e.add_argument("--url", default=None, help="measure a running server instead (ws://host:port/)")
     e.add_argument("--token", default=None, help="token for --url, if the server needs one")
     e.add_argument(
@@ -127,12 +66,12 @@ def add_bench_parser(sub: Any) -> None:
     e.add_argument(
         "--reply-timeout", type=float, default=60.0, help="seconds to wait for a reply (default 60)"
     )
-    _config(e)
+    config_arg(e)
     e.add_argument("--stt", default=None, help="STT model (catalogue name), overriding the config")
     e.add_argument("--llm", default=None, help="LLM model (catalogue name), overriding the config")
     e.add_argument("--tts", default=None, help="TTS voice (catalogue name), overriding the config")
-    _outputs(e, "turn")
-    e.set_defaults(func=_runner("e2e_cmd"))
+    outputs(e, "turn")
+    e.set_defaults(func=runner("e2e_cmd"))
 
     x = bs.add_parser(
         "mix",
@@ -142,10 +81,10 @@ def add_bench_parser(sub: Any) -> None:
         "report how far the reference speech end lands from the clean clip's. Then: voice bench e2e "
         "--speech OUT.",
     )
-    _speech(x)
+    speech_args(x)
     x.add_argument("--out", type=Path, default=None, metavar="DIR", help="folder to write to (required)")
     x.add_argument("--mixes", default=None, help="comma-separated recipe names (default: all)")
-    x.set_defaults(func=_runner("mix_cmd"))
+    x.set_defaults(func=runner("mix_cmd"))
 
     a = bs.add_parser(
         "annotate",
@@ -161,7 +100,7 @@ def add_bench_parser(sub: Any) -> None:
     a.add_argument(
         "--png-dir", type=Path, default=None, help="where the PNGs go (default: out/annotate/<folder name>/)"
     )
-    a.set_defaults(func=_runner("annotate"))
+    a.set_defaults(func=runner("annotate"))
 
     m = bs.add_parser(
         "matrix",
@@ -169,7 +108,7 @@ def add_bench_parser(sub: Any) -> None:
         description="Run `voice bench e2e` once per combination of models, each in its own process "
         "(so RAM peak is per combination), same clips and repeats, one after another.",
     )
-    _speech(m)
+    speech_args(m)
     m.add_argument(
         "--stt", default=None, help="comma-separated STT models (default: every one in the catalogue)"
     )
@@ -179,7 +118,7 @@ def add_bench_parser(sub: Any) -> None:
     )
     m.add_argument("--repeats", type=int, default=2)
     m.add_argument("--warmup", type=int, default=1)
-    _config(m)
+    config_arg(m)
     m.add_argument(
         "--keep", type=Path, default=None, metavar="DIR", help="keep each combination's JSON and log in DIR"
     )
@@ -197,16 +136,16 @@ def add_bench_parser(sub: Any) -> None:
         help="rate each STT + LLM on the quality set in spoken mode (the whole loop: STT errors count) instead "
         "of each LLM in text mode",
     )  # fmt: skip
-    _outputs(m, "combination")
-    m.set_defaults(func=_runner("matrix"))
+    outputs(m, "combination")
+    m.set_defaults(func=runner("matrix"))
 
     w = bs.add_parser(
         "stt",
         help="Whisper on the real audio length (guarded) vs the 30 s window: time and WER per clip",
         description="Both STT paths on the same clips, alternated, in one run (see voice/bench/stt_window.py).",
     )
-    _config(w)
-    _speech(w)
+    config_arg(w)
+    speech_args(w)
     w.add_argument("--repeats", type=int, default=3)
     w.add_argument("--espeak", action="store_true",
                    help="also transcribe 16 questions spoken by espeak-ng (made at run time, in a temporary folder)")
@@ -214,31 +153,31 @@ def add_bench_parser(sub: Any) -> None:
                    "of this TOML on the server's path, in one run (voice/bench/stt_levers.py)")
     w.add_argument("--quality-set", action="store_true",
                    help="with --variants: also the quality set's questions as its espeak-ng voices speak them")
-    _outputs(w, "clip")
-    w.set_defaults(func=_runner("stt_window"))
+    outputs(w, "clip")
+    w.set_defaults(func=runner("stt_window"))
 
     t = bs.add_parser(
         "techniques",
         help="mouth-to-ear as the latency techniques are switched on one after another, with quality",
         description="One e2e run per technique, cumulative, in one sitting (see voice/bench/techniques.py).",
     )
-    _config(t)
-    _speech(t)
+    config_arg(t)
+    speech_args(t)
     t.add_argument("--repeats", type=int, default=2)
     t.add_argument("--warmup", type=int, default=1)
     t.add_argument(
         "--steps", default=None, help="comma-separated steps to run (default: all; each on top of those before it)"
     )
-    _outputs(t, "step")
-    t.set_defaults(func=_runner("techniques"))
+    outputs(t, "step")
+    t.set_defaults(func=runner("techniques"))
 
     q = bs.add_parser(
         "pauses",
         help="false endpoints on spliced mid-sentence pauses, and end-of-turn delay, per endpointing strategy",
         description="Offline VAD + endpointer over the clips (see voice/bench/pauses.py).",
     )
-    _config(q)
-    _speech(q)
+    config_arg(q)
+    speech_args(q)
     q.add_argument("--pauses", default="150,250,300,450,600", help="pause lengths to splice in (ms)")
     q.add_argument("--silences", default="200,500", help="silence windows to compare besides the config's (ms)")
     q.add_argument("--no-smart-turn", action="store_true", help="leave the end-of-turn model out")
@@ -246,8 +185,8 @@ def add_bench_parser(sub: Any) -> None:
         "--thresholds", default="",
         help="Smart Turn 'complete' thresholds to compare besides the config's, e.g. 0.7,0.9",
     )  # fmt: skip
-    _outputs(q, "strategy")
-    q.set_defaults(func=_runner("pauses"))
+    outputs(q, "strategy")
+    q.set_defaults(func=runner("pauses"))
 
     p = bs.add_parser(
         "prefill",
@@ -255,7 +194,7 @@ def add_bench_parser(sub: Any) -> None:
         description="For each prompt length, TTFT of a new user turn after an already evaluated prefix "
         "(cached) and from a fresh context (uncached).",
     )
-    _config(p)
+    config_arg(p)
     p.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
     p.add_argument(
         "--lengths",
@@ -264,8 +203,8 @@ def add_bench_parser(sub: Any) -> None:
     )
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--text", type=Path, default=None, help="long text the prompts are cut from")
-    _outputs(p, "measurement")
-    p.set_defaults(func=_runner("prefill"))
+    outputs(p, "measurement")
+    p.set_defaults(func=runner("prefill"))
 
     s = bs.add_parser(
         "speculative",
@@ -273,7 +212,7 @@ def add_bench_parser(sub: Any) -> None:
         description="Greedy decoding of the same prompts with and without llama-cpp-python's "
         "prompt-lookup draft model; outputs are compared.",
     )
-    _config(s)
+    config_arg(s)
     s.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
     s.add_argument(
         "--prompts",
@@ -284,8 +223,8 @@ def add_bench_parser(sub: Any) -> None:
     s.add_argument("--draft-tokens", default="10", help="comma-separated num_pred_tokens values (default 10)")
     s.add_argument("--ngram", type=int, default=2, help="max n-gram size of the lookup (default 2)")
     s.add_argument("--repeats", type=int, default=3)
-    _outputs(s, "measurement")
-    s.set_defaults(func=_runner("speculative"))
+    outputs(s, "measurement")
+    s.set_defaults(func=runner("speculative"))
 
     c = bs.add_parser(
         "contention",
@@ -293,8 +232,8 @@ def add_bench_parser(sub: Any) -> None:
         description="Whisper transcribes a clip while llama.cpp generates: each alone, both at once with "
         "ComputeGate(enabled=False), and both at once through the gate; slowdowns vs alone.",
     )
-    _config(c)
-    _speech(c)
+    config_arg(c)
+    speech_args(c)
     c.add_argument(
         "--clip", type=Path, default=None, help="clip to transcribe (default: jfk.wav of --speech)"
     )
@@ -308,8 +247,8 @@ def add_bench_parser(sub: Any) -> None:
         help="also run each of these thread wait policies in a subprocess: comma-separated from "
         "project (GOMP_SPINCOUNT=300000, the project's setting), PASSIVE, ACTIVE",
     )
-    _outputs(c, "measurement")
-    c.set_defaults(func=_runner("contention"))
+    outputs(c, "measurement")
+    c.set_defaults(func=runner("contention"))
 
     q = bs.add_parser(
         "quality",
@@ -319,7 +258,7 @@ def add_bench_parser(sub: Any) -> None:
         "Spoken mode (--spoken): every question spoken by synthetic voices (espeak-ng and flite, in turn) "
         "through the whole loop (VAD, end of turn, STT, skills, LLM, TTS), so STT errors count.",
     )
-    _config(q)
+    config_arg(q)
     q.add_argument("--spoken", action="store_true", help="spoken mode: the whole loop, STT errors count")
     q.add_argument("--stt", default=None, help="with --spoken: the STT model (default: the configured one)")
     q.add_argument(
@@ -334,8 +273,8 @@ def add_bench_parser(sub: Any) -> None:
     q.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
     q.add_argument("--questions", type=Path, default=None, help="question set TOML")
     q.add_argument("--items", default=None, help="comma-separated item ids or categories to run")
-    _outputs(q, "reply")
-    q.set_defaults(func=_runner("quality"))
+    outputs(q, "reply")
+    q.set_defaults(func=runner("quality"))
 
     r = bs.add_parser(
         "remote",
@@ -344,8 +283,8 @@ def add_bench_parser(sub: Any) -> None:
         "then asks the quality question set both ways (greedy: are the replies the same text? TTFT, reply "
         "time) and speaks the recordings into a server with each LLM backend (mouth-to-ear).",
     )
-    _config(r)
-    _speech(r)
+    config_arg(r)
+    speech_args(r)
     r.add_argument("--url", default=None, help="an already running server's API root (http://host:port/v1)")
     r.add_argument("--model", default=None, help="the model name that server serves (default: [llm] model)")
     r.add_argument("--questions", type=Path, default=None, help="question set TOML")
@@ -353,8 +292,8 @@ def add_bench_parser(sub: Any) -> None:
     r.add_argument("--repeats", type=int, default=2, help="times every clip is spoken per backend (default 2)")
     r.add_argument("--warmup", type=int, default=1, help="warm-up turns per backend, not counted (default 1)")
     r.add_argument("--no-e2e", action="store_true", help="the text comparison only")
-    _outputs(r, "reply and turn")
-    r.set_defaults(func=_runner("remote"))
+    outputs(r, "reply and turn")
+    r.set_defaults(func=runner("remote"))
 
     ld = bs.add_parser(
         "load",
@@ -363,7 +302,7 @@ def add_bench_parser(sub: Any) -> None:
         "multi-turn conversations (listening to each reply, then a 200-600 ms pause). Capacity = the largest "
         "N with p95 mouth-to-ear <= 800 ms and no busy.",
     )
-    _speech(ld)
+    speech_args(ld)
     ld.add_argument("--sessions", default="1,2,4,8", help="comma-separated talker counts (default 1,2,4,8)")
     ld.add_argument("--turns", type=int, default=4, help="turns per conversation (default 4)")
     ld.add_argument("--pause-min-ms", type=float, default=200.0, help="shortest pause after a reply (200)")
@@ -378,9 +317,9 @@ def add_bench_parser(sub: Any) -> None:
     ld.add_argument("--token", default=None, help="token for --url, if the server needs one")
     ld.add_argument("--reply-timeout", type=float, default=60.0, help="seconds to wait for a reply (default 60)")
     ld.add_argument("--llm", default=None, help="LLM model (catalogue name), overriding the config")
-    _config(ld)
-    _outputs(ld, "level and turn")
-    ld.set_defaults(func=_runner("load_cmd"))
+    config_arg(ld)
+    outputs(ld, "level and turn")
+    ld.set_defaults(func=runner("load_cmd"))
 
     kv = bs.add_parser(
         "kv",
@@ -388,15 +327,15 @@ def add_bench_parser(sub: Any) -> None:
         description="Text mode, greedy: S sessions taking turns at each KV bound (0 = off): TTFT, evaluated "
         "tokens, evictions, save/restore cost; and one long conversation through the context window.",
     )
-    _config(kv)
+    config_arg(kv)
     kv.add_argument("--llm", default=None, help="LLM (default: the configured one)")
     kv.add_argument("--sessions", type=int, default=8, help="conversations taking turns (default 8)")
     kv.add_argument("--turns", type=int, default=4, help="turns per conversation (default 4)")
     kv.add_argument("--bounds-mb", default="0,8,24,256", help="KV bounds in MB to compare (default 0,8,24,256)")
     kv.add_argument("--long-turns", type=int, default=40, help="turns of the long conversation (default 40)")
     kv.add_argument("--n-ctx", type=int, default=None, help="context window for both parts (default: config)")
-    _outputs(kv, "turn")
-    kv.set_defaults(func=_runner("kv"))
+    outputs(kv, "turn")
+    kv.set_defaults(func=runner("kv"))
 
     def usage(args: argparse.Namespace) -> int:
         b.print_help()
