@@ -24,6 +24,7 @@ from tests.bench_results import (
 )
 from voice.bench import e2e_cmd
 from voice.bench.e2e import E2eOptions, verdict_lines
+from voice.bench.e2e_meta import ClipInfo
 from voice.bench.e2e_report import markdown
 from voice.bench.e2e_result import E2eResult, E2eSummary, summarize
 from voice.bench.e2e_turn import PlanItem, TurnResult
@@ -59,7 +60,7 @@ EMPTY_SUMMARY = {
 CLIPS = ("a.wav", "b.wav", "c.wav")
 
 
-def clip_json(name: str) -> dict[str, object]:
+def clip_json(name: str) -> dict[str, Any]:
     """What :meth:`voice.bench.clips.Clip.describe` says of a clip, as written (every key; ``b.wav`` annotated,
     ``c.wav`` ambiguous and without a transcript)."""
     return {
@@ -75,8 +76,8 @@ class FakeClip:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def describe(self) -> dict[str, object]:
-        return clip_json(self.name)
+    def describe(self) -> ClipInfo:
+        return ClipInfo.from_json(clip_json(self.name))
 
 
 STAGES = ("endpoint_silence", "stt", "llm_ttft", "tts_first_audio")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voice.bench import stats
+from voice.bench.e2e_meta import ClipInfo, E2eMeta
 from voice.bench.e2e_turn import TurnResult, stage_names
 from voice.bench.machine_record import Machine
 from voice.bench.stats import Described
@@ -212,11 +213,10 @@ class E2eResult:
     """A ``voice bench e2e`` run: how it was made, its clips and every turn spoken (the summary is made from
     them)."""
 
-    meta: dict[str, Any]
-    """The machine (its record's JSON, read typed as :attr:`machine`), the speech folder, the method
-    (:func:`voice.bench.e2e.method_meta`), the server, the models and their configuration (in-process), the
-    RAM peak."""
-    clips: list[dict[str, Any]]
+    meta: E2eMeta
+    """The machine, the speech folder, the method (:func:`voice.bench.e2e.method_meta`), the server, the models
+    and their configuration (in-process), the RAM peak."""
+    clips: list[ClipInfo]
     """Each clip's :meth:`~voice.bench.clips.Clip.describe`."""
     turns: list[TurnResult]
     """Warm-up and measured, in the order spoken."""
@@ -226,8 +226,11 @@ class E2eResult:
 
     @property
     def machine(self) -> Machine:
-        """The machine record (``meta["machine"]``), completed at the end of the run."""
-        return Machine.from_json(self.meta["machine"])
+        """The machine record (the meta's), completed at the end of the run."""
+        return self.meta.machine
+
+    def with_machine(self, machine: Machine) -> E2eResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))
 
     @property
     def measured(self) -> list[TurnResult]:
@@ -245,8 +248,8 @@ class E2eResult:
         return {
             "tool": "voice bench e2e",
             "schema": 1,
-            "meta": self.meta,
-            "clips": self.clips,
+            "meta": self.meta.to_json(),
+            "clips": [c.to_json() for c in self.clips],
             "summary": self.summary().to_json(),
             "first_turn_after_load": first.to_dict() if first else None,
             "turns": [t.to_dict() for t in self.measured],
@@ -270,4 +273,5 @@ class E2eResult:
         """The run written as ``data``: its turns read back (the summary is made again from them)."""
         turns = [TurnResult.from_dict(t) for t in (*data["warmup_turns"], *data["turns"])]
         direct = [TurnResult.from_dict(t) for t in data.get("direct_turns", [])]
-        return cls(data["meta"], data["clips"], turns, data["warnings"], direct)
+        meta, clips = E2eMeta.from_json(data["meta"]), [ClipInfo.from_json(c) for c in data["clips"]]
+        return cls(meta, clips, turns, data["warnings"], direct)

@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.e2e_meta import E2eMeta
 from voice.bench.e2e_result import E2eSummary
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
@@ -138,7 +139,8 @@ class MeasuredRow(ComboRun):
     @classmethod
     def from_e2e(cls, run: ComboRun, json_path: str, data: dict[str, Any]) -> MeasuredRow:
         """The row of ``run`` from its ``voice bench e2e`` JSON ``data``, written at ``json_path``."""
-        s, machine = E2eSummary.from_json(data["summary"]), Machine.from_json(data["meta"]["machine"])
+        s, meta = E2eSummary.from_json(data["summary"]), E2eMeta.from_json(data["meta"])
+        machine = meta.machine
         examples: dict[str, str] = {}
         for t in data["turns"]:
             examples.setdefault(t["clip"], t["reply_text"])
@@ -161,7 +163,7 @@ class MeasuredRow(ComboRun):
             meets_target=s.meets_target,
             meets_human_gap=s.meets_human_gap,
             within_target=s.within_target,
-            load_s=data["meta"].get("load_s"),
+            load_s=meta.load_s,
             load_average_at_start=machine.load_average_at_start,
             other_processes_cpu_percent=machine.other_processes_cpu_percent,
             redone_turns=machine.guard.redone_samples if machine.guard is not None else None,
