@@ -68,7 +68,7 @@ def _stat_rows(s: E2eSummary) -> list[list[Any]]:
         ("LLM TTFT", s.llm_ttft),
         ("LLM ITL (mean per turn)", s.llm_itl),
     ]
-    rows += [[name, d["p50"], d["p95"], d["max"]] for name, d in described]
+    rows += [[name, d.p50, d.p95, d.max] for name, d in described]
     return rows
 
 
@@ -116,9 +116,9 @@ def console_summary(result: E2eResult) -> str:
             f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms"
         )
     wer = _wer_pair(s)
-    tok = s.reply_tokens["p50"]
-    audio = s.reply_audio_s["p50"]
-    tps = s.llm_tps["p50"]
+    tok = s.reply_tokens.p50
+    audio = s.reply_audio_s.p50
+    tps = s.llm_tps.p50
     lines.append(
         f"STT word error rate {wer} (all clips pooled); reply p50 {fmt_ms(tok)} tokens, "
         f"{audio if audio is not None else '—'} s of audio; LLM p50 {fmt_ms(tps)} tokens/s"
@@ -194,8 +194,8 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
         f"- Uncertain turns (left out of every statistic above, never counted within target): "
         f"{s.n_uncertain}"
         + ("".join(f"; {u.clip} #{u.repeat}: {u.why}" for u in s.uncertain) + "." if s.uncertain else "."),
-        f"- Reply length p50: {fmt_ms(s.reply_tokens['p50'])} tokens, "
-        f"{s.reply_audio_s['p50']} s of audio; LLM p50 {fmt_ms(s.llm_tps['p50'])} tokens/s.",
+        f"- Reply length p50: {fmt_ms(s.reply_tokens.p50)} tokens, "
+        f"{s.reply_audio_s.p50} s of audio; LLM p50 {fmt_ms(s.llm_tps.p50)} tokens/s.",
         f"- Turns within {TARGET_MS} ms: {s.within_target} of {s.n_measured}; within {HUMAN_GAP_MS} ms: "
         f"{s.within_human_gap}.",
         f"- Failed turns: {s.n_failed}"
@@ -291,9 +291,9 @@ def _compare_table(result: E2eResult) -> list[str]:
         "",
         f"## Through the proxy vs direct ({cmp.n_pairs} pairs, ms)",
         "",
-        f"Added by the proxy to mouth-to-ear: p50 **{fmt_ms(d['p50'])} ms**, p95 {fmt_ms(d['p95'])} ms. Outside the "
+        f"Added by the proxy to mouth-to-ear: p50 **{fmt_ms(d.p50)} ms**, p95 {fmt_ms(d.p95)} ms. Outside the "
         f"server's stages (mouth-to-ear − server stages, proxied − direct; the server's own variation removed): "
-        f"p50 **{fmt_ms(o['p50'])} ms**, p95 {fmt_ms(o['p95'])} ms.",
+        f"p50 **{fmt_ms(o.p50)} ms**, p95 {fmt_ms(o.p95)} ms.",
         "",
         md_table(
             ["turn", "proxied", "direct", "added", "added outside the server"], rows, align="lrrrr"

@@ -1,7 +1,7 @@
 """What ``voice bench e2e`` measured, typed: the summary of a run's turns (:func:`summarize`), with the turns it
 names (failed, uncertain, in a burst), and the whole result; with the JSON each is written as (``to_json``: the
 keys and their order as they were when the summary was a dict) and read back from (``from_json``). Durations are
-in milliseconds; a :data:`~voice.bench.stats.Described` is a sample's ``n``, ``p50``, ``p95``, ``max``, ``min``
+in milliseconds; a :class:`~voice.bench.stats.Described` is a sample's ``n``, ``p50``, ``p95``, ``max``, ``min``
 and ``mean``.
 """
 
@@ -16,7 +16,7 @@ from voice.bench import stats
 from voice.bench.e2e_meta import ClipInfo, E2eMeta
 from voice.bench.e2e_turn import TurnResult, stage_names
 from voice.bench.machine_record import Machine
-from voice.bench.stats import Described
+from voice.bench.stats import Described, read_described
 
 
 @dataclass(frozen=True)
@@ -132,13 +132,21 @@ class E2eSummary:
     def from_json(cls, data: dict[str, Any]) -> E2eSummary:
         return cls(
             **{
-                **data,
+                **read_described(data, *_DESCRIBED),
+                "stages": {name: Described.from_json(d) for name, d in data["stages"].items()},
                 "failed": tuple(FailedTurn(**f) for f in data["failed"]),
                 "uncertain": tuple(UncertainTurn(**u) for u in data["uncertain"]),
                 "split_clips": tuple(data["split_clips"]),
                 "burst": tuple(BurstTurn(**b) for b in data["burst"]),
             }
         )
+
+
+_DESCRIBED = (
+    "server_total", "reconciliation_error", "speech_end_offset", "reply_lead_silence", "residual", "reply_tokens",
+    "reply_audio_s", "llm_ttft", "llm_itl", "llm_tps",
+)  # fmt: skip
+"""The summary's statistics (besides the stages')."""
 
 
 def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
@@ -159,7 +167,7 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
 
     pairs = [(t.reference, t.transcript) for t in turns if t.reference is not None and t.outcome != "no_turn"]
     wers = [t.wer for t in turns if t.wer is not None]
-    p50, p95 = d["p50"], d["p95"]
+    p50, p95 = d.p50, d.p95
     return E2eSummary(
         n_turns=len(turns),
         n_measured=len(ok),
@@ -169,12 +177,12 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
         uncertain=tuple(UncertainTurn(t.clip, t.repeat, t.mouth_to_ear_ms, t.uncertain) for t in uncertain),
         p50_ms=p50,
         p95_ms=p95,
-        max_ms=d["max"],
-        min_ms=d["min"],
-        mean_ms=d["mean"],
+        max_ms=d.max,
+        min_ms=d.min,
+        mean_ms=d.mean,
         stages={s: stats.describe([t.stages_ms[s] for t in ok if s in t.stages_ms]) for s in stage_names(ok)},
         server_total=col("server_total_ms"),
-        p50_reconciliation_error_ms=rd["p50"],
+        p50_reconciliation_error_ms=rd.p50,
         reconciliation_error=rd,
         reconciliation_error_abs_max_ms=round(max(abs(x) for x in recon), 1) if recon else None,
         speech_end_offset=col("speech_end_offset_ms"),
@@ -198,7 +206,7 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
         split_turns_interrupting=sum(1 for t in turns if t.first_answer_interrupted),
         split_first_answer_p50_ms=stats.describe(
             [t.first_answer_ms for t in turns if t.first_answer_ms is not None]
-        )["p50"],
+        ).p50,
         other_cpu_percent_max=max((t.other_cpu_percent or 0.0 for t in turns), default=0.0),
         send_lag_max_ms=max((t.send_lag_max_ms for t in turns), default=0.0),
         send_lag_before_endpoint_max_ms=max((t.send_lag_before_endpoint_ms for t in turns), default=0.0),
