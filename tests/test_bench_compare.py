@@ -50,11 +50,11 @@ def test_pairs_are_same_clip_same_repeat_and_skip_what_cannot_be_compared() -> N
     cmp = added_latency(proxied, direct)
     assert cmp.n_pairs == 3
     assert [(p.clip, p.repeat) for p in cmp.pairs] == [("a.wav", 1), ("a.wav", 2), ("b.wav", 1)]
-    assert cmp.added_ms["p50"] == pytest.approx(20.0)  # diffs 10, 40, 20
-    assert cmp.added_ms["max"] == pytest.approx(40.0) and cmp.added_ms["min"] == pytest.approx(10.0)
-    assert cmp.proxied["p50"] == pytest.approx(640.0) and cmp.direct["p50"] == pytest.approx(600.0)
+    assert cmp.added_ms.p50 == pytest.approx(20.0)  # diffs 10, 40, 20
+    assert cmp.added_ms.max == pytest.approx(40.0) and cmp.added_ms.min == pytest.approx(10.0)
+    assert cmp.proxied.p50 == pytest.approx(640.0) and cmp.direct.p50 == pytest.approx(600.0)
     outside = cmp.added_outside_server_ms  # pairs a#1 (25 - 21) and b#1 (31 - 20)
-    assert outside["n"] == 2 and outside["min"] == pytest.approx(4.0) and outside["max"] == pytest.approx(11.0)
+    assert outside.n == 2 and outside.min == pytest.approx(4.0) and outside.max == pytest.approx(11.0)
     lines = compare_lines(cmp, proxied_bursts=2, direct_bursts=0)
     assert "adds p50 20 ms" in lines[0] and "2 proxied turn(s), 0 direct" in lines[1]
     assert "outside the server's stages it adds p50 8 ms" in lines[0]
@@ -62,7 +62,7 @@ def test_pairs_are_same_clip_same_repeat_and_skip_what_cannot_be_compared() -> N
 
 def test_nothing_to_compare_says_so() -> None:
     cmp = added_latency([turn("a.wav", 1, None)], [turn("a.wav", 1, 600.0)])
-    assert cmp.n_pairs == 0 and cmp.added_ms["p50"] is None
+    assert cmp.n_pairs == 0 and cmp.added_ms.p50 is None
     assert compare_lines(cmp, 0, 0) == ["through the proxy vs direct: no pair of measured turns to compare"]
 
 

@@ -23,8 +23,9 @@ from voice import events
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.clips import load_clips
 from voice.bench.e2e import E2eOptions, method_meta, run_plan, run_plan_in_process
+from voice.bench.e2e_meta import E2eMeta
 from voice.bench.e2e_report import console_summary, markdown, plot
-from voice.bench.e2e_result import E2eResult
+from voice.bench.e2e_result import E2eResult, summarize
 from voice.bench.e2e_turn import make_plan
 from voice.bench.machine import machine_info
 from voice.budget import LlmMetrics, TurnReport
@@ -137,7 +138,7 @@ async def test_fake_server_reply_after_300_ms_measures_300_ms_and_the_missing_40
         # …and it is explained: 50 ms of silent lead in the reply chunk, the rest is "residual".
         assert r.reply_lead_silence_ms == pytest.approx(script.lead_ms, abs=0.5)
         assert r.wer == 0.0 and r.transcript == "hello world" and r.turns_heard == 1
-    summary = E2eResult({}, [], results).summary()
+    summary = summarize(results)
     assert expected - 1 <= summary.p50_ms <= expected + 10
     assert expected - script.stages_sum_ms - 1 <= summary.p50_reconciliation_error_ms <= expected - 210
     assert summary.n_uncertain == 0
@@ -229,8 +230,9 @@ async def test_real_server_with_fakes_measures_the_configured_latency(
     assert expected - 2 <= two.mouth_to_ear_ms <= expected + 60
 
     result = E2eResult(
-        meta={"machine": machine_info(["voice", "bench", "e2e"]).to_json(), "speech_dir": str(tmp_path),
-              "method": method_meta(opts), "server": "in-process", "models": {"stt": "fake"}},
+        meta=E2eMeta(machine=machine_info(["voice", "bench", "e2e"]), speech_dir=str(tmp_path),
+                     method=method_meta(opts), load_s=None, server="in-process", models={"stt": "fake"},
+                     config=None, ram_peak_mb=None),
         clips=[c.describe() for c in clips],
         turns=turns,
     )  # fmt: skip
@@ -332,4 +334,4 @@ async def test_the_realtime_protocol_is_measured_like_the_native_one(
     assert one.residual_ms is not None and abs(one.residual_ms) < 12
     assert SILENCE_MS - 5 <= one.stages_ms["endpoint_silence"] <= SILENCE_MS + 20 + 10
     assert one.reply_text == "Okay, done." and one.reply_tokens == 2 and one.llm is not None
-    assert "realtime" in method_meta(opts)["protocol"]
+    assert "realtime" in method_meta(opts).protocol

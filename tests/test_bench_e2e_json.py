@@ -24,17 +24,19 @@ from tests.bench_results import (
 )
 from voice.bench import e2e_cmd
 from voice.bench.e2e import E2eOptions, verdict_lines
+from voice.bench.e2e_meta import ClipInfo
 from voice.bench.e2e_report import markdown
 from voice.bench.e2e_result import E2eResult, E2eSummary, summarize
 from voice.bench.e2e_turn import PlanItem, TurnResult
 from voice.config import Config
 
-#: sha256 of the JSON (``json.dumps``), the Markdown and the console text the dict-based code wrote.
+#: sha256 of the JSON (``json.dumps``), the Markdown and the console text the dict-based code wrote (the JSON's
+#: with the clips of :func:`clip_json`, before the meta and the clips were typed).
 DIGESTS = {
-    "url": ("43dde69fb267b7e25982c6c6d3b1e3ce1c41ffe9d7584f3a473d1a1f86e306a8",
+    "url": ("7f8fdcbb4e5232ab0fcb92fb192e6d1951d4147155c03bfd8502d001843023e1",
             "0039667cff96654200feb4347b9f9f997de7fc13bae52e41004eca1b93242377",
             "bd7dbf5319d1805a45fba156b6e0eb4debb73c36ef93b76e9dca80de57b341da"),
-    "compare": ("2d85f509b5e18325ff5e4192dcb977d8cf6389d6776d223e4b1d7bbe1071d8a7",
+    "compare": ("0384e3b09905134d99288808192e0c2288e0ee6ad3b2fc1712b4c03621dcb275",
                 "3cf84697c937c32619bc3085166193d20c22f6f14611b72c6ca5638008dce521",
                 "0c6205bffdf2cc37be2de7e2c2f4674990f5282c12a94f1fb431e42183d7cf09"),
 }  # fmt: skip
@@ -55,12 +57,27 @@ EMPTY_SUMMARY = {
 }  # fmt: skip
 
 
+CLIPS = ("a.wav", "b.wav", "c.wav")
+
+
+def clip_json(name: str) -> dict[str, Any]:
+    """What :meth:`voice.bench.clips.Clip.describe` says of a clip, as written (every key; ``b.wav`` annotated,
+    ``c.wav`` ambiguous and without a transcript)."""
+    return {
+        "clip": name, "duration_s": 2.5, "speech_start_s": 0.32, "speech_end_s": 1.805, "speech_end_vad_s": 1.824,
+        "speech_end_energy_s": 1.79, "speech_end_annotated": name == "b.wav",
+        "speech_end_ambiguous": "two candidate ends 120 ms apart" if name == "c.wav" else None,
+        "background_db": -62.5, "file_rate_hz": 16000, "file_channels": 1, "noise_floor_db": -60.25,
+        "threshold_db": -45.0, "ignored_bursts": 1, "reference": None if name == "c.wav" else "Turn on.",
+    }  # fmt: skip
+
+
 class FakeClip:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def describe(self) -> dict[str, object]:
-        return {"clip": self.name, "duration_s": 2.5}
+    def describe(self) -> ClipInfo:
+        return ClipInfo.from_json(clip_json(self.name))
 
 
 STAGES = ("endpoint_silence", "stt", "llm_ttft", "tts_first_audio")
@@ -132,7 +149,7 @@ def run_e2e(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> tup
     ) -> tuple[list[TurnResult], list[TurnResult]]:  # fmt: skip
         return await run_plan(url, plan, opts, on_turn), scripted(plan, "direct")
 
-    clips = [FakeClip(n) for n in ("a.wav", "b.wav", "c.wav")]
+    clips = [FakeClip(n) for n in CLIPS]
     monkeypatch.setattr(e2e_cmd, "load_config", lambda p: Config())
     monkeypatch.setattr(e2e_cmd, "load_clips", lambda folder, names: (clips, ["c.wav: a warning"]))
     monkeypatch.setattr(e2e_cmd, "run_plan", run_plan)
@@ -151,6 +168,7 @@ def test_the_whole_command_writes_what_the_dict_code_wrote(
     written, md, _ = run_e2e(monkeypatch, tmp_path, *extra)
     console = capsys.readouterr().out
     assert (*digests(written, md), sha256(console)) == DIGESTS[case]
+    assert same_json(written["clips"], [clip_json(n) for n in CLIPS])
     result = E2eResult.from_json(written)
     assert result.to_json() == written
     summary = E2eSummary.from_json(written["summary"])

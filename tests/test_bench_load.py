@@ -58,22 +58,22 @@ def turn(n: int, m2e: float | None, outcome: str = "ok", evaluated: int = 20, k:
 
 def test_level_statistics_and_capacity_on_known_numbers() -> None:
     one = summarize_level(1, [turn(1, 300), turn(1, 400), turn(1, 500, evaluated=100, k=1)])
-    assert one.mouth_to_ear["p50"] == 400 and one.mouth_to_ear["p95"] == 490
-    assert one.prompt_tokens_evaluated["p50"] == 20 and one.prompt_tokens_evaluated["max"] == 100
-    assert one.prompt_tokens_evaluated_after_first_turn["max"] == 20
+    assert one.mouth_to_ear.p50 == 400 and one.mouth_to_ear.p95 == 490
+    assert one.prompt_tokens_evaluated.p50 == 20 and one.prompt_tokens_evaluated.max == 100
+    assert one.prompt_tokens_evaluated_after_first_turn.max == 20
     assert one.within_capacity
     # p95 of 700 and 900 ms: 890 ms, over 800.
     two = summarize_level(2, [turn(2, 700), turn(2, 900)])
-    assert two.mouth_to_ear["p95"] == 890 and not two.within_capacity
+    assert two.mouth_to_ear.p95 == 890 and not two.within_capacity
     # Fast, but one turn was refused: not within capacity either.
     four = summarize_level(4, [turn(4, 300), turn(4, None, "busy")], retry_hints_ms=[250])
     assert four.busy == 1 and four.ok == 1 and not four.within_capacity
-    assert four.retry_after_ms["p50"] == 250
+    assert four.retry_after_ms.p50 == 250
     assert capacity([one, two, four]) == 1
     assert capacity([two, four]) is None
     # A turn a skill answered (no prompt tokens) counts for latency, not for tokens.
     skill = dataclasses.replace(turn(1, 200), prompt_tokens=0, prompt_tokens_evaluated=0)
-    assert summarize_level(1, [skill, turn(1, 300)]).prompt_tokens_evaluated["n"] == 1
+    assert summarize_level(1, [skill, turn(1, 300)]).prompt_tokens_evaluated.n == 1
 
 
 async def test_a_talker_listens_to_the_reply_then_pauses(tmp_path: Path, fake_engines: EnginesFactory) -> None:
@@ -106,9 +106,9 @@ async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_engines:
     assert (one.turns, one.ok, two.turns, two.ok) == (2, 2, 4, 4)
     assert one.busy == two.busy == 0
     # One talker alone: the configured pipeline latency (as in the e2e bench test).
-    p50 = one.mouth_to_ear["p50"]
+    p50 = one.mouth_to_ear.p50
     assert p50 is not None and expected - 2 <= p50 <= expected + 30
-    assert one.prompt_tokens_evaluated["n"] == 2 and capacity(levels) == 2
+    assert one.prompt_tokens_evaluated.n == 2 and capacity(levels) == 2
     meta = LoadMeta(machine=FAKE_MACHINE, speech_dir=str(tmp_path), clips=tuple(c.name for c in clips), options=opts,
                     method=LoadMethod("t", "c", "f", "s"), models=None, server="s", ram_peak_mb=None)  # fmt: skip
     result = LoadResult(meta, (LoadVariant("fakes", tuple(levels), capacity(levels), None),))
@@ -133,4 +133,4 @@ async def test_overload_gets_busy_with_a_retry_hint(tmp_path: Path, fake_engines
     opts = LoadOptions(sessions=(3,), turns=1, start_spread_s=0.0)
     (level,) = await run_sweep_in_process(config, engines, clips, opts, warmup=False)
     assert level.turns == 3 and level.busy == 2 and level.ok == 1
-    assert level.retry_after_ms["n"] == 2 and not level.within_capacity
+    assert level.retry_after_ms.n == 2 and not level.within_capacity

@@ -147,7 +147,7 @@ def test_the_command_writes_the_json_and_markdown_the_dicts_did(
     result = LoadResult.from_json(written)
     assert result.to_json() == written and LoadResult.from_json(result.to_json()) == result
     four = result.variants[0].levels[1]
-    assert (four.sessions, four.ok, four.busy, four.outcomes["error"], four.retry_after_ms["p50"]) == (
+    assert (four.sessions, four.ok, four.busy, four.outcomes["error"], four.retry_after_ms.p50) == (
         4,
         3,
         1,

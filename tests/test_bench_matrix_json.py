@@ -38,6 +38,18 @@ DIGESTS = {
 }  # fmt: skip
 
 
+#: The method of the fake ``voice bench e2e`` results (the matrix reads none of it).
+E2E_METHOD = {
+    "speech_end": "s", "uncertain": "u", "first_audio": "f", "reconciliation": "r", "sessions": "s", "pacing": "p",
+    "wer": "w", "wer_normalized": "n", "clock": "c", "protocol": "p", "burst": "b", "repeats": 3, "warmup": 1,
+}  # fmt: skip
+
+
+def median(p50: float) -> dict[str, Any]:
+    """A sample's statistics as a ``voice bench e2e`` summary writes them, of which the matrix reads the p50."""
+    return {"n": 4, "p50": p50, "p95": p50 * 1.25, "max": p50 * 1.5, "min": p50 / 2, "mean": p50}
+
+
 class FakeUsage:
     ru_maxrss = 0
 
@@ -66,11 +78,11 @@ class FakeProcesses:
             p50 = 40.0 * k
             summary = summarize([]).to_json() | {  # the summary of no turn, with what the matrix reads
                 "n_measured": 4, "n_failed": k % 2, "p50_ms": p50, "p95_ms": p50 * 1.5, "max_ms": p50 * 2,
-                "stages": {"endpoint_silence": {"p50": 320.0}, "stt": {"p50": 10.0 * len(stt)},
-                           "llm_ttft": {"p50": 20.0 * len(llm)}},
-                "server_total": {"p50": p50 - 30}, "p50_reconciliation_error_ms": 12.5, "wer": 0.05 * len(stt),
-                "llm_tps": {"p50": 100.0 / len(llm)}, "llm_ttft": {"p50": 20.0 * len(llm)},
-                "reply_tokens": {"p50": 18.0}, "reply_audio_s": {"p50": 2.5},
+                "stages": {"endpoint_silence": median(320.0), "stt": median(10.0 * len(stt)),
+                           "llm_ttft": median(20.0 * len(llm))},
+                "server_total": median(p50 - 30), "p50_reconciliation_error_ms": 12.5, "wer": 0.05 * len(stt),
+                "llm_tps": median(100.0 / len(llm)), "llm_ttft": median(20.0 * len(llm)),
+                "reply_tokens": median(18.0), "reply_audio_s": median(2.5),
                 "meets_target": "yes" if p50 * 1.5 <= 500 else ("p50 only" if p50 <= 500 else "no"),
                 "meets_human_gap": "no", "within_target": 4 - k % 3,
             }  # fmt: skip
@@ -80,7 +92,9 @@ class FakeProcesses:
                 guard = {"enabled": True, "max_other_percent": 10.0, "samples": 4, "redone_samples": k % 3,
                          "other_cpu_percent_p50": 1.0, "other_cpu_percent_max": 2.0}  # fmt: skip
                 machine.update(guard=guard, other_processes_cpu_percent=1.5 * k)
-            meta = {"machine": machine, **({"load_s": 1.5} if llm != "big" else {})}
+            meta = {"machine": machine, "speech_dir": "/speech", "method": E2E_METHOD,
+                    **({"load_s": 1.5} if llm != "big" else {}), "server": "in-process",
+                    "models": {"stt": stt, "llm": llm, "tts": "joe"}, "ram_peak_mb": 512.5}  # fmt: skip
             Path(self._arg(cmd, "--json") or "").write_text(
                 json.dumps({"meta": meta, "summary": summary, "turns": turns})
             )

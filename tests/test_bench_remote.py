@@ -12,6 +12,7 @@ from voice.bench.quality_result import TextRow, TextSummary
 from voice.bench.quality_set import JudgedSummary
 from voice.bench.remote import HEADER, markdown, remote_config, rows
 from voice.bench.remote_result import E2eBackend, E2eComparison, RemoteResult, TextBackend, TextComparison
+from voice.bench.stats import describe
 
 
 def text_rows(replies: list[str], ttft_ms: float) -> tuple[TextRow, ...]:
@@ -28,7 +29,7 @@ def result(local: list[str], served: list[str]) -> RemoteResult:
         return TextSummary(JudgedSummary(len(local), 50.0, None, 0.0, 0.0, {}), 0.4, ttft, ttft * 3)
 
     def e2e(p50: float, p95: float, llm_ttft: float) -> E2eBackend:
-        s = dataclasses.replace(summarize([]), n_measured=4, p50_ms=p50, p95_ms=p95, llm_ttft={"p50": llm_ttft})
+        s = dataclasses.replace(summarize([]), n_measured=4, p50_ms=p50, p95_ms=p95, llm_ttft=describe([llm_ttft]))
         return E2eBackend(s, ())
 
     return RemoteResult(

@@ -32,7 +32,7 @@ from voice.bench.markdown import md_table
 from voice.bench.matrix_result import FailedRow, MatrixMeta, MatrixResult, MeasuredRow, Row
 from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
 from voice.bench.speculative_result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
-from voice.bench.stats import corpus_wer, describe, normalize_text, verdict, wer
+from voice.bench.stats import Described, corpus_wer, describe, normalize_text, verdict, wer
 from voice.cli import build_parser, main
 from voice.model_api import ChatMessage
 
@@ -60,9 +60,19 @@ def test_corpus_wer_pools_words_rather_than_averaging_clips() -> None:
 # ---------------------------------------------------------------------------------------------- statistics
 def test_describe_interpolates_percentiles() -> None:
     d = describe([500, 100, 300, 200, 400])
-    assert (d["n"], d["p50"], d["p95"], d["max"], d["min"], d["mean"]) == (5, 300, 480, 500, 100, 300)
-    assert describe([7.0])["p95"] == 7.0
-    assert describe([])["p50"] is None
+    assert (d.n, d.p50, d.p95, d.max, d.min, d.mean) == (5, 300, 480, 500, 100, 300)
+    assert describe([7.0]).p95 == 7.0
+    assert describe([]).p50 is None
+
+
+def test_described_is_written_as_the_dict_was() -> None:
+    d = describe([1.25, 2.0])
+    written = {"n": 2, "p50": 1.6, "p95": 2.0, "max": 2.0, "min": 1.2, "mean": 1.6}  # rounded to 0.1, keys in order
+    assert json.dumps(d.to_json()) == json.dumps(written) and Described.from_json(written) == d
+    empty = {"n": 0, "p50": None, "p95": None, "max": None, "min": None, "mean": None}
+    assert json.dumps(describe([]).to_json()) == json.dumps(empty) and Described.from_json(empty) == describe([])
+    with pytest.raises(TypeError):
+        Described.from_json({"n": 1, "p50": 1.0})
 
 
 def test_verdict_levels() -> None:
@@ -102,7 +112,7 @@ def test_summary_of_turns() -> None:
     assert s.n_turns == 6 and s.n_measured == 5 and s.n_failed == 1
     assert s.p50_reconciliation_error_ms == 20
     assert s.reconciliation_error_abs_max_ms == 50
-    assert s.stages["stt"]["p50"] == 50 and list(s.stages) == ["endpoint_silence", "stt"]
+    assert s.stages["stt"].p50 == 50 and list(s.stages) == ["endpoint_silence", "stt"]
     assert s.wer == 0.25  # one substitution in four reference words
     assert s.within_target == 5 and s.within_human_gap == 2
     assert s.meets_target == "yes" and s.meets_human_gap == "no"

@@ -31,6 +31,7 @@ from voice.bench.burst import MIN_SENT_SPREAD_MS, BurstVerdict, judge
 from voice.bench.clips import load_clips
 from voice.bench.e2e import E2eOptions, method_meta
 from voice.bench.e2e_compare import direct_options, run_compared
+from voice.bench.e2e_meta import E2eMeta
 from voice.bench.e2e_report import console_summary, markdown
 from voice.bench.e2e_result import E2eResult
 from voice.bench.e2e_turn import make_plan
@@ -268,8 +269,9 @@ async def test_bench_e2e_over_wss_flags_the_buffered_route_and_reports_what_it_a
     assert d.burst is False, d
     assert p.audio_sent_spread_ms is not None and p.audio_sent_spread_ms >= MIN_SENT_SPREAD_MS
     result = E2eResult(
-        meta={"machine": machine_info(["voice", "bench", "e2e"]).to_json(), "speech_dir": str(tmp_path),
-              "method": method_meta(opts), "server": "test", "models": None},
+        meta=E2eMeta(machine=machine_info(["voice", "bench", "e2e"]), speech_dir=str(tmp_path),
+                     method=method_meta(opts), load_s=None, server="test", models=None, config=None,
+                     ram_peak_mb=None),
         clips=[c.describe() for c in clips], turns=proxied, direct=direct,
     )  # fmt: skip
     data = json.loads(json.dumps(result.to_json()))

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from voice.audio import AUDIO_SUFFIXES, AudioFileError, EnergyAnalysis, analyse_speech, load_audio
+from voice.bench.e2e_meta import ClipInfo, SpeechEndEvidence
 from voice.bench.machine import REPO_ROOT
 from voice.client import SpokenClip
 from voice.endpoint import level_db
@@ -107,24 +108,28 @@ class Clip:
         tone = room_tone(self.audio, self.rate_hz, self.analysis.first_voiced_sample, end)
         return SpokenClip(self.audio, self.rate_hz, end, tone)
 
-    def describe(self) -> dict[str, object]:
-        return {
-            "clip": self.name,
-            "duration_s": round(self.duration_s, 3),
-            "speech_start_s": round(self.analysis.first_voiced_sample / self.rate_hz, 3),
-            "speech_end_s": round(self.speech_end_s, 3),
-            "speech_end_vad_s": self.speech_end.vad_end_s,
-            "speech_end_energy_s": round(self.analysis.last_voiced_sample / self.rate_hz, 3),
-            "speech_end_annotated": self.speech_end.overridden,
-            "speech_end_ambiguous": self.speech_end.ambiguous,
-            "background_db": self.speech_end.background_db,
-            "file_rate_hz": self.file_rate_hz,
-            "file_channels": self.file_channels,
-            "noise_floor_db": self.analysis.noise_floor_db,
-            "threshold_db": self.analysis.threshold_db,
-            "ignored_bursts": self.analysis.ignored_bursts,
-            "reference": self.reference,
-        }
+    def describe(self) -> ClipInfo:
+        """What was found in the clip, for a result (times rounded to the millisecond)."""
+        evidence = SpeechEndEvidence(
+            speech_end_vad_s=self.speech_end.vad_end_s,
+            speech_end_energy_s=round(self.analysis.last_voiced_sample / self.rate_hz, 3),
+            speech_end_annotated=self.speech_end.overridden,
+            speech_end_ambiguous=self.speech_end.ambiguous,
+            background_db=self.speech_end.background_db,
+        )
+        return ClipInfo(
+            clip=self.name,
+            duration_s=round(self.duration_s, 3),
+            speech_start_s=round(self.analysis.first_voiced_sample / self.rate_hz, 3),
+            speech_end_s=round(self.speech_end_s, 3),
+            evidence=evidence,
+            file_rate_hz=self.file_rate_hz,
+            file_channels=self.file_channels,
+            noise_floor_db=self.analysis.noise_floor_db,
+            threshold_db=self.analysis.threshold_db,
+            ignored_bursts=self.analysis.ignored_bursts,
+            reference=self.reference,
+        )
 
 
 def read_transcripts(path: Path) -> dict[str, str]:

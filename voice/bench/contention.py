@@ -210,20 +210,20 @@ def _together(
         llm_wait_ms=describe(d["llm_wait"]),
         stt_compute_ms=stt_busy,
         llm_compute_ms=llm_busy,
-        stt_compute_slowdown=ratio_of(stt_busy["p50"], stt_alone_p50),
-        llm_compute_slowdown=ratio_of(llm_busy["p50"], llm_alone_p50),
+        stt_compute_slowdown=ratio_of(stt_busy.p50, stt_alone_p50),
+        llm_compute_slowdown=ratio_of(llm_busy.p50, llm_alone_p50),
         makespan_ms=span,
-        stt_slowdown=ratio_of(stt["p50"], stt_alone_p50),
-        llm_slowdown=ratio_of(llm["p50"], llm_alone_p50),
-        makespan_vs_serial=ratio_of(span["p50"], serial),
+        stt_slowdown=ratio_of(stt.p50, stt_alone_p50),
+        llm_slowdown=ratio_of(llm.p50, llm_alone_p50),
+        makespan_vs_serial=ratio_of(span.p50, serial),
     )
 
 
 def summarize(samples: dict[str, dict[str, list[float]]]) -> ContentionSummary:
     stt_alone = describe(samples["stt alone"]["stt"])
     llm_alone = describe(samples["llm alone"]["llm"])
-    serial = (stt_alone["p50"] or 0) + (llm_alone["p50"] or 0)
-    no_gate, gate = (_together(samples[m], stt_alone["p50"], llm_alone["p50"], serial) for m in TOGETHER_MODES)
+    serial = (stt_alone.p50 or 0) + (llm_alone.p50 or 0)
+    no_gate, gate = (_together(samples[m], stt_alone.p50, llm_alone.p50, serial) for m in TOGETHER_MODES)
     return ContentionSummary(stt_alone, llm_alone, round(serial, 1), no_gate, gate)
 
 

@@ -29,9 +29,9 @@ def _table(res: PolicyRun) -> tuple[list[str], list[list[Any]]]:
     rows: list[list[Any]] = [
         [
             "alone",
-            f"{sa['p50']:.0f} / {sa['p95']:.0f}",
+            f"{sa.p50:.0f} / {sa.p95:.0f}",
             "1x",
-            f"{la['p50']:.0f} / {la['p95']:.0f}",
+            f"{la.p50:.0f} / {la.p95:.0f}",
             "1x",
             "0 / 0",
             "1x / 1x",
@@ -43,13 +43,13 @@ def _table(res: PolicyRun) -> tuple[list[str], list[list[Any]]]:
         rows.append(
             [
                 "together, no gate" if mode == "both, no gate" else "together, through the gate",
-                f"{m.stt_ms['p50']:.0f} / {m.stt_ms['p95']:.0f}",
+                f"{m.stt_ms.p50:.0f} / {m.stt_ms.p95:.0f}",
                 ratio(m.stt_slowdown),
-                f"{m.llm_ms['p50']:.0f} / {m.llm_ms['p95']:.0f}",
+                f"{m.llm_ms.p50:.0f} / {m.llm_ms.p95:.0f}",
                 ratio(m.llm_slowdown),
-                f"{m.stt_wait_ms['p50']:.0f} / {m.llm_wait_ms['p50']:.0f}",
+                f"{m.stt_wait_ms.p50:.0f} / {m.llm_wait_ms.p50:.0f}",
                 f"{ratio(m.stt_compute_slowdown)} / {ratio(m.llm_compute_slowdown)}",
-                f"{m.makespan_ms['p50']:.0f}",
+                f"{m.makespan_ms.p50:.0f}",
                 ratio(m.makespan_vs_serial),
             ]
         )
@@ -58,7 +58,7 @@ def _table(res: PolicyRun) -> tuple[list[str], list[list[Any]]]:
 
 def _policy_table(results: dict[str, PolicyRun]) -> tuple[list[str], list[list[Any]]]:
     first = next(iter(results.values())).summary
-    ref = {"stt": first.stt_alone_ms["p50"], "llm": first.llm_alone_ms["p50"]}
+    ref = {"stt": first.stt_alone_ms.p50, "llm": first.llm_alone_ms.p50}
 
     def cell(value: float | None, job: str) -> str:
         if value is None:
@@ -75,13 +75,13 @@ def _policy_table(results: dict[str, PolicyRun]) -> tuple[list[str], list[list[A
         rows.append(
             [
                 name,
-                cell(s.stt_alone_ms["p50"], "stt"),
-                cell(s.llm_alone_ms["p50"], "llm"),
-                cell(ng.stt_ms["p50"], "stt"),
-                cell(ng.llm_ms["p50"], "llm"),
-                cell(g.stt_ms["p50"], "stt"),
-                cell(g.llm_ms["p50"], "llm"),
-                f"{ng.makespan_ms['p50']:.0f} / {g.makespan_ms['p50']:.0f}",
+                cell(s.stt_alone_ms.p50, "stt"),
+                cell(s.llm_alone_ms.p50, "llm"),
+                cell(ng.stt_ms.p50, "stt"),
+                cell(ng.llm_ms.p50, "llm"),
+                cell(g.stt_ms.p50, "stt"),
+                cell(g.llm_ms.p50, "llm"),
+                f"{ng.makespan_ms.p50:.0f} / {g.makespan_ms.p50:.0f}",
             ]
         )
     return header, rows

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.machine_record import GuardSummary, Machine
-from voice.bench.stats import Described
+from voice.bench.markdown import fields_json
+from voice.bench.stats import Described, read_described
 
 TOGETHER_MODES = ("both, no gate", "both, gate")
 """The modes in which both jobs run at once (the others: ``stt alone``, ``llm alone``)."""
@@ -52,11 +53,18 @@ class Together:
     """The makespan p50 over STT alone + LLM alone (p50s)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {_key(f.name): getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {_key(name): value for name, value in fields_json(self).items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Together:
-        return cls(**{f.name: data[_key(f.name)] for f in dataclasses.fields(cls)})
+        own = {f.name: data[_key(f.name)] for f in dataclasses.fields(cls)}
+        return cls(**read_described(own, *_TOGETHER_DESCRIBED))
+
+
+_TOGETHER_DESCRIBED = (
+    "stt_ms", "llm_ms", "stt_wait_ms", "llm_wait_ms", "stt_compute_ms", "llm_compute_ms", "makespan_ms",
+)  # fmt: skip
+"""The statistics of :class:`Together`."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +88,8 @@ class ContentionSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "stt alone": {"stt": self.stt_alone_ms},
-            "llm alone": {"llm": self.llm_alone_ms},
+            "stt alone": {"stt": self.stt_alone_ms.to_json()},
+            "llm alone": {"llm": self.llm_alone_ms.to_json()},
             "serial_makespan_p50_ms": self.serial_makespan_p50_ms,
             **{mode: together.to_json() for mode, together in self.together()},
         }
@@ -89,8 +97,8 @@ class ContentionSummary:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ContentionSummary:
         return cls(
-            data["stt alone"]["stt"],
-            data["llm alone"]["llm"],
+            Described.from_json(data["stt alone"]["stt"]),
+            Described.from_json(data["llm alone"]["llm"]),
             data["serial_makespan_p50_ms"],
             Together.from_json(data[TOGETHER_MODES[0]]),
             Together.from_json(data[TOGETHER_MODES[1]]),

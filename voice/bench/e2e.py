@@ -33,6 +33,7 @@ from typing import Any
 from voice.audio import write_wav
 from voice.bench import burst, stats
 from voice.bench.clips import BenchError
+from voice.bench.e2e_meta import E2eMethod
 from voice.bench.e2e_result import E2eSummary
 from voice.bench.e2e_turn import UNCERTAIN_METHOD, PlanItem, TurnResult, turn_result
 from voice.bench.machine import Guard
@@ -242,19 +243,19 @@ def ram_peak_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def method_meta(opts: E2eOptions) -> dict[str, Any]:
-    return {
-        "speech_end": SPEECH_END_METHOD,
-        "uncertain": UNCERTAIN_METHOD,
-        "first_audio": FIRST_AUDIO_METHOD,
-        "reconciliation": RECONCILIATION_METHOD,
-        "sessions": SESSION_NOTE,
-        "pacing": f"real time, {opts.frame_ms} ms frames, then silence until the turn report",
-        "wer": stats.WER_NORMALIZATION,
-        "wer_normalized": stats.WER_WHISPER_NORMALIZATION,
-        "clock": "client time.perf_counter_ns (monotonic)",
-        "protocol": PROTOCOL_METHOD[opts.protocol],
-        "burst": burst.METHOD,
-        "repeats": opts.repeats,
-        "warmup": opts.warmup,
-    }
+def method_meta(opts: E2eOptions) -> E2eMethod:
+    return E2eMethod(
+        speech_end=SPEECH_END_METHOD,
+        uncertain=UNCERTAIN_METHOD,
+        first_audio=FIRST_AUDIO_METHOD,
+        reconciliation=RECONCILIATION_METHOD,
+        sessions=SESSION_NOTE,
+        pacing=f"real time, {opts.frame_ms} ms frames, then silence until the turn report",
+        wer=stats.WER_NORMALIZATION,
+        wer_normalized=stats.WER_WHISPER_NORMALIZATION,
+        clock="client time.perf_counter_ns (monotonic)",
+        protocol=PROTOCOL_METHOD[opts.protocol],
+        burst=burst.METHOD,
+        repeats=opts.repeats,
+        warmup=opts.warmup,
+    )

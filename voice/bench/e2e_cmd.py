@@ -20,6 +20,7 @@ from voice.bench.e2e import (
     run_plan_in_process,
     tls_context,
 )
+from voice.bench.e2e_meta import E2eMeta
 from voice.bench.e2e_report import ROW_HEADER, console_row, console_summary, markdown, plot
 from voice.bench.e2e_result import E2eResult
 from voice.bench.e2e_turn import TurnResult, make_plan
@@ -51,33 +52,43 @@ def _config_meta(config: Config) -> dict[str, Any]:
 
 def _meta_and_engines(
     args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path, machine: Machine
-) -> tuple[dict[str, Any], Engines | None]:
+) -> tuple[E2eMeta, Engines | None]:
     """The result's method and machine description (the record from the start of the run: the run replaces it
-    with the completed one); the models, loaded, unless the server is external."""
+    with the completed one; the RAM peak is measured at the end); the models, loaded, unless the server is
+    external."""
     compare: str | None = args.compare_direct
-    meta: dict[str, Any] = {
-        "machine": machine.to_json(),
-        "speech_dir": str(speech_dir),
-        "method": method_meta(opts),
-    }
-    engines = None
+    method = method_meta(opts)
     if args.url:
-        meta["server"] = f"external, {args.url}" + (f"; compared with {compare} directly" if compare else "")
-        meta["models"] = None
         if compare:
             from voice.bench.e2e_compare import METHOD as COMPARE_METHOD
 
-            meta["method"]["compare_direct"] = COMPARE_METHOD
-    else:
-        from voice.loader import load_engines
+            method = dataclasses.replace(method, compare_direct=COMPARE_METHOD)
+        server = f"external, {args.url}" + (f"; compared with {compare} directly" if compare else "")
+        meta = E2eMeta(
+            machine=machine,
+            speech_dir=str(speech_dir),
+            method=method,
+            load_s=None,
+            server=server,
+            models=None,
+            config=None,
+            ram_peak_mb=None,
+        )
+        return meta, None
+    from voice.loader import load_engines
 
-        t0 = time.perf_counter()
-        engines = load_engines(config)
-        meta["load_s"] = round(time.perf_counter() - t0, 1)
-        meta["server"] = "in-process VoiceServer on 127.0.0.1, client on its own thread and event loop"
-        meta["models"] = {"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model}
-        meta["config"] = _config_meta(config)
-
+    t0 = time.perf_counter()
+    engines = load_engines(config)
+    meta = E2eMeta(
+        machine=machine,
+        speech_dir=str(speech_dir),
+        method=method,
+        load_s=round(time.perf_counter() - t0, 1),
+        server="in-process VoiceServer on 127.0.0.1, client on its own thread and event loop",
+        models={"stt": config.stt.model, "llm": config.llm.model, "tts": config.tts.model},
+        config=_config_meta(config),
+        ram_peak_mb=None,
+    )
     return meta, engines
 
 
@@ -163,11 +174,10 @@ def run(args: argparse.Namespace) -> int:
             turns = asyncio.run(run_plan(args.url, plan, opts, on_turn))
     finally:
         bar.close()
-    meta["ram_peak_mb"] = ram_peak_mb() if engines is not None else None
-    meta["machine"] = bench.finish().to_json()
+    meta = dataclasses.replace(meta, ram_peak_mb=ram_peak_mb() if engines is not None else None)
     result = E2eResult(
         meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings, direct=direct
-    )
+    ).with_machine(bench.finish())
     print(console_summary(result), file=out, flush=True)
 
     _write(result, json_path, md_path, png_path, say)

@@ -68,10 +68,10 @@ def compare_lines(cmp: AddedLatency, proxied_bursts: int, direct_bursts: int) ->
     d, o, p, q = cmp.added_ms, cmp.added_outside_server_ms, cmp.proxied, cmp.direct
     return [
         f"through the proxy vs direct, {cmp.n_pairs} pairs of turns (same clip, one after the other): the "
-        f"proxy adds p50 {stats.fmt_ms(d['p50'])} ms, p95 {stats.fmt_ms(d['p95'])} ms (min "
-        f"{stats.fmt_ms(d['min'])}, max {stats.fmt_ms(d['max'])}) to mouth-to-ear (p50 "
-        f"{stats.fmt_ms(p['p50'])} ms proxied, {stats.fmt_ms(q['p50'])} ms direct); outside the server's stages "
-        f"it adds p50 {stats.fmt_ms(o['p50'])} ms, p95 {stats.fmt_ms(o['p95'])} ms (the server's own variation "
+        f"proxy adds p50 {stats.fmt_ms(d.p50)} ms, p95 {stats.fmt_ms(d.p95)} ms (min "
+        f"{stats.fmt_ms(d.min)}, max {stats.fmt_ms(d.max)}) to mouth-to-ear (p50 "
+        f"{stats.fmt_ms(p.p50)} ms proxied, {stats.fmt_ms(q.p50)} ms direct); outside the server's stages "
+        f"it adds p50 {stats.fmt_ms(o.p50)} ms, p95 {stats.fmt_ms(o.p95)} ms (the server's own variation "
         "removed)",
         f"reply audio in a burst (buffered on the way): {proxied_bursts} proxied turn(s), {direct_bursts} direct",
     ]

@@ -51,7 +51,7 @@ def console_row(t: TurnResult) -> str:
 
 
 def _first_name(result: E2eResult) -> str:
-    if result.meta.get("models"):
+    if result.meta.models:
         return "first turn after the models loaded"
     return "first turn of this run (external server: it may have been warm already)"
 
@@ -68,7 +68,7 @@ def _stat_rows(s: E2eSummary) -> list[list[Any]]:
         ("LLM TTFT", s.llm_ttft),
         ("LLM ITL (mean per turn)", s.llm_itl),
     ]
-    rows += [[name, d["p50"], d["p95"], d["max"]] for name, d in described]
+    rows += [[name, d.p50, d.p95, d.max] for name, d in described]
     return rows
 
 
@@ -116,9 +116,9 @@ def console_summary(result: E2eResult) -> str:
             f"{fmt_ms(first.mouth_to_ear_ms)} ms, server stages {fmt_ms(first.server_total_ms)} ms"
         )
     wer = _wer_pair(s)
-    tok = s.reply_tokens["p50"]
-    audio = s.reply_audio_s["p50"]
-    tps = s.llm_tps["p50"]
+    tok = s.reply_tokens.p50
+    audio = s.reply_audio_s.p50
+    tps = s.llm_tps.p50
     lines.append(
         f"STT word error rate {wer} (all clips pooled); reply p50 {fmt_ms(tok)} tokens, "
         f"{audio if audio is not None else '—'} s of audio; LLM p50 {fmt_ms(tps)} tokens/s"
@@ -161,16 +161,16 @@ def _abbrev(stage: str) -> str:
 
 def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | None = None) -> str:
     s = result.summary()
-    meta = result.meta
-    models = meta.get("models") or {}
+    meta, method = result.meta, result.meta.method
+    models = meta.models or {}
     model_text = ", ".join(f"{k.upper()} `{v}`" for k, v in models.items()) if models else "external server"
     out = [
         f"# Mouth-to-ear latency — {model_text}",
         "",
         machine_markdown(result.machine),
         "",
-        f"Server: {meta['server']}. Speech: `{meta['speech_dir']}` ({len(result.clips)} clips), "
-        f"{meta['method']['repeats']} repeat(s) each after {meta['method']['warmup']} warm-up turn(s).",
+        f"Server: {meta.server}. Speech: `{meta.speech_dir}` ({len(result.clips)} clips), "
+        f"{method.repeats} repeat(s) each after {method.warmup} warm-up turn(s).",
         "",
         "## Verdict",
         "",
@@ -190,12 +190,12 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
     wer_mean = "—" if s.wer_mean is None else f"{s.wer_mean:.3f}"
     out += [
         f"- STT word error rate (all clips pooled): **{wer}** (raw mean per clip {wer_mean}); normalized: "
-        f"{meta['method'].get('wer_normalized', '—')}; raw: {meta['method']['wer']}.",
+        f"{'—' if method.wer_normalized is None else method.wer_normalized}; raw: {method.wer}.",
         f"- Uncertain turns (left out of every statistic above, never counted within target): "
         f"{s.n_uncertain}"
         + ("".join(f"; {u.clip} #{u.repeat}: {u.why}" for u in s.uncertain) + "." if s.uncertain else "."),
-        f"- Reply length p50: {fmt_ms(s.reply_tokens['p50'])} tokens, "
-        f"{s.reply_audio_s['p50']} s of audio; LLM p50 {fmt_ms(s.llm_tps['p50'])} tokens/s.",
+        f"- Reply length p50: {fmt_ms(s.reply_tokens.p50)} tokens, "
+        f"{s.reply_audio_s.p50} s of audio; LLM p50 {fmt_ms(s.llm_tps.p50)} tokens/s.",
         f"- Turns within {TARGET_MS} ms: {s.within_target} of {s.n_measured}; within {HUMAN_GAP_MS} ms: "
         f"{s.within_human_gap}.",
         f"- Failed turns: {s.n_failed}"
@@ -265,8 +265,8 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
         "",
         "## Method",
         "",
-        *[f"- **{k}**: {v}" for k, v in meta["method"].items() if k not in ("repeats", "warmup")],
-        f"- **RAM peak** of the bench process: {meta.get('ram_peak_mb', '—')} MB.",
+        *[f"- **{k}**: {v}" for k, v in method.parts()],
+        f"- **RAM peak** of the bench process: {meta.ram_peak_mb} MB.",
     ]
     if result.warnings:
         out += ["", "## Warnings", "", *[f"- {w}" for w in result.warnings]]
@@ -291,9 +291,9 @@ def _compare_table(result: E2eResult) -> list[str]:
         "",
         f"## Through the proxy vs direct ({cmp.n_pairs} pairs, ms)",
         "",
-        f"Added by the proxy to mouth-to-ear: p50 **{fmt_ms(d['p50'])} ms**, p95 {fmt_ms(d['p95'])} ms. Outside the "
+        f"Added by the proxy to mouth-to-ear: p50 **{fmt_ms(d.p50)} ms**, p95 {fmt_ms(d.p95)} ms. Outside the "
         f"server's stages (mouth-to-ear − server stages, proxied − direct; the server's own variation removed): "
-        f"p50 **{fmt_ms(o['p50'])} ms**, p95 {fmt_ms(o['p95'])} ms.",
+        f"p50 **{fmt_ms(o.p50)} ms**, p95 {fmt_ms(o.p95)} ms.",
         "",
         md_table(
             ["turn", "proxied", "direct", "added", "added outside the server"], rows, align="lrrrr"
@@ -303,8 +303,7 @@ def _compare_table(result: E2eResult) -> list[str]:
 
 def plot(result: E2eResult, path: Path) -> None:
     turns = result.measured or result.turns
-    meta = result.meta
-    models = meta.get("models") or {}
+    models = result.meta.models or {}
     what = " / ".join(models.values()) if models else "external server"
     plots.stacked_stages(
         path,

@@ -1,7 +1,7 @@
 """What ``voice bench e2e`` measured, typed: the summary of a run's turns (:func:`summarize`), with the turns it
 names (failed, uncertain, in a burst), and the whole result; with the JSON each is written as (``to_json``: the
 keys and their order as they were when the summary was a dict) and read back from (``from_json``). Durations are
-in milliseconds; a :data:`~voice.bench.stats.Described` is a sample's ``n``, ``p50``, ``p95``, ``max``, ``min``
+in milliseconds; a :class:`~voice.bench.stats.Described` is a sample's ``n``, ``p50``, ``p95``, ``max``, ``min``
 and ``mean``.
 """
 
@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voice.bench import stats
+from voice.bench.e2e_meta import ClipInfo, E2eMeta
 from voice.bench.e2e_turn import TurnResult, stage_names
 from voice.bench.machine_record import Machine
-from voice.bench.stats import Described
+from voice.bench.stats import Described, read_described
 
 
 @dataclass(frozen=True)
@@ -131,13 +132,21 @@ class E2eSummary:
     def from_json(cls, data: dict[str, Any]) -> E2eSummary:
         return cls(
             **{
-                **data,
+                **read_described(data, *_DESCRIBED),
+                "stages": {name: Described.from_json(d) for name, d in data["stages"].items()},
                 "failed": tuple(FailedTurn(**f) for f in data["failed"]),
                 "uncertain": tuple(UncertainTurn(**u) for u in data["uncertain"]),
                 "split_clips": tuple(data["split_clips"]),
                 "burst": tuple(BurstTurn(**b) for b in data["burst"]),
             }
         )
+
+
+_DESCRIBED = (
+    "server_total", "reconciliation_error", "speech_end_offset", "reply_lead_silence", "residual", "reply_tokens",
+    "reply_audio_s", "llm_ttft", "llm_itl", "llm_tps",
+)  # fmt: skip
+"""The summary's statistics (besides the stages')."""
 
 
 def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
@@ -158,7 +167,7 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
 
     pairs = [(t.reference, t.transcript) for t in turns if t.reference is not None and t.outcome != "no_turn"]
     wers = [t.wer for t in turns if t.wer is not None]
-    p50, p95 = d["p50"], d["p95"]
+    p50, p95 = d.p50, d.p95
     return E2eSummary(
         n_turns=len(turns),
         n_measured=len(ok),
@@ -168,12 +177,12 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
         uncertain=tuple(UncertainTurn(t.clip, t.repeat, t.mouth_to_ear_ms, t.uncertain) for t in uncertain),
         p50_ms=p50,
         p95_ms=p95,
-        max_ms=d["max"],
-        min_ms=d["min"],
-        mean_ms=d["mean"],
+        max_ms=d.max,
+        min_ms=d.min,
+        mean_ms=d.mean,
         stages={s: stats.describe([t.stages_ms[s] for t in ok if s in t.stages_ms]) for s in stage_names(ok)},
         server_total=col("server_total_ms"),
-        p50_reconciliation_error_ms=rd["p50"],
+        p50_reconciliation_error_ms=rd.p50,
         reconciliation_error=rd,
         reconciliation_error_abs_max_ms=round(max(abs(x) for x in recon), 1) if recon else None,
         speech_end_offset=col("speech_end_offset_ms"),
@@ -197,7 +206,7 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
         split_turns_interrupting=sum(1 for t in turns if t.first_answer_interrupted),
         split_first_answer_p50_ms=stats.describe(
             [t.first_answer_ms for t in turns if t.first_answer_ms is not None]
-        )["p50"],
+        ).p50,
         other_cpu_percent_max=max((t.other_cpu_percent or 0.0 for t in turns), default=0.0),
         send_lag_max_ms=max((t.send_lag_max_ms for t in turns), default=0.0),
         send_lag_before_endpoint_max_ms=max((t.send_lag_before_endpoint_ms for t in turns), default=0.0),
@@ -212,11 +221,10 @@ class E2eResult:
     """A ``voice bench e2e`` run: how it was made, its clips and every turn spoken (the summary is made from
     them)."""
 
-    meta: dict[str, Any]
-    """The machine (its record's JSON, read typed as :attr:`machine`), the speech folder, the method
-    (:func:`voice.bench.e2e.method_meta`), the server, the models and their configuration (in-process), the
-    RAM peak."""
-    clips: list[dict[str, Any]]
+    meta: E2eMeta
+    """The machine, the speech folder, the method (:func:`voice.bench.e2e.method_meta`), the server, the models
+    and their configuration (in-process), the RAM peak."""
+    clips: list[ClipInfo]
     """Each clip's :meth:`~voice.bench.clips.Clip.describe`."""
     turns: list[TurnResult]
     """Warm-up and measured, in the order spoken."""
@@ -226,8 +234,11 @@ class E2eResult:
 
     @property
     def machine(self) -> Machine:
-        """The machine record (``meta["machine"]``), completed at the end of the run."""
-        return Machine.from_json(self.meta["machine"])
+        """The machine record (the meta's), completed at the end of the run."""
+        return self.meta.machine
+
+    def with_machine(self, machine: Machine) -> E2eResult:
+        return dataclasses.replace(self, meta=dataclasses.replace(self.meta, machine=machine))
 
     @property
     def measured(self) -> list[TurnResult]:
@@ -245,8 +256,8 @@ class E2eResult:
         return {
             "tool": "voice bench e2e",
             "schema": 1,
-            "meta": self.meta,
-            "clips": self.clips,
+            "meta": self.meta.to_json(),
+            "clips": [c.to_json() for c in self.clips],
             "summary": self.summary().to_json(),
             "first_turn_after_load": first.to_dict() if first else None,
             "turns": [t.to_dict() for t in self.measured],
@@ -270,4 +281,5 @@ class E2eResult:
         """The run written as ``data``: its turns read back (the summary is made again from them)."""
         turns = [TurnResult.from_dict(t) for t in (*data["warmup_turns"], *data["turns"])]
         direct = [TurnResult.from_dict(t) for t in data.get("direct_turns", [])]
-        return cls(data["meta"], data["clips"], turns, data["warnings"], direct)
+        meta, clips = E2eMeta.from_json(data["meta"]), [ClipInfo.from_json(c) for c in data["clips"]]
+        return cls(meta, clips, turns, data["warnings"], direct)

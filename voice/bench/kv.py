@@ -134,10 +134,10 @@ def _bound_row(b: BoundSummary) -> list[Any]:
     t = b.ttft_after_first_turn
     return [
         b.kv_cache_mb,
-        t["p50"],
-        t["p95"],
-        b.evaluated_after_first_turn["p50"],
-        b.prompt_tokens_after_first_turn["p50"],
+        t.p50,
+        t.p95,
+        b.evaluated_after_first_turn.p50,
+        b.prompt_tokens_after_first_turn.p50,
         b.evictions,
         b.turns_evicted,
         b.reevaluated_tokens,
@@ -168,8 +168,8 @@ def markdown(result: KvResult, png: Path | None, md_path: Path) -> str:
         f"## One long conversation, {len(long.turns)} turns (n_ctx {m.llm_settings['n_ctx']}, "
         f"kv_cache_mb {long.kv_cache_mb})",
         "",
-        f"Turns that trimmed the history: {list(long.trim_turns)}. TTFT p50 {long.ttft['p50']} ms, "
-        f"p95 {long.ttft['p95']} ms, max {long.ttft['max']} ms.",
+        f"Turns that trimmed the history: {list(long.trim_turns)}. TTFT p50 {long.ttft.p50} ms, "
+        f"p95 {long.ttft.p95} ms, max {long.ttft.max} ms.",
         "",
         md_table(LONG_HEADER, _long_rows(long)),
         "",
@@ -186,8 +186,9 @@ def plot(result: KvResult, path: Path) -> None:
     bounds = result.bounds
     labels = [str(b.kv_cache_mb) for b in bounds]
     xs = list(range(len(bounds)))
-    for q, style in (("p50", "o-"), ("p95", "s--")):
-        left.plot(xs, [b.ttft_after_first_turn[q] or 0 for b in bounds], style, label=f"{q} TTFT")
+    ttft = [b.ttft_after_first_turn for b in bounds]
+    for q, values, style in (("p50", [d.p50 for d in ttft], "o-"), ("p95", [d.p95 for d in ttft], "s--")):
+        left.plot(xs, [v or 0 for v in values], style, label=f"{q} TTFT")
     left.set_xticks(xs)
     left.set_xticklabels(labels)
     left.set_xlabel("[llm] kv_cache_mb (0 = off)")

@@ -11,7 +11,7 @@ from typing import Any
 
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
-from voice.bench.stats import Described, describe
+from voice.bench.stats import Described, describe, read_described
 from voice.kvcache import KvStats
 
 
@@ -87,7 +87,10 @@ class BoundSummary:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BoundSummary:
-        return cls(**{**data, "turns": tuple(TurnTiming(**t) for t in data["turns"])})
+        statistics = read_described(
+            data, "ttft_after_first_turn", "evaluated_after_first_turn", "prompt_tokens_after_first_turn"
+        )
+        return cls(**{**statistics, "turns": tuple(TurnTiming(**t) for t in data["turns"])})
 
 
 @dataclass(frozen=True)
@@ -115,13 +118,13 @@ class LongConversation:
             "kv_cache_mb": self.kv_cache_mb,
             "turns": [t.to_json() for t in self.turns],
             "trim_turns": list(self.trim_turns),
-            "ttft": self.ttft,
+            "ttft": self.ttft.to_json(),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LongConversation:
         turns = tuple(TurnTiming(**t) for t in data["turns"])
-        return cls(data["kv_cache_mb"], turns, tuple(data["trim_turns"]), data["ttft"])
+        return cls(data["kv_cache_mb"], turns, tuple(data["trim_turns"]), Described.from_json(data["ttft"]))
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,7 @@ def summarize_level(n: int, turns: Sequence[LoadTurn], retry_hints_ms: Sequence[
         kv_evicted_turns=sum(1 for t in turns if t.kv_evicted),
         kv_cache_mb_max=max((t.kv_cache_mb or 0.0 for t in turns), default=0.0),
         retry_after_ms=stats.describe([float(x) for x in retry_hints_ms]),
-        within_capacity=within_capacity(m2e["p95"], busy),
+        within_capacity=within_capacity(m2e.p95, busy),
     )
 
 

@@ -62,12 +62,12 @@ def _row(lv: LevelSummary) -> list[Any]:
         lv.turns,
         lv.ok,
         lv.busy,
-        lv.mouth_to_ear["p50"],
-        lv.mouth_to_ear["p95"],
-        lv.queue["p95"],
-        lv.ttft["p50"],
-        lv.prompt_tokens_evaluated["p50"],
-        lv.prompt_tokens_evaluated_after_first_turn["p50"],
+        lv.mouth_to_ear.p50,
+        lv.mouth_to_ear.p95,
+        lv.queue.p95,
+        lv.ttft.p50,
+        lv.prompt_tokens_evaluated.p50,
+        lv.prompt_tokens_evaluated_after_first_turn.p50,
         lv.kv_evicted_turns,
     ]
 
@@ -119,10 +119,11 @@ def markdown(result: LoadResult, png: Path | None, md_path: Path) -> str:
 def plot(result: LoadResult, path: Path) -> None:
     series: dict[str, tuple[list[float], list[float]]] = {}
     for v in result.variants:
-        levels = [lv for lv in v.levels if lv.mouth_to_ear["p95"] is not None]
+        levels = [lv for lv in v.levels if lv.mouth_to_ear.p95 is not None]
         xs = [float(lv.sessions) for lv in levels]
-        for q in ("p50", "p95"):
-            series[f"{q} ({v.name})"] = (xs, [float(lv.mouth_to_ear[q] or 0.0) for lv in levels])
+        m2e = [lv.mouth_to_ear for lv in levels]
+        for q, values in (("p50", [d.p50 for d in m2e]), ("p95", [d.p95 for d in m2e])):
+            series[f"{q} ({v.name})"] = (xs, [float(x or 0.0) for x in values])
     plots.lines(
         path,
         series,

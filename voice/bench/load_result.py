@@ -12,7 +12,7 @@ from typing import Any
 from voice.bench.clips import BenchError
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
-from voice.bench.stats import Described
+from voice.bench.stats import Described, read_described
 from voice.kvcache import KvStats
 
 
@@ -128,7 +128,14 @@ class LevelSummary:
             for t in data["talkers"]
         )
         turns = tuple(LoadTurn(**t) for t in data["turn_results"])
-        return cls(**{**data, "talkers": talkers, "turn_results": turns})
+        return cls(**{**read_described(data, *_DESCRIBED), "talkers": talkers, "turn_results": turns})
+
+
+_DESCRIBED = (
+    "mouth_to_ear", "queue", "llm_queue", "ttft", "prompt_tokens_evaluated", "prompt_tokens_evaluated_after_first_turn",
+    "prompt_tokens", "kv_restore", "retry_after_ms",
+)  # fmt: skip
+"""A level's statistics."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from voice.bench.stats import Described
+
 
 def fixed(x: float | None, digits: int = 3) -> str:
     """``x`` with ``digits`` decimals for a table cell (md_table shows floats with one), "—" for None."""
@@ -97,11 +99,14 @@ class JsonResult(Protocol):
 
 
 def fields_json(obj: object) -> dict[str, Any]:
-    """A result dataclass's own fields in order, tuples as lists (as JSON holds them), nested values as they are:
-    the start of most ``to_json`` methods."""
+    """A result dataclass's own fields in order, tuples as lists (as JSON holds them), a sample's statistics
+    (:class:`~voice.bench.stats.Described`, a leaf of most results) as their JSON, other nested values as they
+    are: the start of most ``to_json`` methods."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(obj):  # type: ignore[arg-type]
         value = getattr(obj, f.name)
+        if isinstance(value, Described):
+            value = value.to_json()
         out[f.name] = list(value) if isinstance(value, tuple) else value
     return out
 

@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from voice.bench.e2e_meta import E2eMeta
 from voice.bench.e2e_result import E2eSummary
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
@@ -138,7 +139,8 @@ class MeasuredRow(ComboRun):
     @classmethod
     def from_e2e(cls, run: ComboRun, json_path: str, data: dict[str, Any]) -> MeasuredRow:
         """The row of ``run`` from its ``voice bench e2e`` JSON ``data``, written at ``json_path``."""
-        s, machine = E2eSummary.from_json(data["summary"]), Machine.from_json(data["meta"]["machine"])
+        s, meta = E2eSummary.from_json(data["summary"]), E2eMeta.from_json(data["meta"])
+        machine = meta.machine
         examples: dict[str, str] = {}
         for t in data["turns"]:
             examples.setdefault(t["clip"], t["reply_text"])
@@ -150,18 +152,18 @@ class MeasuredRow(ComboRun):
             p50_ms=s.p50_ms,
             p95_ms=s.p95_ms,
             max_ms=s.max_ms,
-            stages_p50_ms={k: p50 for k, v in s.stages.items() if (p50 := v["p50"]) is not None},  # never None
-            server_total_p50_ms=s.server_total["p50"],
+            stages_p50_ms={k: p50 for k, v in s.stages.items() if (p50 := v.p50) is not None},  # never None
+            server_total_p50_ms=s.server_total.p50,
             p50_reconciliation_error_ms=s.p50_reconciliation_error_ms,
             wer=s.wer,
-            llm_tps_p50=s.llm_tps["p50"],
-            llm_ttft_p50_ms=s.llm_ttft["p50"],
-            reply_tokens_p50=s.reply_tokens["p50"],
-            reply_audio_s_p50=s.reply_audio_s["p50"],
+            llm_tps_p50=s.llm_tps.p50,
+            llm_ttft_p50_ms=s.llm_ttft.p50,
+            reply_tokens_p50=s.reply_tokens.p50,
+            reply_audio_s_p50=s.reply_audio_s.p50,
             meets_target=s.meets_target,
             meets_human_gap=s.meets_human_gap,
             within_target=s.within_target,
-            load_s=data["meta"].get("load_s"),
+            load_s=meta.load_s,
             load_average_at_start=machine.load_average_at_start,
             other_processes_cpu_percent=machine.other_processes_cpu_percent,
             redone_turns=machine.guard.redone_samples if machine.guard is not None else None,

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     for mix in mixes:
         abs_err = [abs(e) for e in errors[mix.name]]
         d = stats.describe(errors[mix.name])
-        rows.append([mix.name, d["p50"], stats.describe(abs_err)["p95"], d["min"], d["max"], ambiguous[mix.name]])
+        rows.append([mix.name, d.p50, stats.describe(abs_err).p95, d.min, d.max, ambiguous[mix.name]])
     everything = [abs(e) for v in errors.values() for e in v]
     within = sum(1 for e in everything if e <= 20)
     written = len(clips) + sum(len(v) for v in errors.values())

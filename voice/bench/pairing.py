@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from voice.bench import stats
 from voice.bench.markdown import fields_json
-from voice.bench.stats import Described
+from voice.bench.stats import Described, read_described
 
 
 class PairedTurn(Protocol):
@@ -63,7 +63,8 @@ class AddedLatency:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AddedLatency:
-        return cls(**{**data, "pairs": tuple(Pair(**p) for p in data["pairs"])})
+        statistics = read_described(data, "added_ms", "added_outside_server_ms", "proxied", "direct")
+        return cls(**{**statistics, "pairs": tuple(Pair(**p) for p in data["pairs"])})
 
 
 def added_latency(proxied: Sequence[PairedTurn], direct: Sequence[PairedTurn]) -> AddedLatency:

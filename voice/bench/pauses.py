@@ -158,14 +158,14 @@ def evaluate(
             false_endpoints=counts,
             tested=tested,
             clips=len(clips),
-            end_of_turn_delay_p50_ms=d["p50"],
-            end_of_turn_delay_p95_ms=d["p95"],
+            end_of_turn_delay_p50_ms=d.p50,
+            end_of_turn_delay_p95_ms=d.p95,
             turns_ended_inside_whole_clips=natural,
         )
         say(
             f"{s.name:28} false endpoints "
             + " ".join(f"{p}ms:{n}/{tested[p]}" for p, n in counts.items())
-            + f"  end-of-turn delay p50 {stats.fmt_ms(d['p50'])} ms p95 {stats.fmt_ms(d['p95'])} ms"
+            + f"  end-of-turn delay p50 {stats.fmt_ms(d.p50)} ms p95 {stats.fmt_ms(d.p95)} ms"
         )
         rows.append(row)
     return rows

@@ -120,7 +120,7 @@ def measure_length(llm: LlamaLlm, messages: list[ChatMessage], repeats: int, gua
         cached_samples_ms=tuple(round(x, 2) for x in cached),
         cached_evaluated_tokens=max(evaluated_cached) if evaluated_cached else None,
         cached_reused_tokens=min(reused_cached) if reused_cached else None,
-        ratio_p50=ratio_of(u["p50"], c["p50"]),
+        ratio_p50=ratio_of(u.p50, c.p50),
     )
 
 
@@ -159,12 +159,12 @@ def run(args: argparse.Namespace) -> int:
                     break
                 doc_words = doc_words + words  # the text is too short for this length: repeat it
             res = measure_length(llm, messages, args.repeats, bench.guard())
-            uncached_p50 = res.uncached_ms["p50"]
+            uncached_p50 = res.uncached_ms.p50
             tps = round(n_tokens / uncached_p50 * 1000) if uncached_p50 else None
             rows.append(PrefillRow(name, target, n_tokens, res, tps))
             print(
                 f"  {n_tokens:5d} prompt tokens: TTFT uncached p50 {uncached_p50:.0f} ms, cached p50 "
-                f"{res.cached_ms['p50']:.0f} ms ({res.cached_evaluated_tokens} tokens evaluated) → "
+                f"{res.cached_ms.p50:.0f} ms ({res.cached_evaluated_tokens} tokens evaluated) → "
                 f"{res.ratio_p50}x",
                 flush=True,
             )
@@ -192,10 +192,10 @@ def _table(rows: Sequence[PrefillRow]) -> tuple[list[str], list[list[Any]]]:
         [
             r.llm,
             r.prompt_tokens,
-            r.timing.uncached_ms["p50"],
-            r.timing.uncached_ms["p95"],
-            r.timing.cached_ms["p50"],
-            r.timing.cached_ms["p95"],
+            r.timing.uncached_ms.p50,
+            r.timing.uncached_ms.p95,
+            r.timing.cached_ms.p50,
+            r.timing.cached_ms.p95,
             r.timing.cached_evaluated_tokens,
             f"{r.timing.ratio_p50}x",
             r.prefill_tokens_per_s,
@@ -227,11 +227,11 @@ def markdown(result: PrefillResult, png: Path | None, md: Path | None) -> str:
         big, small = mine[-1], mine[0]
         out.append(
             f"- **{name}**: at {big.prompt_tokens} prompt tokens a fresh context takes "
-            f"{big.timing.uncached_ms['p50']:.0f} ms to the first token, the same turn after a cached prefix "
-            f"{big.timing.cached_ms['p50']:.0f} ms ({big.timing.ratio_p50}x). From {small.prompt_tokens} to "
-            f"{big.prompt_tokens} tokens, uncached TTFT grows {small.timing.uncached_ms['p50']:.0f} → "
-            f"{big.timing.uncached_ms['p50']:.0f} ms (the whole prompt is evaluated), cached only "
-            f"{small.timing.cached_ms['p50']:.0f} → {big.timing.cached_ms['p50']:.0f} ms (the same few new "
+            f"{big.timing.uncached_ms.p50:.0f} ms to the first token, the same turn after a cached prefix "
+            f"{big.timing.cached_ms.p50:.0f} ms ({big.timing.ratio_p50}x). From {small.prompt_tokens} to "
+            f"{big.prompt_tokens} tokens, uncached TTFT grows {small.timing.uncached_ms.p50:.0f} → "
+            f"{big.timing.uncached_ms.p50:.0f} ms (the whole prompt is evaluated), cached only "
+            f"{small.timing.cached_ms.p50:.0f} → {big.timing.cached_ms.p50:.0f} ms (the same few new "
             "tokens, attending to a longer cache)."
         )
     out += [
@@ -253,7 +253,7 @@ def markdown(result: PrefillResult, png: Path | None, md: Path | None) -> str:
 
 def _p50(d: Described) -> float:
     """The p50 to draw; a missing one is a gap in the line (NaN, as matplotlib draws None)."""
-    p50 = d["p50"]
+    p50 = d.p50
     return math.nan if p50 is None else p50
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.machine_record import Machine
-from voice.bench.stats import Described
+from voice.bench.stats import Described, read_described
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class LengthTiming:
         own = {f.name: data[f.name] for f in dataclasses.fields(cls)}
         return cls(
             **{
-                **own,
+                **read_described(own, "uncached_ms", "cached_ms"),
                 "uncached_samples_ms": tuple(own["uncached_samples_ms"]),
                 "cached_samples_ms": tuple(own["cached_samples_ms"]),
             }

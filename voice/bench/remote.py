@@ -129,7 +129,7 @@ def rows(result: RemoteResult) -> list[list[Any]]:
         s = e2e_part[name].summary if name in e2e_part else None
         out.append([
             name, f"{text.same_replies}/{text.items}", q.judged.right_pct, q.median_ttft_ms, q.median_reply_ms,
-            *((s.p50_ms, s.p95_ms, s.llm_ttft["p50"], s.n_measured) if s is not None else (None,) * 4),
+            *((s.p50_ms, s.p95_ms, s.llm_ttft.p50, s.n_measured) if s is not None else (None,) * 4),
         ])  # fmt: skip
     return out
 

@@ -196,7 +196,7 @@ def prompt_rows(
                 itl_mean_ms=described(rs, "itl_mean_ms"),
                 tps=tps,
                 e2e_ms=described(rs, "e2e_ms"),
-                speedup=None if v == BASELINE else speedup(rs, base, ttft_ms["p50"], tps["p50"]),
+                speedup=None if v == BASELINE else speedup(rs, base, ttft_ms.p50, tps.p50),
             )
             rows.append(row)
     return rows
@@ -249,10 +249,10 @@ def summarize(rows: list[PromptRow]) -> list[KindSummary]:
                 variant=variant,
                 prompts=len(mine),
                 tokens_p50=_median2(r.n_tokens for r in mine),
-                ttft_ms_p50=_median2(r.ttft_ms["p50"] for r in mine),
-                itl_ms_p50=_median2(r.itl_mean_ms["p50"] for r in mine),
-                tps_p50=_median2(r.tps["p50"] for r in mine),
-                e2e_ms_p50=_median2(r.e2e_ms["p50"] for r in mine),
+                ttft_ms_p50=_median2(r.ttft_ms.p50 for r in mine),
+                itl_ms_p50=_median2(r.itl_mean_ms.p50 for r in mine),
+                tps_p50=_median2(r.tps.p50 for r in mine),
+                e2e_ms_p50=_median2(r.e2e_ms.p50 for r in mine),
                 tps_speedup=_median2(u.tps_speedup for u in ups),
                 e2e_speedup=_median2(u.e2e_speedup for u in ups),
                 ttft_ratio=_median2(u.ttft_ratio for u in ups),

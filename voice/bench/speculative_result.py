@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.machine_record import Machine
-from voice.bench.stats import Described
+from voice.bench.markdown import fields_json
+from voice.bench.stats import Described, read_described
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,14 @@ class PromptRow:
     """Against the baseline; None for the baseline itself."""
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "speedup"}
+        d = {k: v for k, v in fields_json(self).items() if k != "speedup"}
         return {**d, **(self.speedup.to_json() if self.speedup is not None else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PromptRow:
         own = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name != "speedup"}
-        return cls(**own, speedup=SpeedUp.from_json(data) if "compared_tokens" in data else None)
+        statistics = read_described(own, "ttft_ms", "itl_mean_ms", "tps", "e2e_ms")
+        return cls(**statistics, speedup=SpeedUp.from_json(data) if "compared_tokens" in data else None)
 
 
 @dataclass(frozen=True)

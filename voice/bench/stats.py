@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from voice.budget import percentile
 
@@ -69,23 +72,47 @@ def corpus_wer(
     return errors / n_ref
 
 
-Described = dict[str, float | int | None]
-"""A sample's statistics (:func:`describe`): ``n``, ``p50``, ``p95``, ``max``, ``min``, ``mean`` (None when empty)."""
+@dataclass(frozen=True)
+class Described:
+    """A sample's statistics (:func:`describe`), in the sample's unit, rounded to 0.1; all but ``n`` None for an
+    empty sample."""
+
+    n: int
+    """Values in the sample."""
+    p50: float | None
+    """Median (interpolated between ranks, as ``p95``)."""
+    p95: float | None
+    max: float | None
+    min: float | None
+    mean: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Described:
+        return cls(**data)
+
+
+def read_described(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """``data`` (a record's JSON) with the values at ``keys`` read as :class:`Described`, the others as they
+    are."""
+    return {k: Described.from_json(v) if k in keys else v for k, v in data.items()}
 
 
 def describe(values: Sequence[float]) -> Described:
     """``n``, ``p50``, ``p95``, ``max``, ``min``, ``mean`` (percentiles interpolated between ranks)."""
     vals = [float(v) for v in values]
     if not vals:
-        return {"n": 0, "p50": None, "p95": None, "max": None, "min": None, "mean": None}
-    return {
-        "n": len(vals),
-        "p50": round(percentile(vals, 50), 1),
-        "p95": round(percentile(vals, 95), 1),
-        "max": round(max(vals), 1),
-        "min": round(min(vals), 1),
-        "mean": round(statistics.fmean(vals), 1),
-    }
+        return Described(0, None, None, None, None, None)
+    return Described(
+        n=len(vals),
+        p50=round(percentile(vals, 50), 1),
+        p95=round(percentile(vals, 95), 1),
+        max=round(max(vals), 1),
+        min=round(min(vals), 1),
+        mean=round(statistics.fmean(vals), 1),
+    )
 
 
 def verdict(p50: float | None, p95: float | None, limit_ms: float) -> str:

@@ -191,7 +191,7 @@ def _row(
         p50_ms=s.p50_ms,
         p95_ms=s.p95_ms,
         within_target=s.within_target,
-        stages_p50_ms={name: d["p50"] for name, d in s.stages.items()},
+        stages_p50_ms={name: d.p50 for name, d in s.stages.items()},
         wer_normalized=s.wer_normalized,
         replies_same_as_serial=same,
         replies=replies,
