@@ -1,4 +1,4 @@
-"""Shared fixtures: fake engines (data-driven fakes) and a fake clock."""
+"""Shared fixtures: fake runtime (data-driven fakes) and a fake clock."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from voice.clock import FakeClock
 from voice.compute import ComputeGate
 from voice.config import Config, parse_config
-from voice.engine import Engines
 from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
+from voice.runtime import ModelRuntime
 
 SPEECH_DIR = Path(
     os.environ.get("VOICE_SPEECH_DIR", Path(__file__).resolve().parents[2] / "shared" / "speech")
@@ -34,13 +34,13 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-EnginesFactory = Callable[..., Engines]
+RuntimeFactory = Callable[..., ModelRuntime]
 
 
 @pytest.fixture
-def fake_engines() -> EnginesFactory:
-    """Build Engines from fakes; pass ``clock=`` for deterministic time or ``scale=`` for real sleeps."""
-    made: list[Engines] = []
+def fake_runtime() -> RuntimeFactory:
+    """Build ModelRuntime from fakes; pass ``clock=`` for deterministic time or ``scale=`` for real sleeps."""
+    made: list[ModelRuntime] = []
 
     def build(
         *,
@@ -51,9 +51,9 @@ def fake_engines() -> EnginesFactory:
         tts: FakeTts | None = None,
         max_queue: int = 4,
         turn_score: Callable[[np.ndarray], float] | None = None,
-    ) -> Engines:
+    ) -> ModelRuntime:
         delay = Delay(clock, scale)
-        engines = Engines(
+        runtime = ModelRuntime(
             vad=FakeVad(),
             stt=stt or FakeStt(texts=("what is the capital of france",), delay=delay),
             llm=llm or FakeLlm(replies=("Sure, the capital of France is Paris. It is lovely.",), delay=delay),
@@ -63,8 +63,8 @@ def fake_engines() -> EnginesFactory:
             turn_score=turn_score,
             clock=clock,
         )
-        made.append(engines)
-        return engines
+        made.append(runtime)
+        return runtime
 
     yield build  # type: ignore[misc]
     for e in made:

@@ -1,4 +1,4 @@
-"""Helpers shared by the socket-level tests: a server on 127.0.0.1:0 with fake engines, and raw HTTP."""
+"""Helpers shared by the socket-level tests: a server on 127.0.0.1:0 with fake runtime, and raw HTTP."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tests.conftest import make_config
-from voice.engine import Engines
+from voice.runtime import ModelRuntime
 from voice.server import VoiceServer
 
 # Server settings for socket tests: any port, audio as fast as the test sends it.
@@ -22,9 +22,9 @@ def server_config(server: dict[str, Any] | None = None, **sections: dict[str, An
 
 @contextlib.asynccontextmanager
 async def running(
-    engines: Engines, server: dict[str, Any] | None = None, **sections: dict[str, Any]
+    runtime: ModelRuntime, server: dict[str, Any] | None = None, **sections: dict[str, Any]
 ) -> AsyncIterator[VoiceServer]:
-    srv = VoiceServer(server_config(server, **sections), engines)
+    srv = VoiceServer(server_config(server, **sections), runtime)
     await srv.start()
     try:
         yield srv

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from tests.conftest import EnginesFactory, make_config, silence, tone, tones_are_speech
+from tests.conftest import RuntimeFactory, make_config, silence, tone, tones_are_speech
 from voice import events
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.clips import load_clips
@@ -31,9 +31,9 @@ from voice.bench.machine import machine_info
 from voice.budget import LlmMetrics, TurnReport
 from voice.client import SpokenClip, converse
 from voice.config import Config
-from voice.engine import Engines
 from voice.events import encode_server
 from voice.fakes import FakeLlm, FakeStt, FakeTts
+from voice.runtime import ModelRuntime
 
 RATE = 16_000
 # Tone/silence lengths are whole 20 ms client frames and whole 512-sample VAD frames, so the fake VAD
@@ -162,9 +162,9 @@ SILENCE_MS = 160  # 2560 samples: 5 VAD frames, 8 client frames
 
 
 def pipeline(
-    fake_engines: EnginesFactory, speculate_after_ms: int = 0, trim_lead_ms: float = -1
-) -> tuple[Config, Engines, float, float]:
-    """Server config, engines, the expected mouth-to-ear and the expected stage-log gap, from the fakes."""
+    fake_runtime: RuntimeFactory, speculate_after_ms: int = 0, trim_lead_ms: float = -1
+) -> tuple[Config, ModelRuntime, float, float]:
+    """Server config, runtime, the expected mouth-to-ear and the expected stage-log gap, from the fakes."""
     config = make_config(
         vad={"silence_ms": SILENCE_MS, "pre_roll_ms": 64},
         turn={"speculate_after_ms": speculate_after_ms},
@@ -173,7 +173,7 @@ def pipeline(
     stt = FakeStt(texts=("turn on the lamp",), latency_ms=60.0)
     llm = FakeLlm(replies=("Okay, done.",), prefill_ms_per_token=0.0, ttft_floor_ms=40.0, itl_ms=0.0)
     tts = LeadTts(latency_ms=40.0, rtf=0.0, lead_ms=100.0)
-    engines = fake_engines(stt=stt, llm=llm, tts=tts)
+    runtime = fake_runtime(stt=stt, llm=llm, tts=tts)
     # Speech end → the VAD's silence window → STT → first token (the whole reply, ITL 0) → TTS → the
     # silent lead of the reply audio → the first audible sample. Speculating, the work starts after
     # speculate_after_ms of silence and its audio is let out at the endpoint: whichever comes later.
@@ -181,20 +181,20 @@ def pipeline(
     start_ms = speculate_after_ms or SILENCE_MS
     lead_ms = tts.lead_ms if trim_lead_ms < 0 else trim_lead_ms  # the server trims the first clause's lead
     expected = max(SILENCE_MS, start_ms + work_ms) + lead_ms
-    return config, engines, expected, lead_ms
+    return config, runtime, expected, lead_ms
 
 
 @pytest.mark.slow  # real-time tolerances of a few ms: flaky beside another test on two cores
 async def test_speculation_overlaps_the_work_with_the_silence_window(
-    tmp_path: Path, fake_engines: EnginesFactory
+    tmp_path: Path, fake_runtime: RuntimeFactory
 ) -> None:
     # Speculating after 32 ms of silence: the 140 ms of work ends at 172 ms, past the 160 ms endpoint; the
     # reply's 100 ms silent lead is trimmed to 10 ms.
-    config, engines, expected, lead_ms = pipeline(fake_engines, speculate_after_ms=32, trim_lead_ms=10)
+    config, runtime, expected, lead_ms = pipeline(fake_runtime, speculate_after_ms=32, trim_lead_ms=10)
     assert expected == 32 + 140 + 10
     write_clip(tmp_path, "one.wav", silence(LEAD_S), tone(TONE_S), silence(0.3))
     clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
-    turns = await run_plan_in_process(config, engines, make_plan(clips, 2, 1), E2eOptions(repeats=2, warmup=1))
+    turns = await run_plan_in_process(config, runtime, make_plan(clips, 2, 1), E2eOptions(repeats=2, warmup=1))
     for turn in turns[1:]:
         assert turn.outcome == "ok" and turn.mouth_to_ear_ms is not None
         assert expected - 2 <= turn.mouth_to_ear_ms <= expected + 30
@@ -203,16 +203,16 @@ async def test_speculation_overlaps_the_work_with_the_silence_window(
 
 @pytest.mark.slow  # real-time tolerances of a few ms: flaky beside another test on two cores
 async def test_real_server_with_fakes_measures_the_configured_latency(
-    tmp_path: Path, fake_engines: EnginesFactory
+    tmp_path: Path, fake_runtime: RuntimeFactory
 ) -> None:
-    config, engines, expected, lead_ms = pipeline(fake_engines)
+    config, runtime, expected, lead_ms = pipeline(fake_runtime)
     write_clip(tmp_path, "one.wav", silence(LEAD_S), tone(TONE_S), silence(0.2))
     # A pause longer than the silence window: the server hears two turns in this clip.
     write_clip(tmp_path, "two.wav", silence(LEAD_S), tone(TONE_S), silence(0.48), tone(TONE_S), silence(0.2))
     (tmp_path / "transcripts.tsv").write_text("one.wav\tTurn on the lamp.\n", encoding="utf-8")
     clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     opts = E2eOptions(repeats=1, warmup=1)
-    turns = await run_plan_in_process(config, engines, make_plan(clips, 1, 1), opts)
+    turns = await run_plan_in_process(config, runtime, make_plan(clips, 1, 1), opts)
     first, one, two = turns
     assert first.phase == "warmup" and first.first_after_load
     assert one.clip == "one.wav" and one.outcome == "ok" and one.turns_heard == 1
@@ -268,15 +268,15 @@ async def test_real_server_with_fakes_measures_the_configured_latency(
     assert "reconciliation error" in console_summary(result)
 
 
-async def test_vad_ending_before_the_energy_end_does_not_hang(fake_engines: EnginesFactory) -> None:
+async def test_vad_ending_before_the_energy_end_does_not_hang(fake_runtime: RuntimeFactory) -> None:
     """A click after the speech (too short for the VAD to make a turn of it) moves the energy-based speech
     end past the turn's end: the client must still finish, after ``settle_s``, instead of timing out."""
-    config, engines, _, _ = pipeline(fake_engines)
+    config, runtime, _, _ = pipeline(fake_runtime)
     from voice.server import VoiceServer
 
     audio = np.concatenate([silence(LEAD_S), tone(TONE_S), silence(0.6), tone(0.03), silence(0.1)])
     click_end = round((LEAD_S + TONE_S + 0.6 + 0.03) * RATE)
-    server = VoiceServer(config.with_server(port=0), engines)
+    server = VoiceServer(config.with_server(port=0), runtime)
     await server.start()
     try:
         t0 = time.perf_counter()
@@ -296,15 +296,15 @@ async def test_vad_ending_before_the_energy_end_does_not_hang(fake_engines: Engi
 
 @pytest.mark.slow  # real-time tolerances
 async def test_the_realtime_protocol_gives_the_first_answer_of_a_split_utterance(
-    tmp_path: Path, fake_engines: EnginesFactory
+    tmp_path: Path, fake_runtime: RuntimeFactory
 ) -> None:
     """Realtime's ``speech_stopped`` says where the input was, not how long the server waited after the speech;
     the server's report does, so a split utterance's first answer is measured through /v1/realtime too."""
-    config, engines, expected, _lead_ms = pipeline(fake_engines)
+    config, runtime, expected, _lead_ms = pipeline(fake_runtime)
     write_clip(tmp_path, "two.wav", silence(LEAD_S), tone(TONE_S), silence(0.48), tone(TONE_S), silence(0.2))
     clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     opts = E2eOptions(repeats=1, warmup=0, protocol="realtime")
-    (two,) = await run_plan_in_process(config, engines, make_plan(clips, 1, 0), opts)
+    (two,) = await run_plan_in_process(config, runtime, make_plan(clips, 1, 0), opts)
     assert two.turns_heard == 2 and two.outcome == "ok"
     # From the pause the server took for an end to the first reply audio: the configured latency, as natively.
     assert two.first_answer_ms is not None and expected - 2 <= two.first_answer_ms <= expected + 60
@@ -312,15 +312,15 @@ async def test_the_realtime_protocol_gives_the_first_answer_of_a_split_utterance
 
 
 async def test_the_realtime_protocol_is_measured_like_the_native_one(
-    tmp_path: Path, fake_engines: EnginesFactory
+    tmp_path: Path, fake_runtime: RuntimeFactory
 ) -> None:
     """``--protocol realtime``: the same clip through /v1/realtime (base64 24 kHz text frames) measures the
     configured latency too, and the server's report reaches the bench (opt-in ``voice.turn_report``)."""
-    config, engines, expected, lead_ms = pipeline(fake_engines)
+    config, runtime, expected, lead_ms = pipeline(fake_runtime)
     write_clip(tmp_path, "one.wav", silence(LEAD_S), tone(TONE_S), silence(0.2))
     clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     opts = E2eOptions(repeats=1, warmup=1, protocol="realtime")
-    turns = await run_plan_in_process(config, engines, make_plan(clips, 1, 1), opts)
+    turns = await run_plan_in_process(config, runtime, make_plan(clips, 1, 1), opts)
     one = turns[-1]
     assert one.outcome == "ok" and one.turns_heard == 1 and one.error is None
     assert one.mouth_to_ear_ms is not None and one.speech_end_offset_ms is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.bench_results import FAKE_MACHINE
-from tests.conftest import EnginesFactory, make_config, silence, tone, tones_are_speech
+from tests.conftest import RuntimeFactory, make_config, silence, tone, tones_are_speech
 from tests.test_bench_e2e import LEAD_S, TONE_S, pipeline, write_clip
 from voice.bench.clips import BenchError, Clip, load_clips
 from voice.bench.load import (
@@ -76,10 +76,10 @@ def test_level_statistics_and_capacity_on_known_numbers() -> None:
     assert summarize_level(1, [skill, turn(1, 300)]).prompt_tokens_evaluated.n == 1
 
 
-async def test_a_talker_listens_to_the_reply_then_pauses(tmp_path: Path, fake_engines: EnginesFactory) -> None:
-    config, engines, _, _ = pipeline(fake_engines)
+async def test_a_talker_listens_to_the_reply_then_pauses(tmp_path: Path, fake_runtime: RuntimeFactory) -> None:
+    config, runtime, _, _ = pipeline(fake_runtime)
     clip = clips_in(tmp_path, ("a.wav",))[0]
-    server = VoiceServer(config.with_server(port=0, host="127.0.0.1"), engines)
+    server = VoiceServer(config.with_server(port=0, host="127.0.0.1"), runtime)
     await server.start()
     try:
         conv = await converse(server.url, [clip.utterance(), clip.utterance()], pauses_s=(0.3,))
@@ -97,11 +97,11 @@ async def test_a_talker_listens_to_the_reply_then_pauses(tmp_path: Path, fake_en
 
 
 @pytest.mark.slow
-async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_engines: EnginesFactory) -> None:
-    config, engines, expected, _ = pipeline(fake_engines)
+async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_runtime: RuntimeFactory) -> None:
+    config, runtime, expected, _ = pipeline(fake_runtime)
     clips = clips_in(tmp_path)
     opts = LoadOptions(sessions=(1, 2), turns=2, pause_min_s=0.05, pause_max_s=0.1, start_spread_s=0.5)
-    levels = await run_sweep_in_process(config, engines, clips, opts, warmup=False)
+    levels = await run_sweep_in_process(config, runtime, clips, opts, warmup=False)
     one, two = levels
     assert (one.turns, one.ok, two.turns, two.ok) == (2, 2, 4, 4)
     assert one.busy == two.busy == 0
@@ -120,10 +120,10 @@ async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_engines:
     assert (tmp_path / "load.png").stat().st_size > 0
 
 
-async def test_overload_gets_busy_with_a_retry_hint(tmp_path: Path, fake_engines: EnginesFactory) -> None:
+async def test_overload_gets_busy_with_a_retry_hint(tmp_path: Path, fake_runtime: RuntimeFactory) -> None:
     config = make_config(vad={"silence_ms": 160, "pre_roll_ms": 64}, turn={"speculate_after_ms": 0})
     # One place in the queue and a slow STT: three talkers ending their speech together, two are refused.
-    engines = fake_engines(
+    runtime = fake_runtime(
         stt=FakeStt(texts=("hello",), latency_ms=400.0),
         llm=FakeLlm(replies=("Hi.",), prefill_ms_per_token=0.0, ttft_floor_ms=10.0, itl_ms=0.0),
         tts=FakeTts(latency_ms=10.0, rtf=0.0),
@@ -131,6 +131,6 @@ async def test_overload_gets_busy_with_a_retry_hint(tmp_path: Path, fake_engines
     )
     clips = clips_in(tmp_path, ("a.wav",))
     opts = LoadOptions(sessions=(3,), turns=1, start_spread_s=0.0)
-    (level,) = await run_sweep_in_process(config, engines, clips, opts, warmup=False)
+    (level,) = await run_sweep_in_process(config, runtime, clips, opts, warmup=False)
     assert level.turns == 3 and level.busy == 2 and level.ok == 1
     assert level.retry_after_ms.n == 2 and not level.within_capacity

@@ -90,7 +90,7 @@ def fake_talk(url: str, plan: TalkerPlan, opts: LoadOptions) -> FakeConversation
     return conv
 
 
-class FakeEngines:
+class FakeRuntime:
     def kv_stats(self) -> KvStats | None:
         return KvStats(256 * 2**20, 9 * 2**20, 3, 5, 4, 1, 30, 12.5, 3.25)
 
@@ -101,7 +101,7 @@ class FakeEngines:
 def run_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> dict[str, Any]:
     """``voice bench load`` with fake talkers (and fake models in process); its JSON."""
 
-    async def in_process(config: Any, engines: Any, clips: Any, opts: Any, on_level: Any) -> Any:
+    async def in_process(config: Any, runtime: Any, clips: Any, opts: Any, on_level: Any) -> Any:
         return await load.run_sweep("ws://in-process", clips, opts, on_level)
 
     clips = [FakeClip(n) for n in ("a.wav", "b.wav", "c.wav")]
@@ -112,7 +112,7 @@ def run_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> di
     monkeypatch.setattr(load_cmd, "ram_peak_mb", lambda: 512.5)
     # The variant's configuration, cut to the setting it changes (the whole of it changes with every new option).
     monkeypatch.setattr(load_cmd, "_config_meta", lambda cfg: {"llm": {"kv_cache_mb": cfg.llm.kv_cache_mb}})
-    monkeypatch.setattr("voice.loader.load_engines", lambda cfg: FakeEngines())
+    monkeypatch.setattr("voice.loader.load_runtime", lambda cfg: FakeRuntime())
     ticks = iter(range(100))
     monkeypatch.setattr(load_cmd.time, "perf_counter", lambda: 2.5 * next(ticks))
     fake_machine(monkeypatch)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.conftest import EnginesFactory, make_config, silence, tone
+from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.bench.quality import run_item
 from voice.bench.quality_result import SpokenRow, VoiceSummary
 from voice.bench.quality_set import load_items
@@ -29,18 +29,18 @@ def test_text_mode_answers_timer_items_from_the_timers_not_the_llm() -> None:
     assert not any(run_item(llm, off, item).right for item in items)
 
 
-def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFactory) -> None:
+def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_runtime: RuntimeFactory) -> None:
     (item,) = [i for i in load_items(SET) if i.id == "t-cancel"]
     audio = np.concatenate([silence(0.2), tone(0.6)])
     config = make_config(tts={"min_first_clause_words": 1})
     # The loop hears the earlier turn and the question right: the timer set in the first is cancelled.
-    heard_right = fake_engines(stt=FakeStt(texts=("Set a timer for five minutes.", "Cancel the timer."), latency_ms=1))
+    heard_right = fake_runtime(stt=FakeStt(texts=("Set a timer for five minutes.", "Cancel the timer."), latency_ms=1))
     row = run_spoken_item(heard_right, config, SpokenItem(item, "test", (audio,), audio))
     assert row.transcript == "Cancel the timer." and row.turns == 1
     assert row.reply == "5 minute timer cancelled." and row.right and row.reply_audio_s > 0
     assert row.by == "skill"
     # The STT mishears the earlier turn: no timer was set, so the reply is wrong, and counted so.
-    misheard = fake_engines(stt=FakeStt(texts=("Set the table for five.", "Cancel the timer."), latency_ms=1))
+    misheard = fake_runtime(stt=FakeStt(texts=("Set the table for five.", "Cancel the timer."), latency_ms=1))
     bad = run_spoken_item(misheard, config, SpokenItem(item, "test", (audio,), audio))
     assert bad.reply == "No timers are running." and not bad.right
     s = summarize_spoken([row, bad])
@@ -49,18 +49,18 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_engines: EnginesFa
     assert row.earlier_heard == ("Set a timer for five minutes.",) and not row.asked_again
 
 
-def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_engines: EnginesFactory) -> None:
+def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_runtime: RuntimeFactory) -> None:
     (item,) = [i for i in load_items(SET) if i.id == "t-cancel"]
     audio = np.concatenate([silence(0.2), tone(0.6)])
     config = make_config(tts={"min_first_clause_words": 1}, stt={"ask_again": True})
     texts = ("Set a timer for five minutes.", "Cancel the timer.")
     # Sure of the earlier turn, unsure of the question: the reply asks again, the timer stays set.
-    unsure = fake_engines(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.9), latency_ms=1))
+    unsure = fake_runtime(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.9), latency_ms=1))
     row = run_spoken_item(unsure, config, SpokenItem(item, "test", (audio,), audio))
     assert row.asked_again and not row.right and row.by == "asked again"
     assert row.reply == config.stt.ask_again_reply and row.stt_avg_logprob == -0.9
     assert "asked to say it again" in row.failed
-    sure = fake_engines(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.2), latency_ms=1))
+    sure = fake_runtime(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.2), latency_ms=1))
     right = run_spoken_item(sure, config, SpokenItem(item, "test", (audio,), audio))
     assert right.right and not right.asked_again and right.by == "skill"
     s = summarize_spoken([row, right])

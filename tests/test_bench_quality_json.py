@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.bench_results import FAKE_MACHINE, FAKE_MACHINE_JSON, check_committed, same_json
-from tests.conftest import EnginesFactory, make_config, silence, tone
+from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.backends.llm_skills import SkillsLlm
 from voice.bench import quality
 from voice.bench.quality_result import QualityResult, SpokenSetup
@@ -57,7 +57,7 @@ def text_result(monkeypatch: pytest.MonkeyPatch) -> quality.TextResult:
     return quality.result_of(config, Path("set.toml"), FAKE_MACHINE, None, [model])
 
 
-def spoken_result(fake_engines: EnginesFactory) -> quality.SpokenResult:
+def spoken_result(fake_runtime: RuntimeFactory) -> quality.SpokenResult:
     """Three items through the loop: heard right, an earlier turn misheard (a recording), the question misheard."""
     items = {i.id: i for i in load_items(SET)}
     audio = np.concatenate([silence(0.2), tone(0.6)])
@@ -68,7 +68,7 @@ def spoken_result(fake_engines: EnginesFactory) -> quality.SpokenResult:
         (("Madrid is what of Spain?",), "k-capital-spain", "espeak-ng:en-gb+f3", ()),
     ]
     rows = [
-        run_spoken_item(fake_engines(stt=FakeStt(texts=texts, latency_ms=1)), config,
+        run_spoken_item(fake_runtime(stt=FakeStt(texts=texts, latency_ms=1)), config,
                         SpokenItem(items[key], voice, previous, audio))
         for texts, key, voice, previous in cases
     ]  # fmt: skip
@@ -85,8 +85,8 @@ def test_text_result_writes_the_json_the_dicts_did(monkeypatch: pytest.MonkeyPat
     assert [r.from_timers for r in result.models[0].rows] == [True, False, False, False]
 
 
-def test_spoken_result_writes_the_json_the_dicts_did(fake_engines: EnginesFactory) -> None:
-    result = spoken_result(fake_engines)
+def test_spoken_result_writes_the_json_the_dicts_did(fake_runtime: RuntimeFactory) -> None:
+    result = spoken_result(fake_runtime)
     assert same_json(result.to_json(), SPOKEN_JSON)
     assert QualityResult.from_json(result.to_json()) == result
     assert result.models[0].summary.by_voice["recordings"].right_pct == 0.0

@@ -141,7 +141,7 @@ def turn_json(phase: str, repeat: int, first: bool, m2e: float) -> dict[str, Any
     }  # fmt: skip
 
 
-class FakeEngines:
+class FakeRuntime:
     def close(self) -> None:
         pass
 
@@ -151,7 +151,7 @@ def fake_e2e(monkeypatch: pytest.MonkeyPatch, turns: Callable[[Sequence[PlanItem
     (``llama`` or ``openai``)."""
 
     async def run_plan_in_process(
-        cfg: Any, engines: Any, plan: Sequence[PlanItem], opts: E2eOptions, on_turn: Callable[[TurnResult], None]
+        cfg: Any, runtime: Any, plan: Sequence[PlanItem], opts: E2eOptions, on_turn: Callable[[TurnResult], None]
     ) -> list[TurnResult]:
         out = turns(plan, cfg.llm.backend)
         for t in out:
@@ -163,7 +163,7 @@ def fake_e2e(monkeypatch: pytest.MonkeyPatch, turns: Callable[[Sequence[PlanItem
         return clips, ["c.wav: a warning"]
 
     monkeypatch.setattr(remote, "load_clips", load_clips)
-    monkeypatch.setattr("voice.loader.load_engines", lambda cfg: FakeEngines())
+    monkeypatch.setattr("voice.loader.load_runtime", lambda cfg: FakeRuntime())
     monkeypatch.setattr(e2e, "run_plan_in_process", run_plan_in_process)
 
 

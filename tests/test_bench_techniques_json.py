@@ -63,14 +63,14 @@ def fake_turn(config: Config, item: PlanItem, k: int) -> TurnResult:
 def run_techniques(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:
     """``voice bench techniques`` on fake turns; its JSON and Markdown."""
 
-    async def run_plan(config: Config, engines: Any, plan: Sequence[PlanItem], opts: Any) -> list[TurnResult]:
+    async def run_plan(config: Config, runtime: Any, plan: Sequence[PlanItem], opts: Any) -> list[TurnResult]:
         return [fake_turn(config, item, k) for k, item in enumerate(plan)]
 
     clips = [FakeClip(n) for n in ("a.wav", "b.wav", "c.wav")]
     monkeypatch.setattr(techniques, "load_config", lambda p: Config())
     monkeypatch.setattr(techniques, "load_clips", lambda folder, names: (clips, ["c.wav: a warning"]))
     monkeypatch.setattr(techniques, "run_plan_in_process", run_plan)
-    monkeypatch.setattr("voice.loader.load_engines", lambda cfg: FakeEngines())
+    monkeypatch.setattr("voice.loader.load_runtime", lambda cfg: FakeRuntime())
     loads = iter(range(100))
     monkeypatch.setattr(techniques, "load_average", lambda: (0.5 * next(loads), 0.25, 0.125))
     ticks = iter(range(100))
@@ -79,7 +79,7 @@ def run_techniques(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str)
     return run_command(["bench", "techniques", "--speech", "/speech", "--repeats", "2", *extra], tmp_path / "r")
 
 
-class FakeEngines:
+class FakeRuntime:
     def close(self) -> None:
         pass
 

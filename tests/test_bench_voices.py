@@ -23,8 +23,8 @@ def test_voices_are_parsed_and_bad_ones_named() -> None:
 
 def test_the_default_alternates_the_two_kinds_of_synthesis() -> None:
     assert set(DEFAULT_VOICES) == set(ESPEAK_VOICES) | set(FLITE_VOICES)
-    engines = [v.partition(":")[0] for v in DEFAULT_VOICES]
-    assert all(a != b for a, b in itertools.pairwise(engines))
+    runtime = [v.partition(":")[0] for v in DEFAULT_VOICES]
+    assert all(a != b for a, b in itertools.pairwise(runtime))
 
 
 @pytest.mark.parametrize("voice", [*ESPEAK_VOICES, *FLITE_VOICES])

@@ -15,14 +15,14 @@ import pytest
 
 from tests.cdp import CHROMIUM, chromium
 from tests.conftest import make_config
-from voice.engine import Engines
+from voice.runtime import ModelRuntime
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./dev installs it)")
 async def test_browser_page_talks_to_the_server(tmp_path: Path) -> None:
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
     from voice.server import VoiceServer
 
     wav = tmp_path / "q.wav"
@@ -30,8 +30,8 @@ async def test_browser_page_talks_to_the_server(tmp_path: Path) -> None:
     subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(raw), "What is the capital of France?"], check=True)
     # Chromium loops the file as the microphone: pad it with silence so the turn ends and the reply plays.
     subprocess.run(["sox", str(raw), "-r", "48000", "-b", "16", str(wav), "pad", "0.5", "8"], check=True)
-    engines: Engines = await asyncio.to_thread(load_engines, make_config())
-    server = VoiceServer(make_config(server={"port": 0}), engines)
+    runtime: ModelRuntime = await asyncio.to_thread(load_runtime, make_config())
+    server = VoiceServer(make_config(server={"port": 0}), runtime)
     await server.start()
     page_url = f"http://127.0.0.1:{server.port}/"
     html = await asyncio.to_thread(lambda: urllib.request.urlopen(page_url, timeout=5).read().decode())

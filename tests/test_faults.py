@@ -36,12 +36,12 @@ from tests.netkit import (
 )
 from tests.units import FAKE_MS, MS
 from voice.compute import ComputeGate
-from voice.engine import Engines
 from voice.fakes import Delay, FakeTts, FakeVad
 from voice.protocol import EndTurn, Reset, Stop, decode_client_text
 from voice.reliability.probe import Probe
 from voice.reliability.soak import Ask, fake_ask, run_soak, stop_trial
-from voice.reliability.tagged import TaggedStt, echo_llm, reply_for, tagged_engines, tagged_speech
+from voice.reliability.tagged import TaggedStt, echo_llm, reply_for, tagged_runtime, tagged_speech
+from voice.runtime import ModelRuntime
 from voice.server import VoiceServer
 
 CLI = [sys.executable, "-c", "import sys; from voice.cli import main; sys.exit(main())"]
@@ -56,10 +56,10 @@ async def test_disconnect_mid_reply_frees_the_models_within_250_ms_100_of_100() 
     import random
 
     # A long reply takes ~0.3 s of LLM and ~0.1 s of TTS; little reply audio (10 ms per character) to send.
-    engines = tagged_engines(0.1 * FAKE_MS, itl_ms=30.0, audio_ms_per_char=10.0)
+    runtime = tagged_runtime(0.1 * FAKE_MS, itl_ms=30.0, audio_ms_per_char=10.0)
     rng = random.Random(4)
-    activity = engines.watch()
-    async with running(engines) as srv:
+    activity = runtime.watch()
+    async with running(runtime) as srv:
         trials = []
         for n in range(100):
             trials.append(
@@ -127,7 +127,7 @@ async def test_a_slow_consumer_is_bounded_delays_nobody_and_is_closed_by_keepali
     keepalive closes it, 1.5 s after its buffers filled)."""
     # Long reply audio (0.6 s per character: ~8 MiB per long reply at 16 kHz), more than the kernel's
     # socket buffers hold, so the server's own queue and write limit are what hold it back.
-    engines = tagged_engines(0.1 * FAKE_MS, audio_ms_per_char=600.0)
+    runtime = tagged_runtime(0.1 * FAKE_MS, audio_ms_per_char=600.0)
     limits = {
         "ping_interval_s": 500 * MS,
         "ping_timeout_s": 1500 * MS,
@@ -135,7 +135,7 @@ async def test_a_slow_consumer_is_bounded_delays_nobody_and_is_closed_by_keepali
         "send_queue_frames": 32,
         "write_limit_bytes": 16384,
     }
-    async with running(engines, limits) as srv:
+    async with running(runtime, limits) as srv:
         fast = await Probe.connect(srv.url)
         before = [(await fast.turn(tagged_speech(f"s1t{i}")))["total_ms"] for i in range(5)]
         # The slow client: a raw socket with a 4 KiB receive buffer that never reads after the handshake.
@@ -200,8 +200,8 @@ VIOLATIONS = [
 
 @pytest.mark.parametrize(("name", "data", "code"), VIOLATIONS, ids=[v[0] for v in VIOLATIONS])
 async def test_protocol_violations_from_a_raw_socket_get_their_close_code(name: str, data: bytes, code: int) -> None:
-    engines = tagged_engines(0.1 * FAKE_MS)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(0.1 * FAKE_MS)
+    async with running(runtime) as srv:
         other = await Probe.connect(srv.url)
         await other.say(tagged_speech("long1"))
         await other.wait_type("audio_start", 5)
@@ -220,11 +220,11 @@ async def test_protocol_violations_from_a_raw_socket_get_their_close_code(name: 
 class ServerThread:
     """A server with its own event loop in a thread, for synchronous (hypothesis) tests."""
 
-    def __init__(self, engines: Engines) -> None:
+    def __init__(self, runtime: ModelRuntime) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.server = VoiceServer(server_config(), engines)
+        self.server = VoiceServer(server_config(), runtime)
         self.call(self.server.start())
 
     def call(self, coro: Any, timeout_s: float = 30.0) -> Any:
@@ -241,7 +241,7 @@ class ServerThread:
 def hypothesis_server() -> Iterator[tuple[ServerThread, Any, dict[str, Any]]]:
     from websockets.sync.client import connect
 
-    st_ = ServerThread(tagged_engines(0.02 * FAKE_MS))
+    st_ = ServerThread(tagged_runtime(0.02 * FAKE_MS))
     # Another session keeps talking all along; every one of its turns must finish.
     other: dict[str, Any] = {"reports": [], "stop": False}
 
@@ -333,8 +333,8 @@ def test_after_500_bad_messages_the_server_and_the_other_session_are_fine(
 @pytest.mark.slow
 async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
     # A long exchange is ~100 "tokens": the window holds ~5. Little reply audio (5 ms per character).
-    engines = tagged_engines(0.01 * FAKE_MS, context=600, audio_ms_per_char=5.0)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(0.01 * FAKE_MS, context=600, audio_ms_per_char=5.0)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         reports = [await p.turn(tagged_speech(f"long{i}")) for i in range(50)]
         trimmed = sum(r["history_trimmed"] > 0 for r in reports)
@@ -342,7 +342,7 @@ async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
         assert [r["outcome"] for r in reports] == ["ok"] * 50
         assert sum(r["history_trimmed"] > 0 for r in reports) >= 5
         assert all(r["reply_text"] == reply_for(f"long{i}") for i, r in enumerate(reports))
-        assert max(len(pr) for pr in engines.llm.prompts) <= 12  # type: ignore[attr-defined]
+        assert max(len(pr) for pr in runtime.llm.prompts) <= 12  # type: ignore[attr-defined]
         assert p.errors() == []
         assert (await p.turn(tagged_speech("s1t99")))["outcome"] == "ok"
         await p.close()
@@ -350,14 +350,14 @@ async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
 
 async def test_a_message_too_long_for_the_context_is_an_error_and_the_next_turn_succeeds() -> None:
     delay = Delay(None, 0.01 * FAKE_MS)
-    engines = Engines(
+    runtime = ModelRuntime(
         vad=FakeVad(),
         stt=TaggedStt(texts=("word " * 700,), delay=delay),  # heard for audio without a tag
         llm=echo_llm(context=600, delay=delay),
         tts=FakeTts(delay=delay),
         gate=ComputeGate(),
     )
-    async with running(engines) as srv:
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         t = np.arange(8000) / 16000
         report = await p.turn((0.3 * 32767 * np.sin(2 * np.pi * 300 * t)).astype(np.int16))
@@ -371,8 +371,8 @@ async def test_a_message_too_long_for_the_context_is_an_error_and_the_next_turn_
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["speech", "noise"])
 async def test_ten_minutes_without_a_pause(kind: str) -> None:
-    engines = tagged_engines(0.01 * FAKE_MS)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(0.01 * FAKE_MS)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         session = srv.sessions[p.session_id].session
         rng = np.random.default_rng(1)
@@ -416,7 +416,7 @@ async def test_ten_minutes_without_a_pause(kind: str) -> None:
         assert [r["outcome"] for r in reports] == ["cancelled"] * 19 + ["ok"]
         assert all(r["transcript"] == "hello there" for r in reports)
         # What was said in the cancelled turns is in the history the last reply was given with.
-        user = [m.content for m in engines.llm.prompts[-1] if m.role == "user"]  # type: ignore[attr-defined]
+        user = [m.content for m in runtime.llm.prompts[-1] if m.role == "user"]  # type: ignore[attr-defined]
         assert user == [" ".join(["hello there"] * 20)]
         print(f"\n{kind}: traced by minute (MiB): {[round(v, 2) for v in traced.values()]}")
         print(f"{kind}: RSS by minute (MiB): {[round(v, 1) for v in rss.values()]}")
@@ -593,7 +593,7 @@ def test_health_is_loading_until_the_models_are_warm_and_sigterm_while_loading_e
 @pytest.mark.slow
 async def test_soak_80_turns_over_8_sessions_with_fakes() -> None:
     figures = await run_soak(
-        tagged_engines(0.02 * FAKE_MS, max_queue=8),
+        tagged_runtime(0.02 * FAKE_MS, max_queue=8),
         server_config({"max_queue": 8, "max_sessions": 9}),
         mode="fake (ci)",
         turns=80,

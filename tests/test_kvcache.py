@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from tests.conftest import EnginesFactory, make_config
+from tests.conftest import RuntimeFactory, make_config
 from tests.test_turn import UTT, ListSink
 from voice.backends.llm_skills import SkillsLlm
 from voice.budget import TurnReport, TurnTimer
@@ -167,8 +167,8 @@ def test_metrics_show_the_kv_cache() -> None:
     assert "voice_kv_reevaluated_tokens_total" in text
 
 
-async def test_turn_reports_and_engines_show_the_kv_states(
-    clock: FakeClock, fake_engines: EnginesFactory
+async def test_turn_reports_and_runtime_show_the_kv_states(
+    clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
     delay = Delay(clock)
     # Room for one conversation's state (the system prompt and a turn, ~85 tokens) but not two: the sessions
@@ -176,7 +176,7 @@ async def test_turn_reports_and_engines_show_the_kv_states(
     llm = FakeLlm(replies=("Paris is the capital.",), delay=delay, kv_cache_bytes=120, kv_bytes_per_token=1)
     texts = ("what is the capital of france and why is it famous", "tell me a joke about cats and dogs")
     stt = FakeStt(texts=texts, latency_ms=10.0, delay=delay)
-    engines = fake_engines(clock=clock, llm=SkillsLlm(llm), stt=stt)
+    runtime = fake_runtime(clock=clock, llm=SkillsLlm(llm), stt=stt)
     config = make_config(tts={"min_first_clause_words": 1})
     histories = {"A": History(), "B": History()}
     reports: dict[str, list[TurnReport]] = {"A": [], "B": []}
@@ -185,13 +185,13 @@ async def test_turn_reports_and_engines_show_the_kv_states(
             timer = TurnTimer(clock, s, turn_id)
             timer.mark("speech_end")
             timer.mark("endpoint")
-            report = await run_turn(engines, config, histories[s], UTT, timer, ListSink())
+            report = await run_turn(runtime, config, histories[s], UTT, timer, ListSink())
             reports[s].append(report)
     second = reports["A"][1]
     assert second.kv_evicted and second.kv_reevaluated_tokens > 0
     assert reports["B"][1].kv_evicted  # A's turn, saved, evicted B's state in turn
     assert second.prompt_tokens_evaluated >= second.kv_reevaluated_tokens
     assert not reports["A"][0].kv_evicted
-    stats = engines.kv_stats()  # through the skills layer, as the server's /metrics reads it
+    stats = runtime.kv_stats()  # through the skills layer, as the server's /metrics reads it
     assert stats is not None and stats.evictions >= 2 and stats.limit_bytes == 120 and stats.bytes_in_use <= 120
     assert second.to_dict()["kv_evicted"] is True

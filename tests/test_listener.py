@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import EnginesFactory, make_config, silence, tone
+from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.audio import float_to_pcm16
 from voice.clock import FakeClock
 from voice.endpoint import SpeechEnded
@@ -22,11 +22,11 @@ LEAD_S, TONE_S = 0.3, 0.61  # the tone ends mid-way through a client frame and a
 
 
 async def speech_end_and_endpoint_ns(
-    fake_engines: EnginesFactory, rate_hz: int, frame_ms: int
+    fake_runtime: RuntimeFactory, rate_hz: int, frame_ms: int
 ) -> tuple[int, int, int]:
     """(speech end the listener gives, clock time of the endpoint event, the clip's true speech end), all ns."""
     clock = FakeClock()
-    listener = Listener(fake_engines(clock=clock), make_config(vad={"silence_ms": 320, "min_speech_ms": 64}), clock)
+    listener = Listener(fake_runtime(clock=clock), make_config(vad={"silence_ms": 320, "min_speech_ms": 64}), clock)
     listener.start(rate_hz)
     start_ns = clock.now_ns()
     audio = np.concatenate([silence(LEAD_S, rate_hz), tone(TONE_S, rate_hz), silence(0.6, rate_hz)])
@@ -44,9 +44,9 @@ async def speech_end_and_endpoint_ns(
 
 @pytest.mark.parametrize("rate_hz", [16_000, 24_000, 48_000])
 async def test_the_speech_end_is_where_the_audio_says_whatever_the_frames(
-    fake_engines: EnginesFactory, rate_hz: int
+    fake_runtime: RuntimeFactory, rate_hz: int
 ) -> None:
-    speech_end_ns, endpoint_ns, start_ns = await speech_end_and_endpoint_ns(fake_engines, rate_hz, CLIENT_FRAME_MS)
+    speech_end_ns, endpoint_ns, start_ns = await speech_end_and_endpoint_ns(fake_runtime, rate_hz, CLIENT_FRAME_MS)
     true_end_ns = start_ns + round((LEAD_S + TONE_S) * 1e9)
     # Found on 5 ms hops; the resampled streams shift the audio by a fraction of a ms.
     assert abs(speech_end_ns - true_end_ns) <= 6_000_000
@@ -56,10 +56,10 @@ async def test_the_speech_end_is_where_the_audio_says_whatever_the_frames(
     assert 320e6 <= endpoint_ns - true_end_ns <= (320 + 32 + CLIENT_FRAME_MS + 8) * 1e6
 
 
-async def test_a_late_event_does_not_move_the_speech_end(fake_engines: EnginesFactory) -> None:
+async def test_a_late_event_does_not_move_the_speech_end(fake_runtime: RuntimeFactory) -> None:
     """The same audio in 100 ms frames: the VAD frame that ends the turn comes with a frame up to 100 ms
     after its last sample, and the speech end stays where it was."""
-    small, _, start_small = await speech_end_and_endpoint_ns(fake_engines, 16_000, 20)
-    big, endpoint_big, start_big = await speech_end_and_endpoint_ns(fake_engines, 16_000, 100)
+    small, _, start_small = await speech_end_and_endpoint_ns(fake_runtime, 16_000, 20)
+    big, endpoint_big, start_big = await speech_end_and_endpoint_ns(fake_runtime, 16_000, 100)
     assert abs((small - start_small) - (big - start_big)) <= 1_000_000
     assert endpoint_big - big > 320e6

@@ -27,7 +27,7 @@ from voice.backends.llm_openai import (
 from voice.config import LlmConfig
 from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.reliability.probe import Probe
-from voice.reliability.tagged import tagged_engines, tagged_speech
+from voice.reliability.tagged import tagged_runtime, tagged_speech
 
 ASK = [ChatMessage("system", "Be brief."), ChatMessage("user", "What is the capital of France?")]
 
@@ -190,7 +190,7 @@ def test_interrupt_ends_a_stalled_stream_without_waiting_for_the_server(fake: Fa
     worker.start()
     assert two.wait(10)
     cancel.set()
-    llm.interrupt()  # what the engine's cancel event calls
+    llm.interrupt()  # what the runtime's cancel event calls
     worker.join(10)  # the stall only ends when the fake server closes (after the test)
     assert not worker.is_alive()
     assert got == ["Paris", " is"]
@@ -224,8 +224,8 @@ SCALE = 0.1 * FAKE_MS
 async def test_failures_give_error_events_and_the_session_keeps_serving(fake: FakeOpenAi) -> None:
     section = {"backend": "openai", "base_url": fake.base_url, "model": "fake", "read_timeout_s": 1.0}
     llm = OpenAiLlm(make_config(llm=section).llm, warm=False)
-    engines = tagged_engines(SCALE, llm=llm)
-    async with running(engines, llm=section) as srv:
+    runtime = tagged_runtime(SCALE, llm=llm)
+    async with running(runtime, llm=section) as srv:
         p = await Probe.connect(srv.url)
         expected = {
             "s503": "answered HTTP 503",
@@ -245,20 +245,20 @@ async def test_failures_give_error_events_and_the_session_keeps_serving(fake: Fa
         status, _ = await http_get(srv.port, "/health")
         assert status == 200
         await p.close()
-    engines.close()
+    runtime.close()
 
 
 async def test_a_server_that_is_not_up_gives_an_error_event_every_turn() -> None:
     section = {"backend": "openai", "base_url": f"http://127.0.0.1:{dead_port()}/v1", "model": "m"}
-    engines = tagged_engines(SCALE, llm=OpenAiLlm(make_config(llm=section).llm, warm=False))
-    async with running(engines, llm=section) as srv:
+    runtime = tagged_runtime(SCALE, llm=OpenAiLlm(make_config(llm=section).llm, warm=False))
+    async with running(runtime, llm=section) as srv:
         p = await Probe.connect(srv.url)
         for tag in ("first", "second"):
             report = await p.turn(tagged_speech(tag))
             assert report["outcome"] == "error"
             assert "cannot reach the LLM server" in p.errors()[-1]["message"]
         await p.close()
-    engines.close()
+    runtime.close()
 
 
 # ---------------------------------------------------------------------- config

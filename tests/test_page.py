@@ -23,7 +23,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from tests.cdp import CHROMIUM, Page, chromium
-from tests.conftest import EnginesFactory, make_config
+from tests.conftest import RuntimeFactory, make_config
 from voice.server import VoiceServer
 from voice.webpage import page_file
 
@@ -59,11 +59,11 @@ async def _start(page: Page) -> None:
 
 
 async def test_the_page_shows_the_turn_in_order_with_a_waterfall_and_its_own_latency(
-    tmp_path: Path, fake_engines: EnginesFactory
+    tmp_path: Path, fake_runtime: RuntimeFactory
 ) -> None:
     # Speculation off: every stage then takes its own time (none is hidden before the endpoint), one bar each.
     config = make_config(server={"port": 0}, turn={"speculate_after_ms": 0})
-    server = VoiceServer(config, fake_engines(scale=1.0))
+    server = VoiceServer(config, fake_runtime(scale=1.0))
     await server.start()
     try:
         async with chromium(_question_wav(tmp_path / "q.wav")) as page:
@@ -126,8 +126,8 @@ async def test_the_page_shows_the_turn_in_order_with_a_waterfall_and_its_own_lat
         await server.shutdown()
 
 
-async def test_the_page_exports_every_turn_report_as_json(tmp_path: Path, fake_engines: EnginesFactory) -> None:
-    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=0.5))
+async def test_the_page_exports_every_turn_report_as_json(tmp_path: Path, fake_runtime: RuntimeFactory) -> None:
+    server = VoiceServer(make_config(server={"port": 0}), fake_runtime(scale=0.5))
     await server.start()
     try:
         async with chromium(_question_wav(tmp_path / "q.wav")) as page:
@@ -148,9 +148,9 @@ async def test_the_page_exports_every_turn_report_as_json(tmp_path: Path, fake_e
         await server.shutdown()
 
 
-async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_engines: EnginesFactory) -> None:
+async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_runtime: RuntimeFactory) -> None:
     # The mic speaks again 1.5 s after its question, while the 3 s reply still plays: a barge-in.
-    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=1.0))
+    server = VoiceServer(make_config(server={"port": 0}), fake_runtime(scale=1.0))
     await server.start()
     try:
         async with chromium(_question_wav(tmp_path / "q.wav", silence_s=1.5)) as page:
@@ -180,8 +180,8 @@ def _tone_wav(path: Path, rate: int = 48000) -> Path:
     return path
 
 
-async def test_push_to_talk_reset_and_a_close_code_in_words(tmp_path: Path, fake_engines: EnginesFactory) -> None:
-    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=0.5))
+async def test_push_to_talk_reset_and_a_close_code_in_words(tmp_path: Path, fake_runtime: RuntimeFactory) -> None:
+    server = VoiceServer(make_config(server={"port": 0}), fake_runtime(scale=0.5))
     await server.start()
     stopped = False
     try:
@@ -250,11 +250,11 @@ async def tls_proxy(tmp_path: Path) -> AsyncIterator[tuple[int, list[int]]]:
 
 
 async def test_the_page_works_behind_a_tls_proxy_with_wss(
-    tmp_path: Path, fake_engines: EnginesFactory, tls_proxy: tuple[int, list[int]]
+    tmp_path: Path, fake_runtime: RuntimeFactory, tls_proxy: tuple[int, list[int]]
 ) -> None:
     port, backend = tls_proxy
     origin = f"https://127.0.0.1:{port}"
-    server = VoiceServer(make_config(server={"port": 0, "allowed_origins": [origin]}), fake_engines(scale=0.5))
+    server = VoiceServer(make_config(server={"port": 0, "allowed_origins": [origin]}), fake_runtime(scale=0.5))
     await server.start()
     backend.append(server.port)
     try:
@@ -358,9 +358,9 @@ async def test_a_hostile_server_cannot_run_script_in_the_page_nor_send_it_elsewh
 
 
 async def test_mute_silences_the_microphone_and_the_meters_and_device_list_follow(
-    tmp_path: Path, fake_engines: EnginesFactory
+    tmp_path: Path, fake_runtime: RuntimeFactory
 ) -> None:
-    server = VoiceServer(make_config(server={"port": 0}), fake_engines(scale=0.5))
+    server = VoiceServer(make_config(server={"port": 0}), fake_runtime(scale=0.5))
     await server.start()
     try:
         async with chromium(_tone_wav(tmp_path / "tone.wav")) as page:

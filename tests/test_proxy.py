@@ -47,9 +47,9 @@ from voice.bench.nginx_proxy import (
     running_nginx,
     write_config,
 )
-from voice.engine import Engines
 from voice.reliability.probe import Probe
-from voice.reliability.tagged import reply_for, tagged_engines, tagged_speech
+from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
+from voice.runtime import ModelRuntime
 
 NGINX = find_nginx()
 NGINX_MARKS = (
@@ -73,10 +73,10 @@ AUDIO_MS_PER_CHAR = 5.0  # the long reply (~390 characters) is ~2 s of audio
 BYTES_PER_MS = 32  # 16 kHz s16le
 
 
-def paced_engines() -> Engines:
+def paced_runtime() -> ModelRuntime:
     """Tagged fakes whose TTS takes as long as the audio it makes (rtf 1): the reply leaves the server
     clause by clause, over roughly its own duration, like a TTS running at real time."""
-    return tagged_engines(FAKE_MS, tts_rtf=1.0, audio_ms_per_char=AUDIO_MS_PER_CHAR)
+    return tagged_runtime(FAKE_MS, tts_rtf=1.0, audio_ms_per_char=AUDIO_MS_PER_CHAR)
 
 
 def trusting(proxy: Proxy) -> ssl.SSLContext:
@@ -171,7 +171,7 @@ async def test_page_health_metrics_token_and_origin_through_nginx(tmp_path: Path
     port = free_port()
     origin = f"https://localhost:{port}"
     async with (
-        running(tagged_engines(0.1 * FAKE_MS), {"token": TOKEN, "allowed_origins": [origin]}) as srv,
+        running(tagged_runtime(0.1 * FAKE_MS), {"token": TOKEN, "allowed_origins": [origin]}) as srv,
         running_nginx(f"127.0.0.1:{srv.port}", tmp_path, port=port) as proxy,
     ):
         tls = trusting(proxy)
@@ -235,7 +235,7 @@ def progressive(v: BurstVerdict) -> bool:
 async def test_reply_audio_arrives_progressively_through_nginx_and_the_check_fails_on_a_buffering_path(
     tmp_path: Path, route: str, expected: bool
 ) -> None:
-    async with running(paced_engines()) as srv:
+    async with running(paced_runtime()) as srv:
         relay = BufferingRelay(srv.port, quiet_s=600 * MS)
         async with contextlib.AsyncExitStack() as stack:
             upstream = srv.port if route == "shipped" else await stack.enter_async_context(relay.running())
@@ -255,8 +255,8 @@ async def test_bench_e2e_over_wss_flags_the_buffered_route_and_reports_what_it_a
     write_wav(tmp_path / "one.wav", float_to_pcm16(np.concatenate([silence(0.32), tone(0.48), silence(0.2)])), 16000)
     clips, _ = load_clips(tmp_path, speech_probabilities=tones_are_speech)
     # "hello there" → "Okay, this is the reply to there.": two clauses, the second synthesized ~300 ms later.
-    engines = tagged_engines(FAKE_MS, tts_rtf=1.0, audio_ms_per_char=40.0)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(FAKE_MS, tts_rtf=1.0, audio_ms_per_char=40.0)
+    async with running(runtime) as srv:
         relay = BufferingRelay(srv.port, quiet_s=600 * MS)
         async with relay.running() as relay_port, running_nginx(f"127.0.0.1:{relay_port}", tmp_path / "nginx") as px:
             opts = E2eOptions(repeats=1, warmup=0, ca_file=px.ca_file)
@@ -297,7 +297,7 @@ async def test_the_bench_helper_runs_a_command_once_health_answers_through_nginx
         "ctx = ssl.create_default_context(cafile=os.environ['VOICE_PROXY_CA'])\n"
         "sys.exit(7 if urllib.request.urlopen(url, context=ctx).status == 200 else 1)\n"
     )
-    async with running(tagged_engines(0.1 * FAKE_MS)) as srv:
+    async with running(tagged_runtime(0.1 * FAKE_MS)) as srv:
         args = ["--upstream", f"127.0.0.1:{srv.port}", "--port", str(free_port()), "--dir", str(tmp_path),
                 "--wait-health", "10", "--", sys.executable, "-c", child]  # fmt: skip
         assert await asyncio.to_thread(main, args) == 7

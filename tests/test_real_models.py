@@ -25,11 +25,11 @@ from voice.audio import analyse_speech, load_audio, pcm16_to_float
 from voice.backends.stt_whisper import WhisperStt
 from voice.client import SpokenClip, converse
 from voice.config import Config, LlmConfig, SttConfig
-from voice.engine import Engines
 from voice.history import History, fit_prompt
-from voice.loader import load_engines
+from voice.loader import load_runtime
 from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.models import DEFAULT_MODELS_ROOT
+from voice.runtime import ModelRuntime
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[1]
@@ -52,21 +52,21 @@ def words(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def real() -> Iterator[Engines]:
-    engines = load_engines(make_config())
-    yield engines
-    engines.close()
+def real() -> Iterator[ModelRuntime]:
+    runtime = load_runtime(make_config())
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture
-def engines(real: Engines) -> Iterator[Engines]:
+def runtime(real: ModelRuntime) -> Iterator[ModelRuntime]:
     """Fresh locks and threads per test (asyncio locks belong to one event loop), shared models."""
-    e = Engines(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts)
+    e = ModelRuntime(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts)
     yield e
     e.close()
 
 
-def test_silero_vad_separates_speech_from_silence(real: Engines, tmp_path: Path) -> None:
+def test_silero_vad_separates_speech_from_silence(real: ModelRuntime, tmp_path: Path) -> None:
     audio = espeak("Turn on the kitchen light please.", tmp_path)
     stream = real.vad.stream()
     n = stream.frame_samples
@@ -79,13 +79,13 @@ def test_silero_vad_separates_speech_from_silence(real: Engines, tmp_path: Path)
     assert stream.probability(np.zeros(n, np.float32)) < 0.2
 
 
-def test_whisper_transcribes_synthesized_speech(real: Engines, tmp_path: Path) -> None:
+def test_whisper_transcribes_synthesized_speech(real: ModelRuntime, tmp_path: Path) -> None:
     text = real.stt.transcribe(espeak("Turn on the kitchen light.", tmp_path))
     assert "kitchen" in words(text) and "light" in words(text)
 
 
 @pytest.mark.skipif(not (SPEECH_DIR / "transcripts.tsv").exists(), reason="no shared recordings here")
-def test_whisper_on_real_recordings(real: Engines) -> None:
+def test_whisper_on_real_recordings(real: ModelRuntime) -> None:
     rows = [line.split("\t") for line in (SPEECH_DIR / "transcripts.tsv").read_text().splitlines() if line]
     errors = []
     for name, ref in rows:
@@ -95,7 +95,7 @@ def test_whisper_on_real_recordings(real: Engines) -> None:
 
 
 @pytest.mark.skipif(not (SPEECH_DIR / "transcripts.tsv").exists(), reason="no shared recordings here")
-def test_whisper_is_sure_of_clean_recordings_on_both_windows(real: Engines) -> None:
+def test_whisper_is_sure_of_clean_recordings_on_both_windows(real: ModelRuntime) -> None:
     """The confidence [stt] ask_again reads: on clean recordings the default never asks again, on the short
     window nor on the full one."""
     stt = real.stt
@@ -151,7 +151,7 @@ TIMER_COMMANDS = {
 }
 
 
-def test_spoken_timer_commands_set_the_right_timer(real: Engines, tmp_path: Path) -> None:
+def test_spoken_timer_commands_set_the_right_timer(real: ModelRuntime, tmp_path: Path) -> None:
     """Timer commands spoken by espeak-ng, heard by the real Whisper, set the stated duration (the reply says
     it); a spoken question that is not a command sets nothing."""
     from voice import timers
@@ -171,7 +171,7 @@ CANCEL_COMMANDS = ("Cancel the timer.", "Cancel my timer.", "Cancel the ten minu
 
 
 @pytest.mark.parametrize("voice", ["en-us", "en-us+m7", "en-gb", "en-gb+f3", "en-au"])
-def test_spoken_cancel_commands_are_heard_as_cancel(real: Engines, tmp_path: Path, voice: str) -> None:
+def test_spoken_cancel_commands_are_heard_as_cancel(real: ModelRuntime, tmp_path: Path, voice: str) -> None:
     """tiny.en hears espeak-ng's "cancel" as "council", "console" (British, Australian) or "can solve"
     (American) as often as right: the timer skill takes those before a timer word (voice.timers)."""
     from voice import timers
@@ -221,15 +221,15 @@ def test_smart_turn_hears_whether_a_sentence_is_finished(tmp_path: Path) -> None
     unfinished = model.score(espeak("I would like to know", tmp_path))
     assert finished >= 0.5 > unfinished, (finished, unfinished)
     # Loaded through the configuration, the session's endpointer gets it.
-    engines = load_engines(make_config(turn={"end_of_turn_model": "smart-turn-v3.2"}))
+    runtime = load_runtime(make_config(turn={"end_of_turn_model": "smart-turn-v3.2"}))
     try:
-        assert engines.turn_score is not None
-        assert engines.turn_score(espeak("I would like to know", tmp_path)) == pytest.approx(unfinished, abs=1e-4)
+        assert runtime.turn_score is not None
+        assert runtime.turn_score(espeak("I would like to know", tmp_path)) == pytest.approx(unfinished, abs=1e-4)
     finally:
-        engines.close()
+        runtime.close()
 
 
-def test_llm_caches_the_prompt_prefix_across_turns(real: Engines) -> None:
+def test_llm_caches_the_prompt_prefix_across_turns(real: ModelRuntime) -> None:
     system = ChatMessage("system", LlmConfig().system_prompt)
     msgs = [system, ChatMessage("user", "What is the capital of France?")]
     out = list(real.llm.generate(msgs, max_tokens=40, cancel=threading.Event()))
@@ -247,7 +247,7 @@ def test_llm_caches_the_prompt_prefix_across_turns(real: Engines) -> None:
     assert second.evaluated_tokens < 20
 
 
-def test_llm_stops_when_cancelled(real: Engines) -> None:
+def test_llm_stops_when_cancelled(real: ModelRuntime) -> None:
     cancel = threading.Event()
     msgs = [
         ChatMessage("system", "You tell long stories."),
@@ -286,7 +286,7 @@ def test_long_conversation_is_trimmed_to_a_small_context(tmp_path: Path) -> None
     assert trimmed > 0 and llm.count_tokens([system, *history.messages]) <= 256
 
 
-def test_piper_speech_is_intelligible(real: Engines) -> None:
+def test_piper_speech_is_intelligible(real: ModelRuntime) -> None:
     pcm = np.concatenate(list(real.tts.synthesize("The weather is sunny today.")))
     assert real.tts.sample_rate == 22050 and pcm.dtype == np.int16
     import soxr
@@ -296,10 +296,10 @@ def test_piper_speech_is_intelligible(real: Engines) -> None:
     assert "weather" in heard and "sunny" in heard
 
 
-async def test_full_conversation_over_websocket(engines: Engines, tmp_path: Path, real: Engines) -> None:
+async def test_full_conversation_over_websocket(runtime: ModelRuntime, tmp_path: Path, real: ModelRuntime) -> None:
     from voice.server import VoiceServer
 
-    server = VoiceServer(make_config(server={"port": 0}), engines)
+    server = VoiceServer(make_config(server={"port": 0}), runtime)
     await server.start()
     try:
         qs = [
@@ -338,14 +338,14 @@ async def test_full_conversation_over_websocket(engines: Engines, tmp_path: Path
     )
 
 
-async def test_barge_in_stops_the_reply(engines: Engines, tmp_path: Path) -> None:
+async def test_barge_in_stops_the_reply(runtime: ModelRuntime, tmp_path: Path) -> None:
     from websockets.asyncio.client import connect
 
     from voice.audio import float_to_pcm16
     from voice.server import VoiceServer
 
     config = make_config(server={"port": 0}, llm={"max_reply_tokens": 90})
-    server = VoiceServer(config, engines)
+    server = VoiceServer(config, runtime)
     await server.start()
     story = espeak("Tell me a long story about a dragon and a knight.", tmp_path)
     interrupt = espeak("Stop.", tmp_path)
@@ -445,7 +445,7 @@ def test_demo_command_prints_json_reports(tmp_path: Path) -> None:
     assert len(log_lines) == 2 and "transcript" not in json.loads(log_lines[0])
 
 
-def test_piper_synthesis_can_be_interrupted(real: Engines) -> None:
+def test_piper_synthesis_can_be_interrupted(real: ModelRuntime) -> None:
     import time
 
     tts = real.tts

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.conftest import EnginesFactory, make_config
+from tests.conftest import RuntimeFactory, make_config
 from voice.clock import MonotonicClock
 from voice.realtime.front import RealtimeFront
 
@@ -49,8 +49,8 @@ async def take(front: RealtimeFront, until: str, timeout_s: float = 10.0) -> lis
 
 
 @pytest.fixture
-async def front(fake_engines: EnginesFactory) -> Any:
-    f = RealtimeFront("t1", fake_engines(scale=0.01), make_config(), MonotonicClock(), path="/v1/realtime?model=m")
+async def front(fake_runtime: RuntimeFactory) -> Any:
+    f = RealtimeFront("t1", fake_runtime(scale=0.01), make_config(), MonotonicClock(), path="/v1/realtime?model=m")
     await f.start()
     yield f
     await f.session.cancel_turns()
@@ -106,7 +106,7 @@ async def test_text_items_answered_as_text_only(front: RealtimeFront) -> None:
     text = "".join(f["delta"] for f in frames if f["type"] == "response.output_text.delta")
     assert text == "Sure, the capital of France is Paris. It is lovely."
     assert not [f for f in frames if f["type"].startswith("response.output_audio")]
-    llm = front.session.engines.llm
+    llm = front.session.runtime.llm
     assert llm.prompts[-1][0].content == "Be terse." and llm.prompts[-1][-1].content == "hello"  # type: ignore[attr-defined]
     await front.on_message(msg("conversation.item.truncate", item_id="nope", content_index=0, audio_end_ms=5))
     assert (await take(front, "error"))[-1]["error"]["code"] == "item_truncate_invalid_item_id"

@@ -15,8 +15,8 @@ from tests.conftest import make_config
 from tests.test_real_models import espeak, words
 from tests.test_realtime_sdk import STRICT, Seen, append_paced, receive_until
 from voice.audio import float_to_pcm16
-from voice.engine import Engines
-from voice.loader import load_engines
+from voice.loader import load_runtime
+from voice.runtime import ModelRuntime
 from voice.server import VoiceServer
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
@@ -24,15 +24,15 @@ openai = pytest.importorskip("openai")
 
 
 @pytest.fixture(scope="module")
-def real() -> Iterator[Engines]:
-    engines = load_engines(make_config())
-    yield engines
-    engines.close()
+def real() -> Iterator[ModelRuntime]:
+    runtime = load_runtime(make_config())
+    yield runtime
+    runtime.close()
 
 
-async def test_openai_sdk_against_the_real_models(real: Engines, tmp_path: Path) -> None:
-    engines = Engines(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts, turn_score=real.turn_score)
-    server = VoiceServer(make_config(server={"port": 0}), engines)
+async def test_openai_sdk_against_the_real_models(real: ModelRuntime, tmp_path: Path) -> None:
+    runtime = ModelRuntime(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts, turn_score=real.turn_score)
+    server = VoiceServer(make_config(server={"port": 0}), runtime)
     await server.start()
     try:
         client = openai.AsyncOpenAI(api_key="local", base_url=f"http://127.0.0.1:{server.port}/v1",
@@ -60,7 +60,7 @@ async def test_openai_sdk_against_the_real_models(real: Engines, tmp_path: Path)
                 heard = seen.of("conversation.item.input_audio_transcription.completed")
     finally:
         await server.shutdown()
-        engines.close()
+        runtime.close()
     assert STRICT is not None and not seen.of("error"), [e.error.message for e in seen.of("error")]
     assert "france" in words(heard[0].transcript) and "germany" in words(heard[1].transcript)
     for done, answer in ((first, "paris"), (second, "berlin")):

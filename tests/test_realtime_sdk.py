@@ -16,7 +16,7 @@ import pytest
 
 from tests.netkit import http_get_full, running
 from tests.units import FAKE_MS
-from voice.reliability.tagged import reply_for, tagged_engines
+from voice.reliability.tagged import reply_for, tagged_runtime
 from voice.server import VoiceServer
 
 openai = pytest.importorskip("openai")
@@ -111,7 +111,7 @@ SERVER_VAD_TURN = [
 
 
 async def test_a_spoken_turn_with_server_vad() -> None:
-    async with running(tagged_engines(SCALE)) as srv, realtime(srv) as conn:
+    async with running(tagged_runtime(SCALE)) as srv, realtime(srv) as conn:
         seen = Seen()
         created = await receive_until(conn, seen, "session.created")
         assert created.session.audio.input.format.rate == RATE
@@ -151,14 +151,14 @@ async def test_a_spoken_turn_with_server_vad() -> None:
     meta = done.response.metadata
     assert meta["voice.turn_id"] == "1" and float(meta["voice.total_ms"]) == report.total_ms
     # The system prompt was the session's instructions; no non-standard event was sent.
-    assert srv.engines is not None and srv.engines.llm.prompts[-1][0].content == "Be brief."  # type: ignore[attr-defined]
+    assert srv.runtime is not None and srv.runtime.llm.prompts[-1][0].content == "Be brief."  # type: ignore[attr-defined]
     assert not [k for k in seen.kinds if k.startswith("voice.")]
 
 
 async def test_manual_commit_of_a_whole_clip_then_response_create() -> None:
     # A whole 8 s clip in ONE append (~1 MB of base64): over the native message and ingress limits.
     clip = np.concatenate([tone_24k(7.5), silence_24k(0.5)])
-    async with running(tagged_engines(SCALE)) as srv, realtime(srv) as conn:
+    async with running(tagged_runtime(SCALE)) as srv, realtime(srv) as conn:
         seen = Seen()
         await conn.session.update(session={"type": "realtime", "audio": {"input": {"turn_detection": None}}})
         updated = await receive_until(conn, seen, "session.updated")
@@ -182,8 +182,8 @@ async def test_manual_commit_of_a_whole_clip_then_response_create() -> None:
 
 async def test_barge_in_cancels_the_response() -> None:
     # A slow reply (100 ms per token) so that it is still being generated when the user speaks again.
-    engines = tagged_engines(1.0 * FAKE_MS, itl_ms=100.0, stt_ms=10.0)
-    async with running(engines) as srv, realtime(srv) as conn:
+    runtime = tagged_runtime(1.0 * FAKE_MS, itl_ms=100.0, stt_ms=10.0)
+    async with running(runtime) as srv, realtime(srv) as conn:
         seen = Seen()
         await append_paced(conn, np.concatenate([tone_24k(0.5), silence_24k(0.6)]))
         first = await receive_until(conn, seen, "response.output_audio.delta")
@@ -209,8 +209,8 @@ async def test_barge_in_cancels_the_response() -> None:
 
 
 async def test_response_cancel_and_text_items() -> None:
-    engines = tagged_engines(1.0 * FAKE_MS, itl_ms=100.0)
-    async with running(engines) as srv, realtime(srv) as conn:
+    runtime = tagged_runtime(1.0 * FAKE_MS, itl_ms=100.0)
+    async with running(runtime) as srv, realtime(srv) as conn:
         seen = Seen()
         await conn.response.cancel()  # nothing to cancel: a non-fatal error (the SDK's own example does this)
         err = await receive_until(conn, seen, "error")
@@ -228,7 +228,7 @@ async def test_response_cancel_and_text_items() -> None:
 
 
 async def test_a_bad_event_gets_an_error_and_the_connection_survives() -> None:
-    async with running(tagged_engines(SCALE)) as srv, realtime(srv) as conn:
+    async with running(tagged_runtime(SCALE)) as srv, realtime(srv) as conn:
         seen = Seen()
         await conn.send_raw('{"type": "x"}')
         err = await receive_until(conn, seen, "error")
@@ -251,7 +251,7 @@ async def test_a_bad_event_gets_an_error_and_the_connection_survives() -> None:
 
 
 async def test_opt_in_turn_reports() -> None:
-    async with running(tagged_engines(SCALE)) as srv, realtime(srv, extra_query={"voice_events": "1"}) as conn:
+    async with running(tagged_runtime(SCALE)) as srv, realtime(srv, extra_query={"voice_events": "1"}) as conn:
         await append_paced(conn, np.concatenate([tone_24k(0.5), silence_24k(0.6)]))
         kinds: list[str] = []
         async with asyncio.timeout(20):
@@ -266,7 +266,7 @@ async def test_opt_in_turn_reports() -> None:
 async def test_wrong_key_is_401_and_unknown_paths_404() -> None:
     from websockets.exceptions import InvalidStatus
 
-    async with running(tagged_engines(SCALE), server={"token": "s3cret-token-of-16+chars"}) as srv:
+    async with running(tagged_runtime(SCALE), server={"token": "s3cret-token-of-16+chars"}) as srv:
         with pytest.raises(InvalidStatus) as info:
             async with client(srv, key="wrong").realtime.connect(model="local"):
                 pass

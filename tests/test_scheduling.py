@@ -9,17 +9,17 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import EnginesFactory, make_config
+from tests.conftest import RuntimeFactory, make_config
 from tests.test_turn import ListSink
 from voice.budget import TurnTimer
 from voice.clock import FakeClock
-from voice.engine import DEFAULT_RETRY_AFTER_MS, BusyError, Engines
 from voice.events import Error, encode_server
 from voice.fairlock import FairLock
 from voice.fakes import Delay, FakeLlm
 from voice.history import History
 from voice.model_api import ChatMessage
 from voice.protocol import BUSY, ProtocolError
+from voice.runtime import DEFAULT_RETRY_AFTER_MS, BusyError, ModelRuntime
 from voice.turn import Utterance, run_turn
 
 
@@ -70,13 +70,13 @@ async def test_fair_lock_cancelled_waiter_is_skipped() -> None:
 
 
 async def test_llm_turns_are_served_round_robin_by_session(
-    fake_engines: EnginesFactory, clock: FakeClock
+    fake_runtime: RuntimeFactory, clock: FakeClock
 ) -> None:
     llm = FakeLlm(replies=("One two three.",), delay=Delay(clock))
-    engines = fake_engines(clock=clock, llm=llm)
+    runtime = fake_runtime(clock=clock, llm=llm)
 
     async def generate(session: str, text: str) -> None:
-        stream = engines.generate([ChatMessage("user", text)], session, clock, max_tokens=8)
+        stream = runtime.generate([ChatMessage("user", text)], session, clock, max_tokens=8)
         async for _ in stream:
             pass
 
@@ -88,24 +88,24 @@ async def test_llm_turns_are_served_round_robin_by_session(
 
 
 def test_busy_carries_a_retry_hint_from_how_long_turns_hold_their_place(
-    fake_engines: EnginesFactory, clock: FakeClock
+    fake_runtime: RuntimeFactory, clock: FakeClock
 ) -> None:
-    engines: Engines = fake_engines(clock=clock, max_queue=2)
-    a, b = engines.admit(), engines.admit()
+    runtime: ModelRuntime = fake_runtime(clock=clock, max_queue=2)
+    a, b = runtime.admit(), runtime.admit()
     with pytest.raises(BusyError) as first:
-        engines.admit()
+        runtime.admit()
     assert first.value.retry_after_ms == DEFAULT_RETRY_AFTER_MS  # nothing measured yet
     clock.advance_ms(800)
     a.release()
-    c = engines.admit()
+    c = runtime.admit()
     with pytest.raises(BusyError) as second:
-        engines.admit()
+        runtime.admit()
     # Two places, each held ~800 ms: one frees about every 400 ms (Little's law).
     assert second.value.retry_after_ms == 400
     assert "400 ms" in str(second.value)
     b.release()
     c.release()
-    assert engines.queue_depth == 0
+    assert runtime.queue_depth == 0
 
 
 def test_busy_error_event_has_retry_after_ms() -> None:
@@ -114,13 +114,13 @@ def test_busy_error_event_has_retry_after_ms() -> None:
     assert "retry_after_ms" not in json.loads(encode_server(Error.of(ProtocolError("internal", "x"))))
 
 
-async def test_busy_turn_reports_the_hint_to_the_client(fake_engines: EnginesFactory, clock: FakeClock) -> None:
-    engines = fake_engines(clock=clock, max_queue=1)
-    held = engines.admit()
+async def test_busy_turn_reports_the_hint_to_the_client(fake_runtime: RuntimeFactory, clock: FakeClock) -> None:
+    runtime = fake_runtime(clock=clock, max_queue=1)
+    held = runtime.admit()
     sink = ListSink()
     timer = TurnTimer(clock, "s", 1)
     report = await run_turn(
-        engines, make_config(), History(), Utterance(np.zeros(1600, np.float32), 300.0, False), timer, sink
+        runtime, make_config(), History(), Utterance(np.zeros(1600, np.float32), 300.0, False), timer, sink
     )
     held.release()
     assert report.outcome == "busy"

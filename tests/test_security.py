@@ -25,7 +25,7 @@ from voice.config import ConfigError
 from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError, ModelMissingError, ModelPathError
 from voice.preflight import check_model_files
 from voice.reliability.probe import Probe
-from voice.reliability.tagged import tagged_engines, tagged_speech
+from voice.reliability.tagged import tagged_runtime, tagged_speech
 from voice.security import check_bind
 
 TOKEN = "correct-horse-battery-staple-42"
@@ -74,8 +74,8 @@ def test_serve_on_all_interfaces_without_a_token_is_stopped_with_an_explanation(
 
 # ---------------------------------------------------------------------------------------------- origin
 async def test_browser_origins_are_checked_against_the_allowlist() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"allowed_origins": ["https://voice.example.org"]}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"allowed_origins": ["https://voice.example.org"]}) as srv:
         port = srv.port
         for origin in (
             None,  # not a browser
@@ -101,8 +101,8 @@ async def test_browser_origins_are_checked_against_the_allowlist() -> None:
 
 
 async def test_the_browser_page_is_served_and_cannot_be_framed_by_other_sites() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         status, headers, body = await http_get_full(srv.port, "/")
         assert status == 200 and "<title>voice" in body
         assert headers["content-type"].startswith("text/html")
@@ -125,8 +125,8 @@ async def test_token_in_the_header_or_in_the_start_message(monkeypatch: pytest.M
         return real_compare(a, b)
 
     monkeypatch.setattr("voice.security.hmac.compare_digest", spy)
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"token": TOKEN}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"token": TOKEN}) as srv:
         p = await Probe.connect(srv.url, token=TOKEN)  # Authorization: Bearer
         assert (await p.turn(tagged_speech("s1t1")))["outcome"] == "ok"
         await p.close()
@@ -158,8 +158,8 @@ async def test_token_in_the_header_or_in_the_start_message(monkeypatch: pytest.M
     ids=["no token", "wrong token", "prefix of the token", "other message", "bad json", "audio"],
 )
 async def test_without_a_valid_token_the_connection_is_closed_1008(first: str | bytes) -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"token": TOKEN}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"token": TOKEN}) as srv:
         p = await Probe.connect(srv.url, start={})
         await p.ws.send(first)
         err = await p.wait_type("error", 5)
@@ -170,8 +170,8 @@ async def test_without_a_valid_token_the_connection_is_closed_1008(first: str | 
 
 
 async def test_a_connection_that_never_starts_is_closed() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"token": TOKEN, "start_timeout_s": 300 * MS}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"token": TOKEN, "start_timeout_s": 300 * MS}) as srv:
         p = await Probe.connect(srv.url, start={})
         t0 = time.monotonic()
         assert await p.wait_closed(5) == 1001
@@ -184,8 +184,8 @@ async def test_the_token_is_never_logged(caplog: pytest.LogCaptureFixture) -> No
     for name in ("websockets", "voice"):
         logging.getLogger(name).setLevel(logging.DEBUG)
     try:
-        engines = tagged_engines(SCALE)
-        async with running(engines, {"token": TOKEN}) as srv:
+        runtime = tagged_runtime(SCALE)
+        async with running(runtime, {"token": TOKEN}) as srv:
             p = await Probe.connect(srv.url, token=TOKEN)
             await p.turn(tagged_speech("s1t1"))
             await p.close()
@@ -210,8 +210,8 @@ async def test_no_transcript_above_debug_and_no_audio_on_disk_unless_recording(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     caplog.set_level(logging.INFO)
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"record": record, "turn_log": "logs/turns.jsonl"}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"record": record, "turn_log": "logs/turns.jsonl"}) as srv:
         p = await Probe.connect(srv.url)
         await p.turn(tagged_speech("secret42"))
         await p.close()
@@ -292,8 +292,8 @@ def test_model_paths_must_stay_inside_the_models_folder(tmp_path: Path, what: st
 
 # ---------------------------------------------------------------------------------------------- limits
 async def test_max_sessions_then_1013_try_again_later() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"max_sessions": 3}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"max_sessions": 3}) as srv:
         probes = [await Probe.connect(srv.url) for _ in range(3)]
         extra = await Probe.connect(srv.url, start={})
         assert await extra.wait_closed(5) == 1013
@@ -309,8 +309,8 @@ async def test_max_sessions_then_1013_try_again_later() -> None:
 
 @pytest.mark.parametrize(("key", "words"), [("idle_timeout_s", "idle timeout"), ("session_max_s", "session time")])
 async def test_idle_and_session_time_limits_send_an_error_then_close_1001(key: str, words: str) -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, {key: 600 * MS}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {key: 600 * MS}) as srv:
         p = await Probe.connect(srv.url)
         if key == "session_max_s":  # keep talking: only the session limit can end it
             with contextlib.suppress(ConnectionClosed):
@@ -324,8 +324,8 @@ async def test_idle_and_session_time_limits_send_an_error_then_close_1001(key: s
 
 
 async def test_audio_faster_than_the_ingress_limit_is_refused() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, {"max_ingress_realtime": 4.0}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, {"max_ingress_realtime": 4.0}) as srv:
         p = await Probe.connect(srv.url)
         await p.send_audio(np.zeros(16000 * 6, np.int16), frame_s=0.5)  # 6 s of audio in a few ms
         err = await p.wait_type("error", 5)
@@ -338,8 +338,8 @@ async def test_audio_faster_than_the_ingress_limit_is_refused() -> None:
 
 
 async def test_an_utterance_is_ended_by_force_at_max_utterance_s() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines, vad={"max_utterance_s": 1.0}) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime, vad={"max_utterance_s": 1.0}) as srv:
         p = await Probe.connect(srv.url)
         await p.send_audio(tagged_speech("s1t1", seconds=1.5))
         ended = await p.wait_type("speech_ended", 5)

@@ -14,7 +14,7 @@ import pytest
 from tests.netkit import http_get, running, server_config, until
 from tests.units import FAKE_MS, MS
 from voice.reliability.probe import Probe
-from voice.reliability.tagged import reply_for, tagged_engines, tagged_speech
+from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
 from voice.server import VoiceServer
 
 SCALE = 0.1 * FAKE_MS  # fake model times × 0.1: a short turn takes ~40 MS of "compute"
@@ -27,8 +27,8 @@ def stage_sum(report: dict[str, object]) -> float:
 
 
 async def test_full_turn_over_a_real_websocket() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         status, body = await http_get(srv.port, "/health")
         assert status == 200 and json.loads(body)["status"] == "ready"
         p = await Probe.connect(srv.url)
@@ -104,8 +104,8 @@ BAD_INPUTS: list[BadInput] = [
 async def test_bad_input_gets_an_error_and_the_turn_in_flight_finishes(
     name: str, started: bool, send: Callable[[Probe], Awaitable[None]], expect: str | int
 ) -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         busy = await Probe.connect(srv.url)
         since = len(busy.events)
         await busy.say(tagged_speech("long1"))
@@ -134,8 +134,8 @@ async def test_bad_input_gets_an_error_and_the_turn_in_flight_finishes(
 
 
 async def test_bad_input_on_the_same_session_does_not_lose_its_turn() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         await p.say(tagged_speech("long1"))
         await p.wait_type("audio_start", 5)
@@ -150,9 +150,9 @@ async def test_bad_input_on_the_same_session_does_not_lose_its_turn() -> None:
 
 # ---------------------------------------------------------------------------------------------- barge-in
 async def test_barge_in_over_the_socket() -> None:
-    engines = tagged_engines(SCALE)
-    activity = engines.watch()
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    activity = runtime.watch()
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         await p.say(tagged_speech("long1"))
         await p.wait_type("audio_start", 5)
@@ -182,8 +182,8 @@ async def test_barge_in_over_the_socket() -> None:
 
 
 async def test_speech_during_playback_of_a_finished_reply_interrupts_playback() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         report = await p.turn(tagged_speech("s1t1"))  # ~2 s of reply audio, all sent at once
         assert report["outcome"] == "ok" and report["reply_audio_ms"] > 1000
@@ -199,8 +199,8 @@ async def test_speech_during_playback_of_a_finished_reply_interrupts_playback() 
 
 # ---------------------------------------------------------------------------------------------- sharing
 async def test_second_session_waits_for_the_model_and_the_wait_is_a_queue_stage() -> None:
-    engines = tagged_engines(0.5 * FAKE_MS)  # STT 50 MS
-    async with running(engines) as srv:
+    runtime = tagged_runtime(0.5 * FAKE_MS)  # STT 50 MS
+    async with running(runtime) as srv:
         a = await Probe.connect(srv.url)
         b = await Probe.connect(srv.url)
         await a.send_audio(tagged_speech("s1t1"))
@@ -218,8 +218,8 @@ async def test_second_session_waits_for_the_model_and_the_wait_is_a_queue_stage(
 
 
 async def test_busy_when_the_model_queue_is_full() -> None:
-    engines = tagged_engines(0.5 * FAKE_MS, max_queue=1)
-    async with running(engines, {"max_queue": 1}) as srv:
+    runtime = tagged_runtime(0.5 * FAKE_MS, max_queue=1)
+    async with running(runtime, {"max_queue": 1}) as srv:
         a = await Probe.connect(srv.url)
         b = await Probe.connect(srv.url)
         await a.send_audio(tagged_speech("long1"))
@@ -241,8 +241,8 @@ async def test_busy_when_the_model_queue_is_full() -> None:
 # ---------------------------------------------------------------------------------------------- formats
 @pytest.mark.parametrize(("out_rate", "in_rate"), [(48000, 16000), (22050, 8000), (16000, 44100)])
 async def test_output_sample_rate_conversion(out_rate: int, in_rate: int) -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url, start={"sample_rate": in_rate, "output_sample_rate": out_rate})
         ready = p.of_type("ready")[0]
         assert ready["output_sample_rate"] == out_rate and ready["input_sample_rate"] == in_rate
@@ -261,12 +261,12 @@ async def test_output_sample_rate_conversion(out_rate: int, in_rate: int) -> Non
 
 # ---------------------------------------------------------------------------------------------- control
 async def test_reset_forgets_the_conversation() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         await p.turn(tagged_speech("s1t1"))
         await p.turn(tagged_speech("s1t2"))
-        prompts = engines.llm.prompts  # type: ignore[attr-defined]
+        prompts = runtime.llm.prompts  # type: ignore[attr-defined]
         assert [m.content for m in prompts[-1] if m.role == "user"] == ["s1t1", "s1t2"]
         await p.send_json({"type": "reset"})
         await p.turn(tagged_speech("s1t3"))
@@ -283,8 +283,8 @@ async def test_reset_forgets_the_conversation() -> None:
 
 
 async def test_end_turn_forces_the_endpoint() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         await p.send_json({"type": "end_turn"})  # outside speech: nothing happens
         await p.send_audio(tagged_speech("s1t1", seconds=2.0))  # no trailing silence
@@ -299,8 +299,8 @@ async def test_end_turn_forces_the_endpoint() -> None:
 
 
 async def test_stop_finishes_the_turn_in_flight_then_closes_normally() -> None:
-    engines = tagged_engines(SCALE)
-    async with running(engines) as srv:
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         await p.say(tagged_speech("long1"))
         await p.wait_type("transcript", 5)
@@ -319,7 +319,7 @@ async def test_health_and_metrics() -> None:
         assert status == 503 and json.loads(body)["status"] == "loading"
         p = await Probe.connect(srv.url, start={})
         assert await p.wait_closed(5) == 1013  # models still loading: try again later
-        srv.engines = tagged_engines(SCALE)
+        srv.runtime = tagged_runtime(SCALE)
         status, body = await http_get(srv.port, "/health")
         assert status == 200 and json.loads(body) == {"status": "ready", "sessions": 0}
         p = await Probe.connect(srv.url)

@@ -1,4 +1,4 @@
-"""A speculative reply, end to end through a Session without sockets (fake engines, fake clock).
+"""A speculative reply, end to end through a Session without sockets (fake runtime, fake clock).
 
 The session starts the reply at the first pause and holds it. If the user goes on speaking it is thrown
 away: nothing of it may reach the client or the conversation. If the endpoint confirms the turn, its frames
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.conftest import EnginesFactory, make_config, silence, tone
+from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.budget import TurnReport
 from voice.clock import FakeClock
 from voice.fakes import Delay, FakeLlm, FakeStt
@@ -80,10 +80,10 @@ async def reply_held(session: Session) -> None:
 
 
 def make_session(
-    fake_engines: EnginesFactory, clock: FakeClock, turn_score: Callable[[np.ndarray], float] | None = None
+    fake_runtime: RuntimeFactory, clock: FakeClock, turn_score: Callable[[np.ndarray], float] | None = None
 ) -> tuple[Session, list[TurnReport]]:
     delay = Delay(clock)
-    engines = fake_engines(
+    runtime = fake_runtime(
         clock=clock,
         stt=FakeStt(texts=("first words", "second words"), latency_ms=50.0, delay=delay),
         llm=FakeLlm(replies=("Reply one.", "Reply two."), delay=delay),
@@ -95,7 +95,7 @@ def make_session(
         tts={"min_first_clause_words": 1},
     )
     reports: list[TurnReport] = []
-    return Session("s", engines, config, clock, on_report=reports.append), reports
+    return Session("s", runtime, config, clock, on_report=reports.append), reports
 
 
 async def start(session: Session) -> None:
@@ -103,12 +103,12 @@ async def start(session: Session) -> None:
 
 
 async def held_at_a_pause(
-    fake_engines: EnginesFactory,
+    fake_runtime: RuntimeFactory,
 ) -> tuple[FakeClock, Session, list[TurnReport], Client]:
     """A session that heard speech and then a 200 ms pause: its speculative reply (started after 96 ms) is
     ready and held; the client has heard nothing of it."""
     clock = FakeClock()
-    session, reports = make_session(fake_engines, clock)
+    session, reports = make_session(fake_runtime, clock)
     client = Client(session)
     await start(session)
     await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
@@ -119,9 +119,9 @@ async def held_at_a_pause(
 
 
 async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
-    fake_engines: EnginesFactory,
+    fake_runtime: RuntimeFactory,
 ) -> None:
-    clock, session, reports, client = await held_at_a_pause(fake_engines)
+    clock, session, reports, client = await held_at_a_pause(fake_runtime)
     # The user goes on: the held reply is thrown away; the second pause ends the turn.
     await feed(session, clock, np.concatenate([tone(0.4), silence(SILENCE_MS / 1000 + 0.1)]))
     assert await session.wait_turns(timeout_s=10)
@@ -137,9 +137,9 @@ async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
 
 
 async def test_a_committed_speculation_goes_out_after_speech_ended_in_order(
-    fake_engines: EnginesFactory,
+    fake_runtime: RuntimeFactory,
 ) -> None:
-    clock, session, reports, client = await held_at_a_pause(fake_engines)
+    clock, session, reports, client = await held_at_a_pause(fake_runtime)
     await feed(session, clock, silence(SILENCE_MS / 1000))
     assert await session.wait_turns(timeout_s=10)
     await client.close()
@@ -156,12 +156,12 @@ async def test_a_committed_speculation_goes_out_after_speech_ended_in_order(
     assert [m.content for m in session.history.messages] == ["first words", "Reply one."]
 
 
-async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_engines: EnginesFactory) -> None:
+async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_runtime: RuntimeFactory) -> None:
     clock = FakeClock()
-    engines = fake_engines(clock=clock)
+    runtime = fake_runtime(clock=clock)
     config = make_config(vad={"silence_ms": SILENCE_MS, "min_speech_ms": 64}, turn={"speculate_after_ms": 0})
     reports: list[TurnReport] = []
-    session = Session("s", engines, config, clock, on_report=reports.append)
+    session = Session("s", runtime, config, clock, on_report=reports.append)
     client = Client(session)
     await start(session)
     await feed(session, clock, np.concatenate([tone(0.6), silence(SILENCE_MS / 1000 + 0.1)]))
@@ -172,7 +172,7 @@ async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_engines
     assert report.stages_ms["stt"] > 0.0 and "speech_ended" in client.types()
 
 
-async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_engines: EnginesFactory) -> None:
+async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_runtime: RuntimeFactory) -> None:
     clock = FakeClock()
     started_when_asked: list[int] = []
     sessions: list[Session] = []
@@ -181,7 +181,7 @@ async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_eng
         started_when_asked.append(sessions[0].speculations_started)
         return 0.9  # complete: the turn ends after [turn] complete_silence_ms
 
-    session, reports = make_session(fake_engines, clock, turn_score=score)
+    session, reports = make_session(fake_runtime, clock, turn_score=score)
     sessions.append(session)
     client = Client(session)
     await start(session)
@@ -239,7 +239,7 @@ def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_th
     assert silence_after_speech_ms(SpeechEnded(audio, 320.0, False, 500.0)) < 320.0 + 10.0
 
 
-async def scoring_order(fake_engines: EnginesFactory, *, in_gate: bool) -> list[str]:
+async def scoring_order(fake_runtime: RuntimeFactory, *, in_gate: bool) -> list[str]:
     """What happened first: the end of another model's compute step (holding the gate when the pause came),
     or the end-of-turn model's call."""
     import threading
@@ -249,13 +249,13 @@ async def scoring_order(fake_engines: EnginesFactory, *, in_gate: bool) -> list[
 
     clock = FakeClock()
     order: list[str] = []
-    session, _ = make_session(fake_engines, clock, turn_score=lambda _audio: order.append("score") or 0.9)
+    session, _ = make_session(fake_runtime, clock, turn_score=lambda _audio: order.append("score") or 0.9)
     turn = dataclasses.replace(session.config.turn, score_in_gate=in_gate)
     session.configure(dataclasses.replace(session.config, turn=turn))
     holding, release = threading.Event(), threading.Event()
 
     def other_step() -> None:  # e.g. a llama.cpp step of another session's reply
-        with session.engines.gate.slot(Priority.LLM):
+        with session.runtime.gate.slot(Priority.LLM):
             holding.set()
             release.wait(10)
             order.append("step")
@@ -276,7 +276,7 @@ async def scoring_order(fake_engines: EnginesFactory, *, in_gate: bool) -> list[
     return order
 
 
-async def test_the_end_of_turn_model_waits_for_the_cores_in_the_gate(fake_engines: EnginesFactory) -> None:
+async def test_the_end_of_turn_model_waits_for_the_cores_in_the_gate(fake_runtime: RuntimeFactory) -> None:
     # In the gate it never runs beside another compute step; on the VAD thread (the old way) it does.
-    assert await scoring_order(fake_engines, in_gate=True) == ["step", "score"]
-    assert await scoring_order(fake_engines, in_gate=False) == ["score", "step"]
+    assert await scoring_order(fake_runtime, in_gate=True) == ["step", "score"]
+    assert await scoring_order(fake_runtime, in_gate=False) == ["score", "step"]

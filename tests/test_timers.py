@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import EnginesFactory, make_config, silence, tone
+from tests.conftest import RuntimeFactory, make_config, silence, tone
 from tests.test_session_speculation import Client, feed, reply_held, start, until
 from voice import timers
 from voice.budget import TurnReport
@@ -112,17 +112,17 @@ def test_a_copy_is_independent() -> None:
 # ---------------------------------------------------------------------------- through a Session
 
 
-def timer_session(fake_engines: EnginesFactory, clock: FakeClock, texts: tuple[str, ...]) -> tuple[
+def timer_session(fake_runtime: RuntimeFactory, clock: FakeClock, texts: tuple[str, ...]) -> tuple[
     Session, list[TurnReport], FakeLlm
 ]:  # fmt: skip
     delay = Delay(clock)
     llm = FakeLlm(replies=("An LLM reply.",), delay=delay)
-    engines = fake_engines(clock=clock, stt=FakeStt(texts=texts, latency_ms=50.0, delay=delay), llm=llm)
+    runtime = fake_runtime(clock=clock, stt=FakeStt(texts=texts, latency_ms=50.0, delay=delay), llm=llm)
     config = make_config(
         vad={"silence_ms": 320, "min_speech_ms": 64}, turn={"speculate_after_ms": 0}, tts={"min_first_clause_words": 1}
     )
     reports: list[TurnReport] = []
-    return Session("s", engines, config, clock, on_report=reports.append), reports, llm
+    return Session("s", runtime, config, clock, on_report=reports.append), reports, llm
 
 
 async def say(session: Session, clock: FakeClock) -> None:
@@ -130,9 +130,9 @@ async def say(session: Session, clock: FakeClock) -> None:
     assert await session.wait_turns(timeout_s=10)
 
 
-async def test_a_timer_set_by_voice_rings_as_a_server_initiated_turn(fake_engines: EnginesFactory) -> None:
+async def test_a_timer_set_by_voice_rings_as_a_server_initiated_turn(fake_runtime: RuntimeFactory) -> None:
     clock = FakeClock()
-    session, reports, _ = timer_session(fake_engines, clock, ("Set a timer for 10 seconds.",))
+    session, reports, _ = timer_session(fake_runtime, clock, ("Set a timer for 10 seconds.",))
     client = Client(session)
     await start(session)
     await say(session, clock)
@@ -159,12 +159,12 @@ async def test_a_timer_set_by_voice_rings_as_a_server_initiated_turn(fake_engine
     assert client.types().count("speech_ended") == 1
 
 
-async def test_the_ringer_rings_by_itself(fake_engines: EnginesFactory) -> None:
+async def test_the_ringer_rings_by_itself(fake_runtime: RuntimeFactory) -> None:
     """The ringer task wakes up when the soonest timer is due (real clock: a 1 s timer)."""
     from voice.clock import MonotonicClock
 
     real = MonotonicClock()
-    session, reports, _ = timer_session(fake_engines, FakeClock(), ("x",))
+    session, reports, _ = timer_session(fake_runtime, FakeClock(), ("x",))
     session.clock = real
     await start(session)
     client = Client(session)
@@ -178,9 +178,9 @@ async def test_the_ringer_rings_by_itself(fake_engines: EnginesFactory) -> None:
     assert ring.stages_ms["endpoint_silence"] < 500  # rang on time, not at the next 1 s check
 
 
-async def test_a_timer_does_not_ring_while_the_user_speaks(fake_engines: EnginesFactory) -> None:
+async def test_a_timer_does_not_ring_while_the_user_speaks(fake_runtime: RuntimeFactory) -> None:
     clock = FakeClock()
-    session, reports, _ = timer_session(fake_engines, clock, ("Set a timer for 1 second.", "More words."))
+    session, reports, _ = timer_session(fake_runtime, clock, ("Set a timer for 1 second.", "More words."))
     client = Client(session)
     await start(session)
     await say(session, clock)
@@ -198,20 +198,20 @@ async def test_a_timer_does_not_ring_while_the_user_speaks(fake_engines: Engines
     assert [r.initiator for r in reports] == ["user", "user", "timer"]
 
 
-async def test_a_timer_set_in_a_discarded_speculation_is_not_set(fake_engines: EnginesFactory) -> None:
+async def test_a_timer_set_in_a_discarded_speculation_is_not_set(fake_runtime: RuntimeFactory) -> None:
     """The speculative reply at the pause hears "set a timer" and sets it in its copy of the conversation;
     the user goes on speaking, the reply is thrown away, and so is the timer. The committed turn's one is
     set."""
     clock = FakeClock()
     delay = Delay(clock)
     stt = FakeStt(texts=("Set a timer for 5 minutes.", "Set a timer for 2 minutes."), latency_ms=50.0, delay=delay)
-    engines = fake_engines(clock=clock, stt=stt, llm=FakeLlm(delay=delay))
+    runtime = fake_runtime(clock=clock, stt=stt, llm=FakeLlm(delay=delay))
     config = make_config(
         vad={"silence_ms": 480, "pre_roll_ms": 64, "min_speech_ms": 64},
         turn={"speculate_after_ms": 96},
         tts={"min_first_clause_words": 1},
     )
-    session = Session("s", engines, config, clock)
+    session = Session("s", runtime, config, clock)
     client = Client(session)
     await start(session)
     await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
@@ -228,10 +228,10 @@ async def test_a_timer_set_in_a_discarded_speculation_is_not_set(fake_engines: E
 
 
 async def test_reset_forgets_the_timers_and_a_closed_session_leaves_no_ringer(
-    fake_engines: EnginesFactory,
+    fake_runtime: RuntimeFactory,
 ) -> None:
     clock = FakeClock()
-    session, _, _ = timer_session(fake_engines, clock, ("Set a timer for 1 minute.",))
+    session, _, _ = timer_session(fake_runtime, clock, ("Set a timer for 1 minute.",))
     client = Client(session)
     await start(session)
     await say(session, clock)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from tests.conftest import EnginesFactory, make_config
+from tests.conftest import RuntimeFactory, make_config
 from voice.budget import STAGES, TurnReport, TurnTimer
 from voice.clock import FakeClock
 from voice.config import LlmConfig
@@ -56,15 +56,15 @@ UTT = Utterance(np.zeros(16000, np.float32), 320.0, False)
 SYSTEM = LlmConfig().system_prompt
 
 
-async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
     # One sentence: the splitter releases it when the LLM has finished, so no thread advances the fake
     # clock concurrently and every stage is exact.
     reply = "The capital of France is Paris."
-    engines = fake_engines(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock)))
+    runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock)))
     config = make_config(tts={"max_first_chunk_words": 0})  # whole sentences only
     sink = ListSink()
     history = History()
-    report = await run_turn(engines, config, history, UTT, start_timer(clock, 1), sink)
+    report = await run_turn(runtime, config, history, UTT, start_timer(clock, 1), sink)
     s = report.stages_ms
     assert list(s) == list(STAGES)
     n_prompt = len(
@@ -97,40 +97,40 @@ async def test_stage_arithmetic_with_fake_clock(clock: FakeClock, fake_engines: 
     # 40 ms chunks at 16 kHz = 1280 bytes; reply audio is all there.
     assert all(len(c) <= 1280 for _, c in sink.audio)
     total_samples = sum(len(c) for _, c in sink.audio) // 2
-    assert total_samples == sum(int(16000 * len(t) * 0.06) for t in engines.tts.texts)  # type: ignore[attr-defined]
+    assert total_samples == sum(int(16000 * len(t) * 0.06) for t in runtime.tts.texts)  # type: ignore[attr-defined]
     assert sink.events[-1]["total_ms"] == report.total_ms
 
 
 async def test_first_clause_is_spoken_while_the_llm_generates(
-    clock: FakeClock, fake_engines: EnginesFactory
+    clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
-    engines = fake_engines(clock=clock)  # reply: "Sure, the capital of France is Paris. It is lovely."
-    report = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
+    runtime = fake_runtime(clock=clock)  # reply: "Sure, the capital of France is Paris. It is lovely."
+    report = await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
     # "Sure," has 1 word (< 3 for a clause), so the first chunk ends at the word break after 6 words
     # ([tts] max_first_chunk_words), confirmed by the 7th token (" Paris."): 6 gaps of 10 ms after the first.
     assert report.stages_ms["first_clause"] == 60.0
-    texts = engines.tts.texts  # type: ignore[attr-defined]
+    texts = runtime.tts.texts  # type: ignore[attr-defined]
     assert texts == ["Sure, the capital of France is", "Paris.", "It is lovely."]
     assert report.total_ms == pytest.approx(sum(report.stages_ms.values()))
 
 
 async def test_whole_first_sentence_when_the_word_cap_is_off(
-    clock: FakeClock, fake_engines: EnginesFactory
+    clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
-    engines = fake_engines(clock=clock)
+    runtime = fake_runtime(clock=clock)
     config = make_config(tts={"max_first_chunk_words": 0})
-    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    report = await run_turn(runtime, config, History(), UTT, start_timer(clock, 1), ListSink())
     # The first sentence, confirmed by the 8th token (" It"): 7 gaps of 10 ms, before the 10th and last token.
     assert report.stages_ms["first_clause"] == 70.0
-    assert engines.tts.texts == ["Sure, the capital of France is Paris.", "It is lovely."]  # type: ignore[attr-defined]
+    assert runtime.tts.texts == ["Sure, the capital of France is Paris.", "It is lovely."]  # type: ignore[attr-defined]
 
 
-async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_engines: EnginesFactory) -> None:
-    engines = fake_engines(clock=clock)
+async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
+    runtime = fake_runtime(clock=clock)
     config = make_config()
     history = History()
-    r1 = await run_turn(engines, config, history, UTT, start_timer(clock, 1), ListSink())
-    r2 = await run_turn(engines, config, history, UTT, start_timer(clock, 2), ListSink())
+    r1 = await run_turn(runtime, config, history, UTT, start_timer(clock, 1), ListSink())
+    r2 = await run_turn(runtime, config, history, UTT, start_timer(clock, 2), ListSink())
     assert r1.prompt_tokens_reused == 0
     # Everything up to the end of the first reply is reused; only the new user message is evaluated.
     assert r2.prompt_tokens_reused > r1.prompt_tokens_evaluated
@@ -139,10 +139,10 @@ async def test_second_turn_reuses_cached_prompt(clock: FakeClock, fake_engines: 
     assert [m.role for m in history.messages] == ["user", "assistant", "user", "assistant"]
 
 
-async def test_barge_in_cancels_llm_and_tts(fake_engines: EnginesFactory) -> None:
+async def test_barge_in_cancels_llm_and_tts(fake_runtime: RuntimeFactory) -> None:
     long_reply = " ".join(f"Sentence number {i} is here." for i in range(40))
     llm = FakeLlm(replies=(long_reply,), itl_ms=20.0, delay=Delay())
-    engines = fake_engines(llm=llm, tts=FakeTts(latency_ms=5, delay=Delay()), scale=1.0)
+    runtime = fake_runtime(llm=llm, tts=FakeTts(latency_ms=5, delay=Delay()), scale=1.0)
     config = make_config()
     sink = ListSink()
     reports: list[TurnReport] = []
@@ -150,7 +150,7 @@ async def test_barge_in_cancels_llm_and_tts(fake_engines: EnginesFactory) -> Non
 
     timer = start_timer(MonotonicClock(), 7)  # type: ignore[arg-type]
     history = History()
-    task = asyncio.create_task(run_turn(engines, config, history, UTT, timer, sink, on_report=reports.append))
+    task = asyncio.create_task(run_turn(runtime, config, history, UTT, timer, sink, on_report=reports.append))
     while not sink.audio:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.1)
@@ -168,53 +168,53 @@ async def test_barge_in_cancels_llm_and_tts(fake_engines: EnginesFactory) -> Non
     assert report.cancelled and report.outcome == "cancelled"
     assert sink.events[-1]["type"] == "turn_report" and sink.events[-1]["cancelled"] is True
     # the model is free again: a new turn runs
-    r = await run_turn(engines, config, history, UTT, start_timer(MonotonicClock(), 8), ListSink())  # type: ignore[arg-type]
+    r = await run_turn(runtime, config, history, UTT, start_timer(MonotonicClock(), 8), ListSink())  # type: ignore[arg-type]
     assert not r.cancelled and r.reply_text
     assert history.messages[1].role == "assistant" and history.messages[1].content.endswith("…")
 
 
-async def test_empty_transcript_is_no_speech(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+async def test_empty_transcript_is_no_speech(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
     from voice.fakes import FakeStt
 
-    engines = fake_engines(clock=clock, stt=FakeStt(texts=("  ",), delay=Delay(clock)))
+    runtime = fake_runtime(clock=clock, stt=FakeStt(texts=("  ",), delay=Delay(clock)))
     sink = ListSink()
-    r = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), sink)
+    r = await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 1), sink)
     assert r.outcome == "no_speech" and r.total_ms is None
-    assert engines.llm.prompts == []  # type: ignore[attr-defined]
+    assert runtime.llm.prompts == []  # type: ignore[attr-defined]
 
 
-async def test_busy_when_queue_is_full(clock: FakeClock, fake_engines: EnginesFactory) -> None:
-    engines = fake_engines(clock=clock, max_queue=0)
+async def test_busy_when_queue_is_full(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
+    runtime = fake_runtime(clock=clock, max_queue=0)
     sink = ListSink()
-    r = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), sink)
+    r = await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 1), sink)
     assert r.outcome == "busy"
     assert any(e["type"] == "error" and e["code"] == "busy" for e in sink.events)
 
 
-async def test_llm_failure_is_reported_not_raised(clock: FakeClock, fake_engines: EnginesFactory) -> None:
+async def test_llm_failure_is_reported_not_raised(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
     class Broken(FakeLlm):
         def generate(self, messages, *, max_tokens, cancel):  # type: ignore[no-untyped-def]
             raise RuntimeError("model exploded")
             yield  # pragma: no cover
 
-    engines = fake_engines(clock=clock, llm=Broken(delay=Delay(clock)))
+    runtime = fake_runtime(clock=clock, llm=Broken(delay=Delay(clock)))
     sink = ListSink()
-    r = await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), sink)
+    r = await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 1), sink)
     assert r.outcome == "error"
     err = next(e for e in sink.events if e["type"] == "error")
     assert "model exploded" in str(err["message"]) and err["code"] == "internal"
 
 
-async def test_output_resampled_to_client_rate(clock: FakeClock, fake_engines: EnginesFactory) -> None:
-    engines = fake_engines(clock=clock)
+async def test_output_resampled_to_client_rate(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
+    runtime = fake_runtime(clock=clock)
     sink = ListSink()
     r = await run_turn(
-        engines, make_config(), History(), UTT, start_timer(clock, 1), sink, output_rate_hz=48000
+        runtime, make_config(), History(), UTT, start_timer(clock, 1), sink, output_rate_hz=48000
     )
     assert sink.events[1]["sample_rate"] == 48000
     samples = sum(len(c) for _, c in sink.audio) // 2
     assert samples == pytest.approx(r.reply_audio_ms * 48, rel=0.01)
-    assert samples == pytest.approx(sum(len(t) * 0.06 for t in engines.tts.texts) * 48000, rel=0.01)  # type: ignore[attr-defined]
+    assert samples == pytest.approx(sum(len(t) * 0.06 for t in runtime.tts.texts) * 48000, rel=0.01)  # type: ignore[attr-defined]
 
 
 class ThreadNotingLlm(FakeLlm):
@@ -230,30 +230,30 @@ class ThreadNotingLlm(FakeLlm):
 
 
 async def test_tokens_are_counted_in_a_model_thread_not_on_the_event_loop(
-    clock: FakeClock, fake_engines: EnginesFactory
+    clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
     llm = ThreadNotingLlm(delay=Delay(clock))
-    engines = fake_engines(clock=clock, llm=llm)
-    await run_turn(engines, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
+    runtime = fake_runtime(clock=clock, llm=llm)
+    await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
     loop_thread = threading.current_thread().name
     assert llm.count_threads and loop_thread not in llm.count_threads
     assert all(name.startswith("model") for name in llm.count_threads)
 
 
 async def test_the_report_says_over_how_long_the_reply_audio_was_sent(
-    clock: FakeClock, fake_engines: EnginesFactory
+    clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
     """``reply_audio_sent_spread_ms``: first chunk handed to the socket → last (what the burst check compares
     the client's arrival spread with)."""
     config = make_config(tts={"max_first_chunk_words": 0})  # whole sentences only
     one = "The capital of France is Paris."
-    engines = fake_engines(clock=clock, llm=FakeLlm(replies=(one,), delay=Delay(clock)))
-    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(one,), delay=Delay(clock)))
+    report = await run_turn(runtime, config, History(), UTT, start_timer(clock, 1), ListSink())
     assert report.reply_audio_sent_spread_ms == 0.0  # one clause: all its chunks go out at once
 
     two = "The capital of France is Paris. It is lovely."
-    engines = fake_engines(clock=clock, llm=FakeLlm(replies=(two,), delay=Delay(clock)))
-    report = await run_turn(engines, config, History(), UTT, start_timer(clock, 1), ListSink())
+    runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(two,), delay=Delay(clock)))
+    report = await run_turn(runtime, config, History(), UTT, start_timer(clock, 1), ListSink())
     # The second clause's chunks leave after its synthesis (latency + rtf x audio), and perhaps after the last
     # three tokens (10 ms each) if the compute gate ran them between the two clauses.
     synth_ms = 30.0 + 0.05 * len("It is lovely.") * 60.0
@@ -264,7 +264,7 @@ async def test_the_report_says_over_how_long_the_reply_audio_was_sent(
 
 @pytest.mark.parametrize("ask_again", [True, False])
 async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_history(
-    clock: FakeClock, fake_engines: EnginesFactory, ask_again: bool
+    clock: FakeClock, fake_runtime: RuntimeFactory, ask_again: bool
 ) -> None:
     from voice.fakes import FakeStt
 
@@ -274,14 +274,14 @@ async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_hi
         avg_logprobs=(-0.2, -0.61, -0.59),
         delay=Delay(clock),
     )
-    engines = fake_engines(clock=clock, stt=stt)
+    runtime = fake_runtime(clock=clock, stt=stt)
     config = make_config(stt={"ask_again": ask_again, "ask_again_below_logprob": -0.6})
     history = History()
     reports: list[TurnReport] = []
     sinks: list[ListSink] = []
     for turn_id in (1, 2, 3):
         sinks.append(ListSink())
-        reports.append(await run_turn(engines, config, history, UTT, start_timer(clock, turn_id), sinks[-1]))
+        reports.append(await run_turn(runtime, config, history, UTT, start_timer(clock, turn_id), sinks[-1]))
     sure, unsure, edge = reports
     assert [r.stt_avg_logprob for r in reports] == [-0.2, -0.61, -0.59]
     assert [r.asked_again for r in reports] == [False, ask_again, False]
@@ -289,7 +289,7 @@ async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_hi
     # The client is shown what was heard either way.
     assert {"type": "transcript", "turn_id": 2, "text": "well plus 30"} in sinks[1].events
     users = [m.content for m in history.messages if m.role == "user"]
-    llm_prompts = engines.llm.prompts  # type: ignore[attr-defined]
+    llm_prompts = runtime.llm.prompts  # type: ignore[attr-defined]
     if ask_again:
         assert unsure.reply_text == config.stt.ask_again_reply
         assert unsure.prompt_tokens_evaluated + unsure.prompt_tokens_reused == 0  # the LLM was not asked

@@ -26,9 +26,9 @@ from tests.netkit import until
 from tests.units import FAKE_MS, MS
 from voice.cli import main
 from voice.config import Config
-from voice.engine import Engines
 from voice.fakes import FakeLlm
-from voice.reliability.tagged import echo_reply, reply_for, tagged_engines, tagged_speech
+from voice.reliability.tagged import echo_reply, reply_for, tagged_runtime, tagged_speech
+from voice.runtime import ModelRuntime
 from voice.wyoming.server import WyomingServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -57,23 +57,23 @@ class Client(AsyncTcpClient):
 
 
 @pytest.fixture
-def engines() -> Iterator[Engines]:
-    e = tagged_engines(0.05 * FAKE_MS)
+def runtime() -> Iterator[ModelRuntime]:
+    e = tagged_runtime(0.05 * FAKE_MS)
     yield e
     e.close()
 
 
-async def started(config: Config, engines: Engines | None) -> WyomingServer:
-    server = WyomingServer(config.with_wyoming(port=0), engines)
+async def started(config: Config, runtime: ModelRuntime | None) -> WyomingServer:
+    server = WyomingServer(config.with_wyoming(port=0), runtime)
     await server.start()
     return server
 
 
 @pytest.fixture
-async def server(engines: Engines) -> AsyncIterator[WyomingServer]:
-    srv = await started(make_config(), engines)
+async def server(runtime: ModelRuntime) -> AsyncIterator[WyomingServer]:
+    srv = await started(make_config(), runtime)
     yield srv
-    srv.engines = None  # the fixture closes the engines
+    srv.runtime = None  # the fixture closes the runtime
     await srv.shutdown()
 
 
@@ -163,8 +163,8 @@ async def test_audio_in_another_format_is_converted_before_transcription(server:
     assert Transcript.from_event(ev).text == "hello there"
 
 
-async def test_handle_remembers_each_conversation_apart(server: WyomingServer, engines: Engines) -> None:
-    llm = engines.llm
+async def test_handle_remembers_each_conversation_apart(server: WyomingServer, runtime: ModelRuntime) -> None:
+    llm = runtime.llm
     assert isinstance(llm, FakeLlm) and llm.reply_to is echo_reply
     assert await handle(server.port, "first a1", "c1") == reply_for("a1")
     assert await handle(server.port, "first b1", "c2") == reply_for("b1")
@@ -182,19 +182,19 @@ async def test_handle_remembers_each_conversation_apart(server: WyomingServer, e
 
 
 async def test_synthesize_answers_one_audio_group_in_one_format(
-    server: WyomingServer, engines: Engines
+    server: WyomingServer, runtime: ModelRuntime
 ) -> None:
     async with Client("127.0.0.1", server.port) as c:
         await c.write_event(Synthesize(text="Hello there, my friend. How are you?").event())
         groups = await audio_groups(c, until="audio-stop")
     [(fmt, audio)] = groups
-    assert fmt == {"rate": engines.tts.sample_rate, "width": 2, "channels": 1}
+    assert fmt == {"rate": runtime.tts.sample_rate, "width": 2, "channels": 1}
     assert len(audio) > 0 and len(audio) % 2 == 0
-    assert engines.tts.texts == ["Hello there, my friend.", "How are you?"]  # type: ignore[attr-defined]
+    assert runtime.tts.texts == ["Hello there, my friend.", "How are you?"]  # type: ignore[attr-defined]
 
 
 async def test_streamed_text_is_spoken_before_the_stream_ends(
-    server: WyomingServer, engines: Engines
+    server: WyomingServer, runtime: ModelRuntime
 ) -> None:
     async with Client("127.0.0.1", server.port) as c:
         await c.write_event(SynthesizeStart().event())
@@ -202,13 +202,13 @@ async def test_streamed_text_is_spoken_before_the_stream_ends(
         await c.write_event(SynthesizeChunk("there. How").event())
         # The first sentence's audio arrives while the stream is still open (no synthesize-stop yet).
         [(fmt, first)] = await audio_groups(c, until="audio-stop")
-        assert fmt["rate"] == engines.tts.sample_rate and len(first) > 0
+        assert fmt["rate"] == runtime.tts.sample_rate and len(first) > 0
         await c.write_event(SynthesizeChunk(" are you?").event())
         await c.write_event(Synthesize(text="Hello there. How are you?").event())  # the compatibility copy
         await c.write_event(SynthesizeStop().event())
         rest = await audio_groups(c, until="synthesize-stopped")
     assert len(rest) == 1 and len(rest[0][1]) > 0
-    assert engines.tts.texts == ["Hello there.", "How are you?"]  # type: ignore[attr-defined]
+    assert runtime.tts.texts == ["Hello there.", "How are you?"]  # type: ignore[attr-defined]
 
 
 async def test_garbage_gets_an_error_and_the_server_keeps_serving(server: WyomingServer) -> None:
@@ -249,8 +249,8 @@ async def test_requests_while_the_models_load_get_an_error_but_describe_works() 
         await srv.shutdown()
 
 
-async def test_only_allowlisted_addresses_are_served(engines: Engines) -> None:
-    srv = await started(make_config(wyoming={"allowed_clients": ["127.0.0.2"]}), engines)
+async def test_only_allowlisted_addresses_are_served(runtime: ModelRuntime) -> None:
+    srv = await started(make_config(wyoming={"allowed_clients": ["127.0.0.2"]}), runtime)
     try:
         async with Client("127.0.0.1", srv.port, local="127.0.0.3") as c:
             await c.write_event(Describe().event())
@@ -263,7 +263,7 @@ async def test_only_allowlisted_addresses_are_served(engines: Engines) -> None:
             assert Transcript.from_event(ev).text == "ok"
         assert srv.refused == 1
     finally:
-        srv.engines = None
+        srv.runtime = None
         await srv.shutdown()
 
 
@@ -287,9 +287,9 @@ async def test_no_audio_is_written_to_disk(
 
 
 async def test_a_client_that_leaves_mid_answer_frees_the_models() -> None:
-    engines = tagged_engines(FAKE_MS)  # 10 ms per token: the long reply takes about a second
-    activity = engines.watch()
-    srv = await started(make_config(), engines)
+    runtime = tagged_runtime(FAKE_MS)  # 10 ms per token: the long reply takes about a second
+    activity = runtime.watch()
+    srv = await started(make_config(), runtime)
     try:
         async with Client("127.0.0.1", srv.port) as c:
             await c.write_event(Transcript("tell me longx", context={"conversation_id": "z"}).event())
@@ -305,11 +305,11 @@ async def test_a_client_that_leaves_mid_answer_frees_the_models() -> None:
         assert activity.idle()
         assert await handle(srv.port, "again y", "z") == reply_for("y")  # still serving
     finally:
-        await srv.shutdown()  # closes the engines
+        await srv.shutdown()  # closes the runtime
 
 
-async def test_connections_over_the_limit_are_refused_as_busy(engines: Engines) -> None:
-    srv = await started(make_config(wyoming={"max_connections": 1}), engines)
+async def test_connections_over_the_limit_are_refused_as_busy(runtime: ModelRuntime) -> None:
+    srv = await started(make_config(wyoming={"max_connections": 1}), runtime)
     try:
         async with Client("127.0.0.1", srv.port) as first:
             await first.write_event(Describe().event())
@@ -324,13 +324,13 @@ async def test_connections_over_the_limit_are_refused_as_busy(engines: Engines) 
             await again.write_event(Describe().event())
             assert Info.is_type((await again.read()).type)
     finally:
-        srv.engines = None
+        srv.runtime = None
         await srv.shutdown()
 
 
 async def test_an_idle_client_is_closed_but_not_one_waiting_for_its_answer() -> None:
-    engines = tagged_engines(FAKE_MS)  # the long reply takes about a second, idle_timeout_s is 0.3 s
-    srv = await started(make_config(wyoming={"idle_timeout_s": 300 * MS}), engines)
+    runtime = tagged_runtime(FAKE_MS)  # the long reply takes about a second, idle_timeout_s is 0.3 s
+    srv = await started(make_config(wyoming={"idle_timeout_s": 300 * MS}), runtime)
     try:
         async with Client("127.0.0.1", srv.port) as c:
             await c.write_event(Transcript("tell me longy", context={"conversation_id": "w"}).event())

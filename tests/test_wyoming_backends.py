@@ -20,9 +20,9 @@ from tests.units import FAKE_MS
 from voice.backends.stt_wyoming import WyomingStt
 from voice.backends.tts_wyoming import WyomingTts
 from voice.config import Config, ConfigError
-from voice.engine import Engines
 from voice.reliability.probe import Probe
-from voice.reliability.tagged import reply_for, tagged_engines, tagged_speech
+from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
+from voice.runtime import ModelRuntime
 from voice.wyoming.client import WyomingClientError
 from voice.wyoming.framing import FrameDecoder
 from voice.wyoming.info import info_event
@@ -39,19 +39,19 @@ def backends_config(uri: str, timeout_s: float = 10.0) -> Config:
 
 
 @pytest.fixture
-def fakes() -> Iterator[Engines]:
-    e = tagged_engines(0.05 * FAKE_MS)
+def fakes() -> Iterator[ModelRuntime]:
+    e = tagged_runtime(0.05 * FAKE_MS)
     yield e
     e.close()
 
 
 @pytest.fixture
-async def wyoming_uri(fakes: Engines) -> AsyncIterator[str]:
+async def wyoming_uri(fakes: ModelRuntime) -> AsyncIterator[str]:
     """``voice wyoming`` on tagged fakes: a well-behaved Wyoming server."""
     srv = WyomingServer(make_config().with_wyoming(port=0), fakes)
     await srv.start()
     yield srv.uri
-    srv.engines = None
+    srv.runtime = None
     await srv.shutdown()
 
 
@@ -62,7 +62,7 @@ async def test_stt_backend_transcribes_through_a_wyoming_server(wyoming_uri: str
     assert await asyncio.to_thread(stt.transcribe, speech) == "remote1"  # the tag survives the round trip
 
 
-async def test_tts_backend_learns_the_rate_and_yields_int16_audio(wyoming_uri: str, fakes: Engines) -> None:
+async def test_tts_backend_learns_the_rate_and_yields_int16_audio(wyoming_uri: str, fakes: ModelRuntime) -> None:
     tts = await asyncio.to_thread(WyomingTts, backends_config(wyoming_uri).tts)
     assert tts.sample_rate == fakes.tts.sample_rate
     pieces = await asyncio.to_thread(lambda: list(tts.synthesize("Hello there.")))
@@ -73,13 +73,13 @@ async def test_tts_backend_learns_the_rate_and_yields_int16_audio(wyoming_uri: s
 
 
 async def test_a_websocket_session_on_wyoming_backends(wyoming_uri: str) -> None:
-    local = tagged_engines(0.05 * FAKE_MS)
+    local = tagged_runtime(0.05 * FAKE_MS)
     config = backends_config(wyoming_uri)
     stt = await asyncio.to_thread(WyomingStt, config.stt)
     tts = await asyncio.to_thread(WyomingTts, config.tts)
-    engines = Engines(vad=local.vad, stt=stt, llm=local.llm, tts=tts)
+    runtime = ModelRuntime(vad=local.vad, stt=stt, llm=local.llm, tts=tts)
     local.close()
-    async with running(engines) as srv:
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         report = await p.turn(tagged_speech("viaw1"))
         assert report["outcome"] == "ok" and report["transcript"] == "viaw1"
@@ -191,13 +191,13 @@ async def test_a_server_that_is_not_up_is_named_when_the_backend_is_made() -> No
 
 
 async def test_a_session_gets_an_error_event_when_the_stt_server_fails_and_keeps_serving() -> None:
-    local = tagged_engines(0.05 * FAKE_MS)
+    local = tagged_runtime(0.05 * FAKE_MS)
     async with FakeServer(["close"]) as server:
         stt = await asyncio.to_thread(WyomingStt, backends_config(server.uri).stt)
-        engines = Engines(vad=local.vad, stt=stt, llm=local.llm, tts=local.tts)
+        runtime = ModelRuntime(vad=local.vad, stt=stt, llm=local.llm, tts=local.tts)
         local.close()
         # No speculative turn at the first pause: the failing transcription is the committed turn's own.
-        async with running(engines, turn={"speculate_after_ms": 0}) as srv:
+        async with running(runtime, turn={"speculate_after_ms": 0}) as srv:
             p = await Probe.connect(srv.url)
             first = await p.turn(tagged_speech("t1"))
             [err] = p.errors()

@@ -16,18 +16,18 @@ from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, Synthesize
 from tests.conftest import make_config
 from tests.test_real_models import espeak, words
 from tests.test_wyoming import Client, audio_groups
-from voice.engine import Engines
-from voice.loader import load_engines
+from voice.loader import load_runtime
+from voice.runtime import ModelRuntime
 from voice.wyoming.server import WyomingServer
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
-def real() -> Iterator[Engines]:
-    engines = load_engines(make_config())
-    yield engines
-    engines.close()
+def real() -> Iterator[ModelRuntime]:
+    runtime = load_runtime(make_config())
+    yield runtime
+    runtime.close()
 
 
 async def transcribe(port: int, pcm: bytes, rate: int) -> str:
@@ -41,9 +41,9 @@ async def transcribe(port: int, pcm: bytes, rate: int) -> str:
         return Transcript.from_event(await c.read()).text
 
 
-async def test_an_assist_pipeline_turn_through_wyoming_with_the_real_models(real: Engines, tmp_path: Path) -> None:
-    engines = Engines(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts)
-    server = WyomingServer(make_config().with_wyoming(port=0), engines)
+async def test_an_assist_pipeline_turn_through_wyoming_with_the_real_models(real: ModelRuntime, tmp_path: Path) -> None:
+    runtime = ModelRuntime(vad=real.vad, stt=real.stt, llm=real.llm, tts=real.tts)
+    server = WyomingServer(make_config().with_wyoming(port=0), runtime)
     await server.start()
     try:
         question = espeak("Turn on the kitchen light.", tmp_path)

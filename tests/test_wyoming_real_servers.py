@@ -32,7 +32,7 @@ from tests.test_real_models import espeak, words
 from voice.backends.stt_wyoming import WyomingStt
 from voice.backends.tts_wyoming import WyomingTts
 from voice.config import Config
-from voice.loader import load_engines
+from voice.loader import load_runtime
 from voice.models import DEFAULT_MODELS_ROOT
 from voice.reliability.probe import Probe
 from voice.wyoming.client import WyomingClientError
@@ -132,8 +132,8 @@ async def test_a_voice_turn_with_stt_and_tts_on_the_wyoming_servers(
     servers: tuple[Spawned, Spawned], tmp_path: Path
 ) -> None:
     whisper, piper = servers
-    engines = await asyncio.to_thread(load_engines, config_for(whisper, piper))
-    async with running(engines) as srv:
+    runtime = await asyncio.to_thread(load_runtime, config_for(whisper, piper))
+    async with running(runtime) as srv:
         p = await Probe.connect(srv.url)
         speech = (espeak("Turn on the kitchen light.", tmp_path) * 32767).astype(np.int16)
         report = await p.turn(speech, timeout_s=120, silence_s=1.5)

@@ -1,9 +1,9 @@
-"""Which models the engines' worker threads are using, for whoever needs to know: an observer of
-:class:`~voice.engine.Engines`, attached by the tools that measure how fast a cancelled turn lets go of the
+"""Which models the runtime's worker threads are using, for whoever needs to know: an observer of
+:class:`~voice.runtime.ModelRuntime`, attached by the tools that measure how fast a cancelled turn lets go of the
 models (the soak, tests) or wait until the models are idle (the spoken quality bench). The server itself attaches
 none: nothing in the serving path reads it.
 
-Thread-safe: the engines call it from their worker threads.
+Thread-safe: the runtime calls it from their worker threads.
 """
 
 from __future__ import annotations

@@ -38,19 +38,19 @@ def _models_root(args: argparse.Namespace) -> Path:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from voice.engine import Engines
     from voice.lifecycle import serve_until_signal
+    from voice.runtime import ModelRuntime
     from voice.security import check_bind
     from voice.server import VoiceServer
 
     config = _config(args)
     check_bind(config)  # beyond loopback without a token: refused before anything else happens
 
-    def load() -> Engines:
+    def load() -> ModelRuntime:
         if args.fake_models:  # a test aid: tagged fakes, no model files (see docs/security.md)
             import time
 
-            from voice.reliability.tagged import tagged_engines
+            from voice.reliability.tagged import tagged_runtime
 
             time.sleep(args.fake_load_s)
             llm = None
@@ -58,15 +58,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 from voice.backends.llm_openai import OpenAiLlm
 
                 llm = OpenAiLlm(config.llm)
-            return tagged_engines(args.fake_scale, max_queue=config.server.max_queue, llm=llm)
-        from voice.loader import load_engines
+            return tagged_runtime(args.fake_scale, max_queue=config.server.max_queue, llm=llm)
+        from voice.loader import load_runtime
         from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
         from voice.preflight import check_model_files
 
         root = _models_root(args)
         check_model_files(config, root, Catalogue.load(DEFAULT_CATALOGUE))  # fails fast, naming the file
         try:
-            return load_engines(config, models_root=root)
+            return load_runtime(config, models_root=root)
         except ModelError:
             raise
         except Exception as e:  # a backend's own error (a corrupt file of the right size and magic)
@@ -87,11 +87,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_wyoming(args: argparse.Namespace) -> int:
-    from voice.engine import Engines
     from voice.lifecycle import serve_until_signal
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
     from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
     from voice.preflight import check_model_files
+    from voice.runtime import ModelRuntime
     from voice.wyoming.access import check_bind
     from voice.wyoming.server import WyomingServer
 
@@ -104,9 +104,9 @@ def cmd_wyoming(args: argparse.Namespace) -> int:
     root = _models_root(args)
     check_model_files(config, root, Catalogue.load(DEFAULT_CATALOGUE))  # fails fast, naming the file
 
-    def load() -> Engines:
+    def load() -> ModelRuntime:
         try:
-            return load_engines(config, models_root=root)
+            return load_runtime(config, models_root=root)
         except ModelError:
             raise
         except Exception as e:  # a backend's own error (a corrupt file of the right size and magic)
@@ -137,22 +137,22 @@ def cmd_soak(args: argparse.Namespace) -> int:
         max_ingress_realtime=max(base.server.max_ingress_realtime, 1000.0),
     )
     if args.real:
-        from voice.loader import load_engines
+        from voice.loader import load_runtime
 
-        engines = load_engines(config, models_root=_models_root(args))
-        ask, long_ask = real_asks(engines)
+        runtime = load_runtime(config, models_root=_models_root(args))
+        ask, long_ask = real_asks(runtime)
         timeout_s = 600.0
     else:
-        from voice.reliability.tagged import tagged_engines
+        from voice.reliability.tagged import tagged_runtime
 
-        engines = tagged_engines(args.scale, max_queue=config.server.max_queue)
+        runtime = tagged_runtime(args.scale, max_queue=config.server.max_queue)
         ask, long_ask, timeout_s = fake_ask, fake_long_ask, 60.0
     trials = args.stop_trials if args.stop_trials is not None else (10 if args.real else 100)
     mode = "real" if args.real else f"fake (x{args.scale:g} model time)"
     print(f"machine: {machine()}", flush=True)
     figures = asyncio.run(
         run_soak(
-            engines,
+            runtime,
             config,
             mode=mode,
             turns=args.turns,

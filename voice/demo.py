@@ -15,7 +15,7 @@ import soxr
 from voice.audio import analyse_speech, load_audio, pcm16_to_float, write_wav
 from voice.client import SpokenClip, converse
 from voice.config import Config
-from voice.engine import Engines
+from voice.runtime import ModelRuntime
 
 log = logging.getLogger("voice.demo")
 
@@ -23,10 +23,10 @@ DEFAULT_QUESTIONS = ("What is the capital of France?", "And what is the capital 
 LEAD_IN_S = 0.3
 
 
-def synthesize_question(engines: Engines, text: str, rate_hz: int = 16_000) -> SpokenClip:
+def synthesize_question(runtime: ModelRuntime, text: str, rate_hz: int = 16_000) -> SpokenClip:
     """Speak ``text`` with the project's own TTS, as a 16 kHz clip with a short silent lead-in."""
-    pcm = pcm16_to_float(np.concatenate(list(engines.tts.synthesize(text))).astype("<i2").tobytes())
-    audio = soxr.resample(pcm, engines.tts.sample_rate, rate_hz).astype(np.float32)
+    pcm = pcm16_to_float(np.concatenate(list(runtime.tts.synthesize(text))).astype("<i2").tobytes())
+    audio = soxr.resample(pcm, runtime.tts.sample_rate, rate_hz).astype(np.float32)
     audio = np.concatenate([np.zeros(int(LEAD_IN_S * rate_hz), np.float32), audio])
     return SpokenClip(audio, rate_hz, analyse_speech(audio, rate_hz).last_voiced_sample)
 
@@ -37,11 +37,11 @@ def clip_utterance(path: Path, rate_hz: int = 16_000) -> SpokenClip:
 
 
 async def _demo(
-    config: Config, engines: Engines, utterances: list[SpokenClip], out: Path, as_json: bool
+    config: Config, runtime: ModelRuntime, utterances: list[SpokenClip], out: Path, as_json: bool
 ) -> int:
     from voice.server import VoiceServer
 
-    server = VoiceServer(config, engines)
+    server = VoiceServer(config, runtime)
     await server.start()
     try:
         conv = await converse(server.url, utterances)
@@ -103,13 +103,13 @@ async def _demo(
 def run_demo(
     config: Config, *, speech: Path | None, questions: list[str] | None, out: Path, as_json: bool
 ) -> int:
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
 
-    engines = load_engines(config)
+    runtime = load_runtime(config)
     if speech is not None:
         utterances = [clip_utterance(speech)]
     else:
-        utterances = [synthesize_question(engines, q) for q in (questions or DEFAULT_QUESTIONS)]
+        utterances = [synthesize_question(runtime, q) for q in (questions or DEFAULT_QUESTIONS)]
     if not as_json:
         print(f"speaking {len(utterances)} question(s) into the server in real time …", file=sys.stderr)
-    return asyncio.run(_demo(config, engines, utterances, out, as_json))
+    return asyncio.run(_demo(config, runtime, utterances, out, as_json))

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from voice.engine import Engines
+from voice.runtime import ModelRuntime
 
 log = logging.getLogger("voice.server")
 
@@ -18,12 +18,12 @@ log = logging.getLogger("voice.server")
 class Servable(Protocol):
     """What :func:`serve_until_signal` runs: :class:`VoiceServer`, or the Wyoming server."""
 
-    engines: Engines | None
+    runtime: ModelRuntime | None
 
     async def shutdown(self) -> None: ...
 
 
-async def serve_until_signal(server: Servable, load: Callable[[], Engines] | None = None) -> bool:
+async def serve_until_signal(server: Servable, load: Callable[[], ModelRuntime] | None = None) -> bool:
     """Run until SIGINT or SIGTERM, then shut down cleanly.
 
     With ``load``, the models are loaded in a background thread while the server already answers
@@ -35,15 +35,15 @@ async def serve_until_signal(server: Servable, load: Callable[[], Engines] | Non
         loop.add_signal_handler(sig, stop.set)
     try:
         if load is not None:
-            loaded: asyncio.Future[Engines] = loop.create_future()
+            loaded: asyncio.Future[ModelRuntime] = loop.create_future()
 
             def run() -> None:
                 try:
-                    engines = load()
+                    runtime = load()
                 except BaseException as e:
                     loop.call_soon_threadsafe(_settle, loaded, None, e)
                 else:
-                    loop.call_soon_threadsafe(_settle, loaded, engines, None)
+                    loop.call_soon_threadsafe(_settle, loaded, runtime, None)
 
             # A daemon thread: a signal during loading need not wait for the load to finish.
             threading.Thread(target=run, name="model-loader", daemon=True).start()
@@ -57,7 +57,7 @@ async def serve_until_signal(server: Servable, load: Callable[[], Engines] | Non
                 return False
             if loaded.exception() is not None:
                 await server.shutdown()
-            server.engines = loaded.result()
+            server.runtime = loaded.result()
             log.info("ready")
         await stop.wait()
         log.info("shutting down")
@@ -68,7 +68,7 @@ async def serve_until_signal(server: Servable, load: Callable[[], Engines] | Non
             loop.remove_signal_handler(sig)
 
 
-def _settle(future: asyncio.Future[Engines], value: Engines | None, error: BaseException | None) -> None:
+def _settle(future: asyncio.Future[ModelRuntime], value: ModelRuntime | None, error: BaseException | None) -> None:
     if future.done():
         return
     if error is not None:

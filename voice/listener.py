@@ -1,7 +1,7 @@
 """A session's ear: the client's audio, paced and resampled to 16 kHz, cut into VAD frames, and turned into
 endpoint events (speech started, paused, resumed, ended) by the VAD and the :class:`~voice.endpoint.Endpointer`.
 
-Threads: the VAD, the endpointer and the speech-end analysis run in the engines' VAD worker thread
+Threads: the VAD, the endpointer and the speech-end analysis run in the runtime's VAD worker thread
 (:meth:`Listener.hear`, :meth:`Listener.score`); the session's reader awaits each call, so the endpointer is
 never used by two threads at once. Nothing here sends anything: the session acts on the events.
 """
@@ -19,9 +19,9 @@ from voice.clock import Clock
 from voice.compute import Priority
 from voice.config import Config
 from voice.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechPaused
-from voice.engine import Engines
 from voice.model_api import VadStream
 from voice.protocol import RATE_LIMITED, ProtocolError
+from voice.runtime import ModelRuntime
 from voice.speech_end import find_speech_end
 
 #: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
@@ -38,11 +38,11 @@ SPEECH_END_TAIL_S = 3.0
 class Listener:
     """Audio in, endpoint events out, for one session (see the module docstring)."""
 
-    def __init__(self, engines: Engines, config: Config, clock: Clock) -> None:
-        self.engines = engines
+    def __init__(self, runtime: ModelRuntime, config: Config, clock: Clock) -> None:
+        self.runtime = runtime
         self.config = config
         self.clock = clock
-        self.endpointer = Endpointer(config.vad, turn=config.turn, turn_score=engines.turn_score)
+        self.endpointer = Endpointer(config.vad, turn=config.turn, turn_score=runtime.turn_score)
         self.vad_resets = 0
         """How often the VAD started afresh (after every utterance)."""
         self._vad: VadStream | None = None
@@ -63,12 +63,12 @@ class Listener:
             self._resampler = soxr.ResampleStream(
                 sample_rate_hz, STT_SAMPLE_RATE_HZ, 1, dtype="float32", quality=RESAMPLE_QUALITY
             )
-        self._vad = self.engines.vad.stream()
+        self._vad = self.runtime.vad.stream()
 
     def configure(self, config: Config) -> None:
         """Use ``config`` from now on; an unfinished utterance is dropped."""
         self.config = config
-        self.endpointer = Endpointer(config.vad, turn=config.turn, turn_score=self.engines.turn_score)
+        self.endpointer = Endpointer(config.vad, turn=config.turn, turn_score=self.runtime.turn_score)
         self._pending = self._pending[:0]
         self._reset_vad()
 
@@ -119,7 +119,7 @@ class Listener:
         if not frames:
             return []
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.engines.vad_executor, self._detect, frames, self._tail_heard_ns())
+        return await loop.run_in_executor(self.runtime.vad_executor, self._detect, frames, self._tail_heard_ns())
 
     @property
     def score_pending(self) -> bool:
@@ -131,8 +131,8 @@ class Listener:
         through the compute gate, first in line; else in the VAD thread, beside the other models."""
         loop = asyncio.get_running_loop()
         if self.config.turn.score_in_gate:
-            return await loop.run_in_executor(self.engines.executor, self._score_pause_gated)
-        return await loop.run_in_executor(self.engines.vad_executor, self._score_pause)
+            return await loop.run_in_executor(self.runtime.executor, self._score_pause_gated)
+        return await loop.run_in_executor(self.runtime.vad_executor, self._score_pause)
 
     def force_end(self) -> list[EndpointEvent]:
         """End the utterance now (``end_turn``). Its last samples (a partial VAD frame, the resampler's delay)
@@ -181,7 +181,7 @@ class Listener:
 
     def _score_pause_gated(self) -> list[EndpointEvent]:
         """:meth:`_score_pause` holding the compute gate (:attr:`Priority.TURN`: before any waiting step)."""
-        with self.engines.gate.slot(Priority.TURN):
+        with self.runtime.gate.slot(Priority.TURN):
             return self._score_pause()
 
     def _reset_vad(self) -> None:

@@ -10,10 +10,10 @@ from typing import TypeVar
 
 from voice.compute import ComputeGate
 from voice.config import Config
-from voice.engine import Engines
 from voice.model_api import Llm
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
 from voice.preflight import check_model_files
+from voice.runtime import ModelRuntime
 
 log = logging.getLogger("voice.loader")
 _B = TypeVar("_B")
@@ -33,13 +33,13 @@ def _remote(section: str, uri: str, make: Callable[[], _B]) -> _B:
     return backend
 
 
-def load_engines(
+def load_runtime(
     config: Config,
     *,
     models_root: Path = DEFAULT_MODELS_ROOT,
     catalogue_path: Path = DEFAULT_CATALOGUE,
     gate: ComputeGate | None = None,
-) -> Engines:
+) -> ModelRuntime:
     """Load VAD, STT, LLM and TTS, each warmed up. Raises ModelError naming any missing file."""
     from voice.backends.llm_llama import LlamaLlm
     from voice.backends.llm_skills import SkillsLlm
@@ -93,7 +93,7 @@ def load_engines(
 
         name = config.turn.end_of_turn_model
         turn = timed(f"end-of-turn model {name}", lambda: SmartTurn(turn_dirs[0]), turn_dirs[0])
-    return Engines(
+    return ModelRuntime(
         vad=vad,
         stt=stt,
         llm=llm,

@@ -19,10 +19,10 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from voice.config import Config
-from voice.engine import Engines
 from voice.metrics import Metrics
 from voice.protocol import UNAUTHORIZED
 from voice.realtime import REALTIME_PATH
+from voice.runtime import ModelRuntime
 from voice.security import allowed_origins, bearer_ok, origin_refused
 from voice.webpage import page_file
 
@@ -33,7 +33,7 @@ class ServerState(Protocol):
     """What the answers need to know of the server (:class:`voice.server.VoiceServer`)."""
 
     config: Config
-    engines: Engines | None
+    runtime: ModelRuntime | None
     metrics: Metrics
     stopping: bool
     port: int
@@ -76,7 +76,7 @@ def health(state: ServerState) -> tuple[http.HTTPStatus, str]:
     """``/health``: ready (200), or loading / stopping (503), with the number of sessions."""
     if state.stopping:
         status = "stopping"
-    elif state.engines is None:
+    elif state.runtime is None:
         status = "loading"
     else:
         status = "ready"
@@ -85,11 +85,11 @@ def health(state: ServerState) -> tuple[http.HTTPStatus, str]:
 
 
 def _metrics(state: ServerState) -> str:
-    metrics, engines = state.metrics, state.engines
-    metrics.queue_depth = engines.queue_depth if engines else 0
-    metrics.kv = engines.kv_stats() if engines else None
+    metrics, runtime = state.metrics, state.runtime
+    metrics.queue_depth = runtime.queue_depth if runtime else 0
+    metrics.kv = runtime.kv_stats() if runtime else None
     metrics.sessions_active = len(state.sessions)
-    metrics.ready = engines is not None and not state.stopping
+    metrics.ready = runtime is not None and not state.stopping
     return metrics.render()
 
 

@@ -26,7 +26,6 @@ from voice import events, routes
 from voice.budget import JsonlSink, TurnReport
 from voice.clock import Clock, MonotonicClock
 from voice.config import Config
-from voice.engine import Engines
 from voice.metrics import Metrics
 from voice.protocol import (
     CLOSE_GOING_AWAY,
@@ -41,6 +40,7 @@ from voice.protocol import (
 )
 from voice.realtime import REALTIME_PATH
 from voice.realtime.front import RealtimeFront
+from voice.runtime import ModelRuntime
 from voice.security import (
     bearer_ok,
     check_bind,
@@ -72,11 +72,11 @@ class _Conn:
 
 
 class VoiceServer:
-    """Owns the engines, the sessions and the listening socket."""
+    """Owns the runtime, the sessions and the listening socket."""
 
-    def __init__(self, config: Config, engines: Engines | None, clock: Clock | None = None) -> None:
+    def __init__(self, config: Config, runtime: ModelRuntime | None, clock: Clock | None = None) -> None:
         self.config = config
-        self.engines = engines
+        self.runtime = runtime
         self.clock = clock or MonotonicClock()
         self.metrics = Metrics()
         self.sessions: dict[str, _Conn] = {}
@@ -197,7 +197,7 @@ class VoiceServer:
         if self.stopping:
             await self._refuse(ws, CLOSE_GOING_AWAY, "server shutting down", SHUTTING_DOWN)
             return None
-        if self.engines is None:
+        if self.runtime is None:
             await self._refuse(ws, CLOSE_TRY_AGAIN_LATER, "models are still loading; try again later", "loading")
             return None
         if len(self.sessions) >= self.config.server.max_sessions:
@@ -208,14 +208,14 @@ class VoiceServer:
         front = None
         if path.split("?", 1)[0] == REALTIME_PATH:
             front = RealtimeFront(
-                session_id, self.engines, self.config, self.clock, path=path,
+                session_id, self.runtime, self.config, self.clock, path=path,
                 on_report=self._on_report, on_error=self._on_turn_error, on_client_error=self.metrics.error,
             )
             session = front.session
         else:
             session = Session(
                 session_id,
-                self.engines,
+                self.runtime,
                 self.config,
                 self.clock,
                 on_report=self._on_report,
@@ -359,7 +359,7 @@ class VoiceServer:
 
     async def shutdown(self) -> None:
         """Stop listening; give turns in flight ``shutdown_grace_s`` to finish, cancel the rest (each is
-        reported), send their reports, close every client with 1001, then close the engines."""
+        reported), send their reports, close every client with 1001, then close the runtime."""
         if self.stopping:
             return
         self.stopping = True
@@ -371,5 +371,5 @@ class VoiceServer:
                 conn.reader.cancel()
         if self._server is not None:
             await self._server.wait_closed()  # every handler has returned
-        if self.engines is not None:
-            await asyncio.to_thread(self.engines.close)
+        if self.runtime is not None:
+            await asyncio.to_thread(self.runtime.close)

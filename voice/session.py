@@ -27,7 +27,6 @@ from voice.endpoint import (
     SpeechResumed,
     SpeechStarted,
 )
-from voice.engine import Engines
 from voice.history import History
 from voice.listener import Listener, heard_ns, silence_after_speech_ms
 from voice.outbox import Outbox
@@ -43,6 +42,7 @@ from voice.protocol import (
     decode_client_text,
 )
 from voice.ringer import Ringer
+from voice.runtime import ModelRuntime
 from voice.speculation import HeldSink
 from voice.speculator import Speculator
 from voice.timers import ring_text
@@ -60,7 +60,7 @@ class Session:
     def __init__(
         self,
         session_id: str,
-        engines: Engines,
+        runtime: ModelRuntime,
         config: Config,
         clock: Clock,
         *,
@@ -69,7 +69,7 @@ class Session:
         outbox: Outbox | None = None,
     ) -> None:
         self.id = session_id
-        self.engines = engines
+        self.runtime = runtime
         self.config = config
         self.clock = clock
         self.on_report = on_report
@@ -78,7 +78,7 @@ class Session:
         self.history = History()
         self.started: Start | None = None
         self.stopping = False
-        self.listener = Listener(engines, config, clock)
+        self.listener = Listener(runtime, config, clock)
         self._turn: asyncio.Task[TurnReport] | None = None
         self._turn_id = 0
         self._playback: tuple[int, int] | None = None  # (turn id, estimated end of client playback, ns)
@@ -133,7 +133,7 @@ class Session:
     def output_rate(self) -> int:
         if self.started is not None and self.started.output_sample_rate:
             return self.started.output_sample_rate
-        return self.engines.tts.sample_rate
+        return self.runtime.tts.sample_rate
 
     async def on_audio(self, data: bytes) -> ProtocolError | None:
         """Handle a binary frame of PCM s16le audio at the declared rate."""
@@ -326,7 +326,7 @@ class Session:
                     self.on_error(err)
 
             report = await run_turn(
-                self.engines,
+                self.runtime,
                 self.config,
                 history if history is not None else self.history,
                 utterance,

@@ -6,7 +6,7 @@ TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to t
 token, so ``max_reply_tokens`` bounds it): the LLM never waits for the TTS or the client. Words the STT is
 unsure of (``[stt] ask_again``) get "say it again" instead, without the LLM and off the history.
 
-A turn holds a place in the model queue (:meth:`~voice.engine.Engines.admit`) for its STT and LLM work
+A turn holds a place in the model queue (:meth:`~voice.runtime.ModelRuntime.admit`) for its STT and LLM work
 only: the LLM never waits for the client, so a client that reads slowly delays nobody's turn but its own. The
 turn ends once its last audio chunk has been handed to the socket, so a barge-in while reply audio is still
 queued cancels it.
@@ -33,10 +33,10 @@ from voice.audio import trim_lead_silence
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
 from voice.delivery import Delivery
-from voice.engine import Admission, BusyError, EngineLlmEvent, Engines, LlmStarted, Transcription
 from voice.history import ContextTooSmallError, History
 from voice.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.protocol import BUSY, CONTEXT, INTERNAL, ProtocolError
+from voice.runtime import Admission, BusyError, LlmStarted, ModelRuntime, RuntimeLlmEvent, Transcription
 from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.timers import handle as handle_timer
 
@@ -95,7 +95,7 @@ def _chunks(pcm: np.ndarray, samples_per_chunk: int) -> list[bytes]:
 
 
 async def run_turn(
-    engines: Engines,
+    runtime: ModelRuntime,
     config: Config,
     history: History,
     utterance: Utterance,
@@ -120,7 +120,7 @@ async def run_turn(
     that wants text only) sends each clause as ``reply_text`` without synthesizing it; the TTS marks are then
     placed when the first clause is sent, so ``total_ms`` runs to the first clause instead of the first audio.
     """
-    turn = _Turn(engines, config, history, utterance, timer, sink, output_rate_hz, on_error, audio)
+    turn = _Turn(runtime, config, history, utterance, timer, sink, output_rate_hz, on_error, audio)
     cancelled, outcome = False, "ok"
     try:
         outcome = await turn.answer(reply)
@@ -166,7 +166,7 @@ class _Turn:
 
     def __init__(
         self,
-        engines: Engines,
+        runtime: ModelRuntime,
         config: Config,
         history: History,
         utterance: Utterance,
@@ -176,19 +176,19 @@ class _Turn:
         on_error: Callable[[ProtocolError], None],
         audio: bool,
     ) -> None:
-        self.engines, self.config, self.history, self.utterance = engines, config, history, utterance
+        self.runtime, self.config, self.history, self.utterance = runtime, config, history, utterance
         self.timer, self.sink, self.on_error, self.audio = timer, sink, on_error, audio
         self.tid = timer.turn_id
         self.progress = _Progress()
         self.delivery = Delivery(timer)
-        self.tts_rate = engines.tts.sample_rate
+        self.tts_rate = runtime.tts.sample_rate
         self.out_rate = output_rate_hz or self.tts_rate
 
     async def answer(self, reply: bool) -> str:
         """Hear the user, then answer (``reply``) until the last chunk was sent; returns the outcome (``ok``,
         ``no_speech``). Raises CancelledError, BusyError, ContextTooSmallError or a model's error."""
         utterance, timer = self.utterance, self.timer
-        with self.engines.admit() as admission:
+        with self.runtime.admit() as admission:
             if utterance.text is not None:
                 text = self.progress.transcript = utterance.text
                 for mark in ("stt_start", "stt_done"):
@@ -214,7 +214,7 @@ class _Turn:
         """Transcribe. Cancelled meanwhile, it still waits for the text (the model cannot be interrupted) and
         keeps it in the history: the user did say it."""
         timer = self.timer
-        stt = asyncio.ensure_future(self.engines.transcribe(self.utterance.audio, timer.session_id, timer.clock))
+        stt = asyncio.ensure_future(self.runtime.transcribe(self.utterance.audio, timer.session_id, timer.clock))
         try:
             heard = await asyncio.shield(stt)
         except asyncio.CancelledError:
@@ -243,7 +243,7 @@ class _Turn:
         messages: list[ChatMessage] = []
         if local is None:
             system = ChatMessage("system", config.llm.system_prompt)
-            messages, dropped = await self.engines.fit_prompt(
+            messages, dropped = await self.runtime.fit_prompt(
                 system, self.history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
             )
             self.progress.trimmed_messages = dropped
@@ -262,7 +262,7 @@ class _Turn:
             stream = (
                 _local_reply(local, timer)
                 if local is not None
-                else self.engines.generate(
+                else self.runtime.generate(
                     messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
                 )
             )
@@ -313,7 +313,7 @@ class _Turn:
 
     async def _synthesize(self, clause: str) -> np.ndarray | None:
         """The clause's audio at the client's rate (None: nothing to say)."""
-        synthesis = await self.engines.synthesize(clause, self.timer.clock)
+        synthesis = await self.runtime.synthesize(clause, self.timer.clock)
         if synthesis.started_ns is not None:
             self.timer.mark("tts_start", at_ns=synthesis.started_ns)
         if synthesis.first_audio_ns is not None:
@@ -344,7 +344,7 @@ class _Turn:
         await self.sink.send_event(events.Error.of(err))
 
 
-async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[EngineLlmEvent, int], None]:
+async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[RuntimeLlmEvent, int], None]:
     """A reply known without the LLM (a timer command or announcement), streamed as the LLM's would be: the
     ``llm_*`` stages then measure only the matching (no prompt is evaluated)."""
     yield LlmStarted(), timer.clock.now_ns()

@@ -5,7 +5,7 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
 ``EventSource`` (one ``data:`` JSON chunk per token or few tokens, ``data: [DONE]`` at the end).
 
 * **Sentence streaming** is unchanged: each content delta becomes a :class:`~voice.model_api.TextDelta` the
-  moment it arrives, so the engine's token marks give TTFT and ITL *as received*, network included.
+  moment it arrives, so the runtime's token marks give TTFT and ITL *as received*, network included.
 * **Prompt report**: the server renders the chat template and keeps its own prefix cache. With
   ``stream_options: {include_usage: true}`` a server reports ``usage`` in its last chunk (vLLM, SGLang,
   Ollama, llama.cpp's server); ``usage.prompt_tokens_details.cached_tokens`` (or llama.cpp's
@@ -18,7 +18,7 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
   the critical path before every reply. The estimate is deliberately high (a token per 3 characters,
   English BPE averages ~4, plus 5 per message for the template's glue), so the trimmed prompt fits; a
   prompt the server still refuses fails the turn with the server's message.
-* **Cancellation** (barge-in): the engine calls :meth:`OpenAiLlm.interrupt` from the event loop's thread
+* **Cancellation** (barge-in): the runtime calls :meth:`OpenAiLlm.interrupt` from the event loop's thread
   when the turn is cancelled. It shuts the stream's socket down, so the worker thread's blocking read
   returns at once (it does not wait for the server's next token: measured here, interrupt → generator ended
   in 0.5 ms median, 0.8 ms max over 20 trials with the worker blocked in the read),
@@ -34,7 +34,7 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
 * **Buffering**: the arrival times of the tokens go through :func:`voice.streamcheck.stream_shape`; a
   stream that arrives in one lump after a long wait is logged as a warning saying what to check.
 
-The stream never uses this machine's cores for the model, so the engine does not put its steps through
+The stream never uses this machine's cores for the model, so the runtime does not put its steps through
 the compute gate (``uses_local_compute = False``).
 """
 
@@ -162,7 +162,7 @@ class OpenAiLlm:
     """An :class:`~voice.model_api.Llm` whose model runs on an OpenAI-compatible server."""
 
     uses_local_compute = False
-    """The engine skips the compute gate for this model's steps (they only read a socket)."""
+    """The runtime skips the compute gate for this model's steps (they only read a socket)."""
 
     def __init__(self, config: LlmConfig, *, warm: bool = True) -> None:
         self.config = config

@@ -1,7 +1,7 @@
 """An LLM that answers what :mod:`voice.skills` recognises itself (and, with :mod:`voice.capabilities`, the
 requests it cannot carry out, honestly), and passes everything else on.
 
-Same interface as the LLM it wraps, so the engine, the turn and the session do not change. A matched
+Same interface as the LLM it wraps, so the runtime, the turn and the session do not change. A matched
 turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;
 its latency shows in the same report stages (``llm_ttft`` is then the matching time).
 """

@@ -5,7 +5,7 @@ Whisper (CTranslate2) transcribes a real clip and llama.cpp generates a fixed nu
 * each **alone**;
 * **both at once, no gate** (``ComputeGate(enabled=False)``): what happens when two turns, or a turn and
   the next one's transcription, overlap by accident;
-* **both at once, through the gate** (``ComputeGate()``), used exactly as ``voice/engine.py`` does: the
+* **both at once, through the gate** (``ComputeGate()``), used exactly as ``voice/runtime.py`` does: the
   whole STT call in one ``slot(Priority.STT)``, every LLM step (``next()``) in its own ``slot(Priority.LLM)``.
 
 Both jobs start from a barrier; each one's wall time runs from there to its end, the makespan until both

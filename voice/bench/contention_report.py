@@ -147,7 +147,7 @@ def markdown(result: ContentionResult, png: Path | None, md: Path | None) -> str
         "",
         "- **alone**: one job on an otherwise idle process. **together, no gate**: both released by one "
         "barrier with `ComputeGate(enabled=False)`. **together, through the gate**: `ComputeGate()` used as "
-        "`voice/engine.py` uses it: the whole `transcribe` call holds `slot(Priority.STT)`, every LLM "
+        "`voice/runtime.py` uses it: the whole `transcribe` call holds `slot(Priority.STT)`, every LLM "
         "`next()` holds `slot(Priority.LLM)`; STT outranks LLM, so it waits at most one token, and the LLM "
         "waits for the whole transcription.",
         "- **slowdown** = p50 wall time in the mode / p50 wall time alone. **gate wait** = time the job spent "

@@ -39,7 +39,7 @@ from voice.bench.e2e_turn import UNCERTAIN_METHOD, PlanItem, TurnResult, turn_re
 from voice.bench.machine import Guard
 from voice.client import Conversation, converse
 from voice.config import Config
-from voice.engine import Engines
+from voice.runtime import ModelRuntime
 from voice.speech_end import METHOD as SPEECH_END_METHOD
 
 log = logging.getLogger("voice.bench")
@@ -202,7 +202,7 @@ async def run_plan(
 
 async def run_plan_in_process(
     config: Config,
-    engines: Engines,
+    runtime: ModelRuntime,
     plan: Sequence[PlanItem],
     opts: E2eOptions,
     on_turn: Callable[[TurnResult], None] = lambda r: None,
@@ -212,7 +212,7 @@ async def run_plan_in_process(
     from voice.server import VoiceServer
 
     server_config = config.with_server(host="127.0.0.1", port=0, turn_log="", token="")
-    server = VoiceServer(server_config, engines)
+    server = VoiceServer(server_config, runtime)
     with _quiet_server_logs():
         await server.start()
         try:
@@ -225,7 +225,7 @@ async def run_plan_in_process(
 @contextlib.contextmanager
 def _quiet_server_logs() -> Iterator[None]:
     """The bench prints its own table; the server's per-turn INFO lines would mix into it (kept at DEBUG)."""
-    names = ("voice.server", "voice.session", "voice.turn", "voice.engine", "voice.websockets", "websockets")
+    names = ("voice.server", "voice.session", "voice.turn", "voice.runtime", "voice.websockets", "websockets")
     loggers = [logging.getLogger(n) for n in names]
     levels = [lg.level for lg in loggers]
     if not log.isEnabledFor(logging.DEBUG):

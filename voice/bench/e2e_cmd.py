@@ -30,7 +30,7 @@ from voice.bench.scaffold import BenchRun
 from voice.config import Config, load_config
 
 if TYPE_CHECKING:
-    from voice.engine import Engines
+    from voice.runtime import ModelRuntime
 
 
 def config_with_models(config: Config, stt: str | None, llm: str | None, tts: str | None) -> Config:
@@ -50,9 +50,9 @@ def _config_meta(config: Config) -> dict[str, Any]:
     return d
 
 
-def _meta_and_engines(
+def _meta_and_runtime(
     args: argparse.Namespace, config: Config, opts: E2eOptions, speech_dir: Path, machine: Machine
-) -> tuple[E2eMeta, Engines | None]:
+) -> tuple[E2eMeta, ModelRuntime | None]:
     """The result's method and machine description (the record from the start of the run: the run replaces it
     with the completed one; the RAM peak is measured at the end); the models, loaded, unless the server is
     external."""
@@ -75,10 +75,10 @@ def _meta_and_engines(
             ram_peak_mb=None,
         )
         return meta, None
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
 
     t0 = time.perf_counter()
-    engines = load_engines(config)
+    runtime = load_runtime(config)
     meta = E2eMeta(
         machine=machine,
         speech_dir=str(speech_dir),
@@ -89,7 +89,7 @@ def _meta_and_engines(
         config=_config_meta(config),
         ram_peak_mb=None,
     )
-    return meta, engines
+    return meta, runtime
 
 
 def _write(
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         ca_file=args.ca_file,
     )
     plan = make_plan(clips, opts.repeats, opts.warmup)
-    meta, engines = _meta_and_engines(args, config, opts, speech_dir, bench.begin())
+    meta, runtime = _meta_and_runtime(args, config, opts, speech_dir, bench.begin())
     say(
         f"speaking {len(clips)} clip(s) from {speech_dir}: {opts.warmup} warm-up turn(s), then "
         f"{opts.repeats} repeat(s); {len(plan)} turns in real time. Each clip is its own session."
@@ -159,11 +159,11 @@ def run(args: argparse.Namespace) -> int:
 
     # Re-measure disturbed turns only when asked to wait for quiet, and only in-process: with --url the
     # server's own CPU time would count as "other processes".
-    guard = bench.guard(log=lambda m: bar.write(m, file=sys.stderr)) if engines is not None else None
+    guard = bench.guard(log=lambda m: bar.write(m, file=sys.stderr)) if runtime is not None else None
     direct: list[TurnResult] = []
     try:
-        if engines is not None:
-            turns = asyncio.run(run_plan_in_process(config, engines, plan, opts, on_turn, guard))
+        if runtime is not None:
+            turns = asyncio.run(run_plan_in_process(config, runtime, plan, opts, on_turn, guard))
         elif compare:
             from voice.bench.e2e_compare import direct_options, run_compared
 
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             turns = asyncio.run(run_plan(args.url, plan, opts, on_turn))
     finally:
         bar.close()
-    meta = dataclasses.replace(meta, ram_peak_mb=ram_peak_mb() if engines is not None else None)
+    meta = dataclasses.replace(meta, ram_peak_mb=ram_peak_mb() if runtime is not None else None)
     result = E2eResult(
         meta=meta, clips=[c.describe() for c in clips], turns=turns, warnings=warnings, direct=direct
     ).with_machine(bench.finish())

@@ -32,7 +32,7 @@ from voice.bench.e2e import _quiet_server_logs
 from voice.bench.load_result import LevelSummary, LoadOptions, LoadTurn, TalkerRecord
 from voice.client import Conversation, converse
 from voice.config import Config
-from voice.engine import Engines
+from voice.runtime import ModelRuntime
 
 CAPACITY_P95_MS = 800.0
 """A level is within capacity when its p95 mouth-to-ear is at most this (and nothing was refused)."""
@@ -219,7 +219,7 @@ async def run_sweep(
 
 async def run_sweep_in_process(
     config: Config,
-    engines: Engines,
+    runtime: ModelRuntime,
     clips: Sequence[Clip],
     opts: LoadOptions,
     on_level: Callable[[LevelSummary], None] = lambda lv: None,
@@ -229,7 +229,7 @@ async def run_sweep_in_process(
     from voice.server import VoiceServer
 
     server_config = config.with_server(host="127.0.0.1", port=0, turn_log="", token="")
-    server = VoiceServer(server_config, engines)
+    server = VoiceServer(server_config, runtime)
     with _quiet_server_logs():
         await server.start()
         try:

@@ -210,20 +210,20 @@ def _in_process(
     say: Callable[[str], None],
 ) -> LoadResult:
     """Each variant of the configuration through an in-process server, its models loaded anew."""
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
 
     out: list[LoadVariant] = []
     for name, cfg in variants(config, compare_kv):
         say(f"{name}: loading models")
         t0 = time.perf_counter()
-        engines = load_engines(cfg)
+        runtime = load_runtime(cfg)
         load_s = round(time.perf_counter() - t0, 1)
         try:
             say(f"{name}: sessions {','.join(map(str, opts.sessions))}, {opts.turns} turns each")
-            levels = asyncio.run(run_sweep_in_process(cfg, engines, clips, opts, on_level))
-            kv = engines.kv_stats()
+            levels = asyncio.run(run_sweep_in_process(cfg, runtime, clips, opts, on_level))
+            kv = runtime.kv_stats()
         finally:
-            engines.close()
+            runtime.close()
         out.append(
             LoadVariant(name, tuple(levels), capacity(levels), InProcess(load_s, kv, _config_meta(cfg)))
         )

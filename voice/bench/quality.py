@@ -288,7 +288,7 @@ def run_spoken(
 ) -> SpokenResult:
     from voice.bench.quality_spoken import run_spoken_item, spoken_items, summarize_spoken
     from voice.bench.voices import DEFAULT_VOICES, parse_voices
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
 
     voices = parse_voices(getattr(args, "voices", None) or DEFAULT_VOICES)
     print(f"speaking {len(items)} items with {', '.join(map(str, voices))} …", flush=True)
@@ -303,16 +303,16 @@ def run_spoken(
     for name in llm_names:
         print(f"loading {name} with STT {config.stt.model} and TTS {config.tts.model} …", flush=True)
         cfg = dataclasses.replace(config, llm=dataclasses.replace(config.llm, model=name))
-        engines = load_engines(cfg)
+        runtime = load_runtime(cfg)
         try:
             rows = []
             for sp in spoken:
-                row = run_spoken_item(engines, cfg, sp)
+                row = run_spoken_item(runtime, cfg, sp)
                 print(f"  {'ok ' if row.right else 'BAD'} {row.id}: heard {row.transcript[:50]!r} → "
                       f"{row.reply[:70]!r}", flush=True)  # fmt: skip
                 rows.append(row)
         finally:
-            engines.close()
+            runtime.close()
         models.append(ModelQuality(name, summarize_spoken(rows), tuple(rows)))
     print(text_table(*spoken_table(models)))
     return result_of(config, set_path, machine, setup, models)

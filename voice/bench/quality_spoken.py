@@ -41,8 +41,8 @@ from voice.bench.voices import DEFAULT_VOICES, Voice, parse_voices, synthesize
 from voice.budget import TurnReport
 from voice.clock import FakeClock
 from voice.config import Config
-from voice.engine import Engines
 from voice.protocol import EndTurn, Start, encode_client
+from voice.runtime import ModelRuntime
 from voice.session import Session
 
 RATE_HZ = 16_000
@@ -125,15 +125,15 @@ async def _say(session: Session, clock: FakeClock, audio: np.ndarray, activity: 
 
 
 async def ask_spoken(
-    engines: Engines, config: Config, spoken: SpokenItem
+    runtime: ModelRuntime, config: Config, spoken: SpokenItem
 ) -> tuple[list[TurnReport], list[TurnReport]]:
     """One item in a new session: the earlier turns, then the question. Returns the earlier turns' reports and
     the question's."""
     clock = FakeClock()
-    activity = engines.watch()
+    activity = runtime.watch()
     reports: list[TurnReport] = []
     config = dataclasses.replace(config, turn=dataclasses.replace(config.turn, speculate_after_ms=0))
-    session = Session(f"q-{spoken.item.id}", engines, config, clock, on_report=reports.append)
+    session = Session(f"q-{spoken.item.id}", runtime, config, clock, on_report=reports.append)
     drain = _Drain(session)
     try:
         await session.on_text(encode_client(Start(RATE_HZ)))
@@ -147,8 +147,8 @@ async def ask_spoken(
         await drain.close()
 
 
-def run_spoken_item(engines: Engines, config: Config, spoken: SpokenItem) -> SpokenRow:
-    earlier, reports = asyncio.run(ask_spoken(engines, config, spoken))
+def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -> SpokenRow:
+    earlier, reports = asyncio.run(ask_spoken(runtime, config, spoken))
     answered = [r for r in reports if r.outcome == "ok"]
     transcript = " ".join(r.transcript for r in reports).strip()
     reply = " ".join(r.reply_text for r in answered).strip()

@@ -87,7 +87,7 @@ def compare_e2e(
     config: Config, remote: Config, args: argparse.Namespace, say: Callable[[str], None]
 ) -> E2eComparison:
     """The recordings spoken into an in-process server with each LLM backend."""
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
 
     clips, warnings = load_clips(args.speech or default_speech_dir(), args.clips.split(",") if args.clips else None)
     for w in warnings:
@@ -96,14 +96,14 @@ def compare_e2e(
     backends: dict[str, E2eBackend] = {}
     for name, cfg in zip(BACKENDS, (config, remote), strict=True):
         say(f"mouth-to-ear, LLM {name}: {len(clips)} clip(s) × {args.repeats} (+{args.warmup} warm-up)")
-        engines = load_engines(cfg)
+        runtime = load_runtime(cfg)
         try:
             plan = e2e_turn.make_plan(clips, opts.repeats, opts.warmup)
             turns = asyncio.run(
-                e2e.run_plan_in_process(cfg, engines, plan, opts, lambda r: say("    " + e2e_row(r)))
+                e2e.run_plan_in_process(cfg, runtime, plan, opts, lambda r: say("    " + e2e_row(r)))
             )
         finally:
-            engines.close()
+            runtime.close()
         measured = [t for t in turns if t.phase != "warmup"]
         backends[name] = E2eBackend(summarize(measured), tuple(turns))
     return E2eComparison(backends)

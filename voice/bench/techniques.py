@@ -202,7 +202,7 @@ def _row(
 
 def measure(args: argparse.Namespace, info: Machine) -> TechniquesResult:
     """``info``: the machine record from the start of the run (:meth:`BenchRun.begin`)."""
-    from voice.loader import load_engines
+    from voice.loader import load_runtime
 
     base = load_config(args.config)
     speech_dir: Path = args.speech or default_speech_dir()
@@ -216,12 +216,12 @@ def measure(args: argparse.Namespace, info: Machine) -> TechniquesResult:
     baseline: dict[str, str] | None = None
     for step, config in select(steps(base), getattr(args, "steps", None)):
         t0 = time.perf_counter()
-        engines = load_engines(config)
+        runtime = load_runtime(config)
         try:
             load_before = load_average()
-            turns = asyncio.run(run_plan_in_process(config, engines, plan, opts))
+            turns = asyncio.run(run_plan_in_process(config, runtime, plan, opts))
         finally:
-            engines.close()
+            runtime.close()
         row = _row(step, turns, baseline, load_average_before=load_before,
                    seconds=round(time.perf_counter() - t0, 1))  # fmt: skip
         if baseline is None:

@@ -31,7 +31,6 @@ from voice.budget import TurnReport
 from voice.clock import Clock
 from voice.config import Config, ConfigError
 from voice.endpoint import STT_SAMPLE_RATE_HZ
-from voice.engine import Engines
 from voice.events import ServerEvent
 from voice.model_api import ChatMessage
 from voice.outbox import Outbox
@@ -52,6 +51,7 @@ from voice.realtime.events import (
 )
 from voice.realtime.settings import RealtimeSettings, apply_update, session_config, session_object
 from voice.realtime.translate import BYTES_PER_MS, Translator
+from voice.runtime import ModelRuntime
 from voice.session import Session
 
 log = logging.getLogger("voice.realtime")
@@ -116,7 +116,7 @@ class RealtimeFront:
     def __init__(
         self,
         session_id: str,
-        engines: Engines,
+        runtime: ModelRuntime,
         config: Config,
         clock: Clock,
         *,
@@ -132,7 +132,7 @@ class RealtimeFront:
         self.translator = Translator(session_id, barge_in=config.vad.barge_in, turn_reports=wants_turn_reports(path))
         self.outbox = RealtimeOutbox(self.translator, config.server.send_queue_frames)
         self.session = Session(
-            session_id, engines, config, clock, on_report=on_report, on_error=on_error, outbox=self.outbox
+            session_id, runtime, config, clock, on_report=on_report, on_error=on_error, outbox=self.outbox
         )
         self.translator.session = self._session_object(self.settings, config)
         self._buffer: list[bytes] = []
@@ -293,7 +293,7 @@ class RealtimeFront:
 
     # ------------------------------------------------------------------ settings
     def _session_object(self, settings: RealtimeSettings, config: Config) -> dict[str, object]:
-        return session_object(self.session.id, settings, config, turn_model=self.session.engines.turn_score is not None)
+        return session_object(self.session.id, settings, config, turn_model=self.session.runtime.turn_score is not None)
 
     async def _update(self, ev: SessionUpdate) -> None:
         new = apply_update(self.settings, ev.session, ev.event_id)

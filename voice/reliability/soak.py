@@ -29,10 +29,10 @@ import numpy as np
 from voice.activity import ModelActivity
 from voice.budget import TurnReport, percentile
 from voice.config import Config
-from voice.engine import Engines
 from voice.reliability.figures import Process, SoakFigures, StopTrial
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_speech
+from voice.runtime import ModelRuntime
 from voice.server import VoiceServer
 
 
@@ -64,12 +64,12 @@ QUESTIONS: tuple[tuple[str, str], ...] = (
 LONG_QUESTION = ("story", "Tell me a long story about a dragon and a knight.")
 
 
-def real_asks(engines: Engines) -> tuple[AskFactory, Callable[[int], Ask]]:
+def real_asks(runtime: ModelRuntime) -> tuple[AskFactory, Callable[[int], Ask]]:
     """Questions spoken by the project's own TTS (one per session, by index), and a long request."""
     from voice.demo import synthesize_question
 
     def speak(text: str) -> np.ndarray:
-        utt = synthesize_question(engines, text)
+        utt = synthesize_question(runtime, text)
         return np.asarray(np.clip(utt.audio, -1, 1) * 32767, dtype=np.int16)
 
     keywords = [k for k, _ in QUESTIONS]
@@ -183,7 +183,7 @@ async def stop_trial(
     *, mode: str, point: str, delay_s: float, timeout_s: float = 30.0,
 ) -> StopTrial:  # fmt: skip
     """Drop a session mid-reply; measure how fast the models are free (``activity``: attached to the server's
-    engines before they ran anything); then run a turn on a new session."""
+    runtime before it ran anything); then run a turn on a new session."""
     probe = await Probe.connect(server.url)
     since = len(probe.events)
     await probe.say(long_ask.audio)
@@ -233,7 +233,7 @@ async def stop_trial(
 
 
 async def run_soak(
-    engines: Engines,
+    runtime: ModelRuntime,
     config: Config,
     *,
     mode: str,
@@ -248,9 +248,9 @@ async def run_soak(
     seed: int = 1,
     progress: Callable[[str], None] = lambda s: None,
 ) -> SoakFigures:
-    """Run the soak against an in-process server; the engines are closed at the end."""
-    activity = engines.watch()
-    server = VoiceServer(config, engines)
+    """Run the soak against an in-process server; the runtime is closed at the end."""
+    activity = runtime.watch()
+    server = VoiceServer(config, runtime)
     await server.start()
     figures = SoakFigures(mode=mode, sessions=sessions, turns_planned=turns)
     ok_reports: list[tuple[str, float | None]] = []  # (transcript, total_ms) of each ok turn

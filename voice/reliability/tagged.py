@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from voice.compute import ComputeGate
-from voice.engine import Engines
 from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
 from voice.model_api import Llm
+from voice.runtime import ModelRuntime
 
 TAG_START = 12345  # int16 sample values that never occur in the 0.3-amplitude tone (max 9830)
 TAG_END = 12344
@@ -93,7 +93,7 @@ def echo_llm(**kwargs: Any) -> FakeLlm:
     return FakeLlm(reply_to=echo_reply, prompts_kept=PROMPTS_KEPT, **kwargs)
 
 
-def tagged_engines(
+def tagged_runtime(
     scale: float = 1.0,
     *,
     max_queue: int = 4,
@@ -105,14 +105,14 @@ def tagged_engines(
     tts_rate_hz: int = RATE_HZ,
     tts_rtf: float = 0.05,
     llm: Llm | None = None,
-) -> Engines:
-    """Engines of tagged fakes that really sleep (``scale`` × the nominal times): for sockets and soaks.
+) -> ModelRuntime:
+    """ModelRuntime of tagged fakes that really sleep (``scale`` × the nominal times): for sockets and soaks.
 
     ``tts_rtf``: synthesis of a clause takes this × its audio's duration (× ``scale``); ``1 / scale`` makes
     the reply leave the server at the pace it plays, clause by clause (the proxy buffering test).
     ``llm`` replaces the :func:`echo_llm` (an LLM on a server, with fake STT and TTS around it)."""
     delay = Delay(None, scale)
-    return Engines(
+    return ModelRuntime(
         vad=FakeVad(),
         stt=TaggedStt(texts=("hello there",), latency_ms=stt_ms, delay=delay),
         llm=llm or echo_llm(itl_ms=itl_ms, context=context, delay=delay),

@@ -2,8 +2,8 @@
 
 Per connection a reader (bytes → :class:`~voice.wyoming.framing.FrameDecoder` → the pure connection →
 actions) and a worker that performs the actions one after the other: it sends events, and runs the models
-through the shared :class:`~voice.engine.Engines` (their locks, the admission queue and the compute gate,
-blocking work in the engine's worker threads) — so Wyoming requests and websocket sessions share the
+through the shared :class:`~voice.runtime.ModelRuntime` (their locks, the admission queue and the compute gate,
+blocking work in the runtime's worker threads) — so Wyoming requests and websocket sessions share the
 models fairly. The action queue is bounded: a client that sends faster than the models work is slowed
 down by TCP backpressure.
 
@@ -12,7 +12,7 @@ model requests get an ``error`` (``loading``) until they are ready.
 
 Cancellation: a client that closes its connection (or sends nothing for ``[wyoming] idle_timeout_s`` while
 none of its requests is pending, or does not read what it is sent for as long) has its work in progress
-cancelled; the engine waits for the worker threads to let go of the models. :meth:`WyomingServer.shutdown`
+cancelled; the runtime waits for the worker threads to let go of the models. :meth:`WyomingServer.shutdown`
 does that for every connection.
 No audio is written anywhere: it lives in memory for the length of one request.
 """
@@ -33,9 +33,9 @@ from voice.audio import trim_lead_silence
 from voice.budget import TurnTimer
 from voice.clock import Clock, MonotonicClock
 from voice.config import Config
-from voice.engine import BusyError, Engines, LlmStarted
 from voice.history import ContextTooSmallError
 from voice.model_api import ChatMessage, PromptInfo
+from voice.runtime import BusyError, LlmStarted, ModelRuntime
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder
@@ -88,11 +88,11 @@ class _Failed(Exception):
 
 
 class WyomingServer:
-    """Owns the listener, the connections and the conversations; ``engines`` may arrive later."""
+    """Owns the listener, the connections and the conversations; ``runtime`` may arrive later."""
 
-    def __init__(self, config: Config, engines: Engines | None, clock: Clock | None = None) -> None:
+    def __init__(self, config: Config, runtime: ModelRuntime | None, clock: Clock | None = None) -> None:
         self.config = config
-        self.engines = engines
+        self.runtime = runtime
         self.clock = clock or MonotonicClock()
         self.conversations = Conversations(config.wyoming.max_conversations)
         self._info = info_event(config)
@@ -123,7 +123,7 @@ class WyomingServer:
         return f"tcp://{f'[{host}]' if ':' in host else host}:{self.port}"
 
     async def shutdown(self) -> None:
-        """Stop listening, cancel every connection's work (the models are free on return), close the engines."""
+        """Stop listening, cancel every connection's work (the models are free on return), close the runtime."""
         if self._server is not None:
             self._server.close()
         for task in list(self._tasks):
@@ -132,8 +132,8 @@ class WyomingServer:
             await asyncio.wait(list(self._tasks))
         if self._server is not None:
             await self._server.wait_closed()
-        if self.engines is not None:
-            await asyncio.to_thread(self.engines.close)
+        if self.runtime is not None:
+            await asyncio.to_thread(self.runtime.close)
 
     async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -274,13 +274,13 @@ class WyomingServer:
             self._busy.pop(cid, None)
 
     async def _run(self, cid: str, n: int, action: Action, send: _Sender) -> None:
-        engines = self.engines
-        if engines is None:
+        runtime = self.runtime
+        if runtime is None:
             raise _Failed(LOADING, "the models are still loading; try again in a few seconds")
         timer = TurnTimer(self.clock, cid, n)
         try:
             if isinstance(action, Transcribe):
-                text = await self._transcribe(engines, action.audio, timer)
+                text = await self._transcribe(runtime, action.audio, timer)
                 log.info(
                     "[%s] transcribed %.1f s of audio: %d characters",
                     cid,
@@ -289,9 +289,9 @@ class WyomingServer:
                 )
                 await send(transcript_event(text, action.language))
             elif isinstance(action, Speak):
-                await self._speak(engines, action, timer, send)
+                await self._speak(runtime, action, timer, send)
             elif isinstance(action, Answer):
-                reply = await self._answer(engines, action, timer)
+                reply = await self._answer(runtime, action, timer)
                 await send(handled_event(reply, action.conversation_id))
         except BusyError as e:
             raise _Failed(BUSY, str(e)) from None
@@ -303,21 +303,21 @@ class WyomingServer:
             log.exception("[%s] request failed", cid)
             raise _Failed(INTERNAL, f"{type(e).__name__}: {e}") from None
 
-    async def _transcribe(self, engines: Engines, audio: np.ndarray, timer: TurnTimer) -> str:
+    async def _transcribe(self, runtime: ModelRuntime, audio: np.ndarray, timer: TurnTimer) -> str:
         if not len(audio):
             return ""
-        with engines.admit():
-            heard = await engines.transcribe(audio, timer.session_id, timer.clock)
+        with runtime.admit():
+            heard = await runtime.transcribe(audio, timer.session_id, timer.clock)
         timer.mark("stt_start", at_ns=heard.started_ns)
         timer.mark("stt_done")
         return heard.text.strip()
 
-    async def _speak(self, engines: Engines, action: Speak, timer: TurnTimer, send: _Sender) -> None:
-        rate_hz = engines.tts.sample_rate
+    async def _speak(self, runtime: ModelRuntime, action: Speak, timer: TurnTimer, send: _Sender) -> None:
+        rate_hz = runtime.tts.sample_rate
         if action.start:
             await send(audio_start(rate_hz))
         if action.text:
-            synthesis = await engines.synthesize(action.text, timer.clock)
+            synthesis = await runtime.synthesize(action.text, timer.clock)
             for mark, at_ns in (("tts_start", synthesis.started_ns), ("tts_first_audio", synthesis.first_audio_ns)):
                 if at_ns is not None:
                     timer.mark(mark, at_ns=at_ns)
@@ -330,16 +330,16 @@ class WyomingServer:
         if action.stop:
             await send(audio_stop())
 
-    async def _answer(self, engines: Engines, action: Answer, timer: TurnTimer) -> str:
+    async def _answer(self, runtime: ModelRuntime, action: Answer, timer: TurnTimer) -> str:
         """One LLM turn of the conversation, through the shared prompt cache; the reply joins the history."""
         conv = self.conversations.get(action.conversation_id)
         llm = self.config.llm
         async with conv.lock:
-            with engines.admit():
+            with runtime.admit():
                 conv.history.add("user", action.text)
                 system = ChatMessage("system", llm.system_prompt)
                 try:
-                    messages, _dropped = await engines.fit_prompt(
+                    messages, _dropped = await runtime.fit_prompt(
                         system, conv.history, reply_tokens=llm.max_reply_tokens
                     )
                 except ContextTooSmallError:
@@ -347,7 +347,7 @@ class WyomingServer:
                     raise
                 parts: list[str] = []
                 prompt: PromptInfo | None = None
-                stream = engines.generate(messages, timer.session_id, timer.clock, max_tokens=llm.max_reply_tokens)
+                stream = runtime.generate(messages, timer.session_id, timer.clock, max_tokens=llm.max_reply_tokens)
                 async with contextlib.aclosing(stream):
                     async for ev, t_ns in stream:
                         if isinstance(ev, LlmStarted):

@@ -1,14 +1,14 @@
 """The shared models and how turns get to use them.
 
-One :class:`Engines` per server holds one instance of each model. Each model serves one inference at a
+One :class:`ModelRuntime` per server holds one instance of each model. Each model serves one inference at a
 time (an asyncio lock per model, so the wait is measurable as a queue stage), and every compute step also
 goes through the :class:`~voice.compute.ComputeGate` so two models never fight over the cores.
-Blocking work runs wholly in the engine's worker threads.
+Blocking work runs wholly in the runtime's worker threads.
 
 Scheduling across sessions: the STT and LLM locks serve waiting turns round-robin by session
 (:class:`~voice.fairlock.FairLock`), so a session with several turns queued does not make the others wait
 for all of them. The compute gate runs a reply's TTS before any STT or LLM step, so a reply that is already
-speaking keeps its pace. Under overload, :meth:`Engines.admit` refuses a new turn at once (``busy``) with a
+speaking keeps its pace. Under overload, :meth:`ModelRuntime.admit` refuses a new turn at once (``busy``) with a
 hint of when a place should free up (``retry_after_ms``), instead of letting every session slow down.
 """
 
@@ -58,8 +58,8 @@ class LlmStarted:
     """In the LLM stream: the model and a compute slot were acquired; prompt evaluation starts."""
 
 
-EngineLlmEvent = LlmStarted | LlmEvent
-"""What :meth:`Engines.generate` streams."""
+RuntimeLlmEvent = LlmStarted | LlmEvent
+"""What :meth:`ModelRuntime.generate` streams."""
 
 
 class BusyError(RuntimeError):
@@ -88,14 +88,14 @@ def _prestart(executor: ThreadPoolExecutor, workers: int) -> None:
 class Admission:
     """A turn's place in the model queue; :meth:`release` (idempotent) gives it back."""
 
-    def __init__(self, engines: Engines) -> None:
-        self._engines: Engines | None = engines
-        self._start_ns = engines.clock.now_ns()
+    def __init__(self, runtime: ModelRuntime) -> None:
+        self._runtime: ModelRuntime | None = runtime
+        self._start_ns = runtime.clock.now_ns()
 
     def release(self) -> None:
-        if self._engines is not None:
-            self._engines._released((self._engines.clock.now_ns() - self._start_ns) / 1e6)
-            self._engines = None
+        if self._runtime is not None:
+            self._runtime._released((self._runtime.clock.now_ns() - self._start_ns) / 1e6)
+            self._runtime = None
 
     def __enter__(self) -> Admission:
         return self
@@ -122,7 +122,7 @@ class _Done:
     error: BaseException | None = None
 
 
-class Engines:
+class ModelRuntime:
     """The loaded models, their locks, the compute gate and the worker threads."""
 
     def __init__(
@@ -170,7 +170,7 @@ class Engines:
         """Take a place in the model queue for one turn's STT and LLM work.
 
         Raises :class:`BusyError` when ``max_queue`` turns already hold one (running or waiting), so a
-        crowd gets a quick "busy" instead of an unbounded wait. Use as ``with engines.admit() as a:``;
+        crowd gets a quick "busy" instead of an unbounded wait. Use as ``with runtime.admit() as a:``;
         ``a.release()`` gives the place back early (once the LLM is done, while the reply is spoken).
         """
         if self._waiting >= self.max_queue:
@@ -207,9 +207,9 @@ class Engines:
         return self._waiting
 
     def watch(self) -> ModelActivity:
-        """The engines' :class:`~voice.activity.ModelActivity`, attached on the first call: from then on it sees
+        """The runtime's :class:`~voice.activity.ModelActivity`, attached on the first call: from then on it sees
         which models the worker threads use (for tools that measure how fast a cancelled turn lets go of them,
-        or wait for the models to be idle). Call it before the engines run anything."""
+        or wait for the models to be idle). Call it before the runtime runs anything."""
         if self._activity is None:
             self._activity = ModelActivity(MODELS)
         return self._activity
@@ -256,14 +256,14 @@ class Engines:
 
     async def generate(
         self, messages: Sequence[ChatMessage], session: str, clock: Clock, *, max_tokens: int
-    ) -> AsyncGenerator[tuple[EngineLlmEvent, int], None]:
+    ) -> AsyncGenerator[tuple[RuntimeLlmEvent, int], None]:
         """Stream LLM events, each with the time (ns on ``clock``) it was produced in the worker thread: first
         :class:`LlmStarted`, then the model's events. Waits its turn for the LLM as ``session``.
 
         Closing or cancelling the iterator stops generation after the current token and returns only once
         the worker thread has let go of the model."""
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[EngineLlmEvent, int] | _Done] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[RuntimeLlmEvent, int] | _Done] = asyncio.Queue()
 
         def job(cancel: threading.Event) -> None:
             with self._using("llm"):
