@@ -30,7 +30,7 @@ ESPEAK_WPM = 160
 ENGINES = ("espeak-ng", "flite")
 #: espeak-ng voices that took turns alone until 2026-12-04 (an American man, a British woman, an American variant).
 ESPEAK_VOICES = ("espeak-ng:en-us", "espeak-ng:en-gb+f3", "espeak-ng:en-us+m7")
-#: flite's statistical voices (an American woman, a Canadian man, a Scottish man).
+#: flite's statistical voices (CMU ARCTIC: an American woman, an American man, a Scottish man).
 FLITE_VOICES = ("flite:slt", "flite:rms", "flite:awb")
 #: The default: the two kinds of synthesis, alternating item by item.
 DEFAULT_VOICES = tuple(v for pair in zip(ESPEAK_VOICES, FLITE_VOICES, strict=True) for v in pair)
