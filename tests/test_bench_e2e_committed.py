@@ -6,7 +6,8 @@ the matrix row it made from that JSON.
 Only three results read back to their committed JSON (:data:`SAME_JSON`): the others were made before the summary
 and the turns had keys they have now (``asked_again``; the oldest also the uncertain turns, the normalized WER, the
 false endpoints and the burst check), and are the committed JSON once those keys are left out. Six read back to
-another Markdown than the committed one (:data:`OTHER_MARKDOWN`)."""
+another Markdown than the committed one (:data:`OTHER_MARKDOWN`). A result made since (not in :data:`WRITTEN`)
+reads back to its committed JSON and Markdown exactly."""
 
 from __future__ import annotations
 
@@ -87,8 +88,9 @@ def only_keys_of(committed: Any, written: Any) -> Any:
     return written
 
 
-def test_every_committed_result_is_pinned() -> None:
-    assert len(NAMES) == 23 and sorted(WRITTEN) == NAMES
+def test_every_pinned_result_is_still_committed() -> None:
+    """The 23 results made before the typing are pinned; a result made since must read back exactly (below)."""
+    assert len(WRITTEN) == 23 and set(WRITTEN) <= set(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -97,13 +99,16 @@ def test_a_committed_result_reads_back_to_what_the_code_before_wrote(name: str) 
     committed = json.loads(path.read_text(encoding="utf-8"))
     result = E2eResult.from_json(committed)
     written = result.to_json()
-    assert same_json(written["meta"], committed["meta"]) and same_json(written["clips"], committed["clips"])
-    assert same_json(written, committed) == (name in SAME_JSON)
-    assert same_json(only_keys_of(committed, written), committed)  # the keys added since, the only difference
     committed_md = path.with_suffix(".md").read_text(encoding="utf-8")
     png = re.search(r"!\[stages per turn\]\(([^)]*)\)", committed_md)
     assert png is not None
     md = markdown(result, RESULTS / png.group(1), path.with_suffix(".md")) + "\n"
+    if name not in WRITTEN:  # made by the typed code: read back, it is what was written
+        assert same_json(written, committed) and md == committed_md
+        return
+    assert same_json(written["meta"], committed["meta"]) and same_json(written["clips"], committed["clips"])
+    assert same_json(written, committed) == (name in SAME_JSON)
+    assert same_json(only_keys_of(committed, written), committed)  # the keys added since, the only difference
     assert (md == committed_md) == (name not in OTHER_MARKDOWN)
     row = MeasuredRow.from_e2e(RUN, "e2e.json", json.loads(json.dumps(written)))
     made = (json.dumps(written), md, console_summary(result), json.dumps(row.to_json()))
