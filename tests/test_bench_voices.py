@@ -44,3 +44,11 @@ def test_an_unknown_voice_is_a_clear_error(voice: str, tmp_path: Path) -> None:
         pytest.skip(f"{engine} is not installed")
     with pytest.raises(BenchError, match=f"{voice.partition(':')[2]}"):
         synthesize(parse_voices(voice)[0], "Hello.", tmp_path, "q")
+
+
+@pytest.mark.parametrize("flag", [["--voices", "flite:slt"], ["--stt", "base"], ["--speech", "."]])
+def test_spoken_options_without_spoken_are_an_error(flag: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from voice.cli import main
+
+    assert main(["bench", "quality", *flag]) == 2
+    assert f"{flag[0]}: only for spoken mode (add --spoken)" in capsys.readouterr().err

@@ -190,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         wanted = {x.strip() for x in args.items.split(",")}
         items = [i for i in items if i.id in wanted or i.category in wanted]
     llm_names = names(args.llm, config.llm.model)
+    spoken_only = [f"--{k}" for k in ("stt", "speech", "voices") if getattr(args, k, None)]
+    if spoken_only and not getattr(args, "spoken", False):
+        raise BenchError(f"{', '.join(spoken_only)}: only for spoken mode (add --spoken)")
     if getattr(args, "spoken", False):
         if getattr(args, "stt", None):
             config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
