@@ -52,3 +52,19 @@ def test_spoken_options_without_spoken_are_an_error(flag: list[str], capsys: pyt
 
     assert main(["bench", "quality", *flag]) == 2
     assert f"{flag[0]}: only for spoken mode (add --spoken)" in capsys.readouterr().err
+
+
+def test_espeak_clips_writes_the_clips_and_their_transcripts(tmp_path: Path) -> None:
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed")
+    from voice.bench.clips import read_transcripts
+    from voice.bench.synth import espeak_clips
+
+    folder = espeak_clips(tmp_path / "q", ("What time is it?", "Launch Firefox."))
+    assert read_transcripts(folder / "transcripts.tsv") == {
+        "espeak-00.wav": "What time is it?",
+        "espeak-01.wav": "Launch Firefox.",
+    }
+    assert all((folder / name).stat().st_size > 44 * 100 for name in ("espeak-00.wav", "espeak-01.wav"))
+    with pytest.raises(BenchError, match="espeak-ng:xx-nobody could not speak"):
+        espeak_clips(tmp_path / "bad", ("Hello.",), voice="xx-nobody")

@@ -7,11 +7,9 @@ prosody, robotic formants): a short-window decode that only holds on natural spe
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
-from voice.bench.clips import BenchError
+from voice.bench.voices import Voice, write_wav
 
 #: Short questions and commands of the kind people put to a voice assistant.
 QUESTIONS: tuple[str, ...] = (
@@ -36,14 +34,11 @@ QUESTIONS: tuple[str, ...] = (
 
 def espeak_clips(folder: Path, texts: tuple[str, ...] = QUESTIONS, voice: str = "en-us") -> Path:
     """Synthesize ``texts`` into ``folder`` (``espeak-NN.wav`` + ``transcripts.tsv``); returns the folder."""
-    exe = shutil.which("espeak-ng")
-    if exe is None:
-        raise BenchError("espeak-ng is not installed (Debian package espeak-ng; ./dev setup installs it)")
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
     for i, text in enumerate(texts):
         name = f"espeak-{i:02d}.wav"
-        subprocess.run([exe, "-v", voice, "-s", "150", "-w", str(folder / name), text], check=True)
+        write_wav(Voice("espeak-ng", voice), text, folder / name, espeak_wpm=150)
         rows.append(f"{name}\t{text}\n")
     (folder / "transcripts.tsv").write_text("".join(rows), encoding="utf-8")
     return folder

@@ -63,20 +63,25 @@ def parse_voices(spec: str | Sequence[str]) -> tuple[Voice, ...]:
 
 def synthesize(voice: Voice, text: str, folder: Path, name: str) -> np.ndarray:
     """``text`` spoken by ``voice``: float32 mono at 16 kHz (the WAV is written to ``folder/name.wav``)."""
+    return load_audio(write_wav(voice, text, folder / f"{name}.wav"), RATE_HZ)
+
+
+def write_wav(voice: Voice, text: str, path: Path, espeak_wpm: int = ESPEAK_WPM) -> Path:
+    """Write ``text`` spoken by ``voice`` to the WAV file ``path`` (the synthesizer's own rate); returns ``path``.
+    A missing synthesizer, an unknown voice or no audio is a :class:`BenchError` that names it."""
     exe = shutil.which(voice.engine)
     if exe is None:
         raise BenchError(f"{voice.engine} is not installed (Debian package {voice.engine}; ./dev setup installs it)")
-    path = folder / f"{name}.wav"
     if voice.engine == "flite":
         if voice.name not in flite_voices(exe):
             raise BenchError(f"flite has no voice {voice.name!r} (it has: {', '.join(flite_voices(exe))})")
         cmd = [exe, "-voice", voice.name, "-t", text, "-o", str(path)]
     else:
-        cmd = [exe, "-v", voice.name, "-s", str(ESPEAK_WPM), "-w", str(path), text]
+        cmd = [exe, "-v", voice.name, "-s", str(espeak_wpm), "-w", str(path), text]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0 or not path.is_file() or path.stat().st_size <= 44:
         raise BenchError(f"{voice} could not speak {text!r}: {done.stderr.strip() or 'no audio written'}")
-    return load_audio(path, RATE_HZ)
+    return path
 
 
 _FLITE_VOICES: dict[str, tuple[str, ...]] = {}
