@@ -225,7 +225,9 @@ async def test_failures_give_error_events_and_the_session_keeps_serving(fake: Fa
     section = {"backend": "openai", "base_url": fake.base_url, "model": "fake", "read_timeout_s": 1.0}
     llm = OpenAiLlm(make_config(llm=section).llm, warm=False)
     runtime = tagged_runtime(SCALE, llm=llm)
-    async with running(runtime, llm=section) as srv:
+    # No speculation: a speculative reply that fails is discarded and the turn asks afresh, so whether one
+    # started (timing) would decide which script each turn's request gets.
+    async with running(runtime, llm=section, turn={"speculate_after_ms": 0}) as srv:
         p = await Probe.connect(srv.url)
         expected = {
             "s503": "answered HTTP 503",
