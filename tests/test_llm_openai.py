@@ -112,6 +112,15 @@ def test_a_reply_streams_then_reports_the_prompt_from_usage(fake: FakeOpenAi) ->
     assert sent["messages"][-1] == {"role": "user", "content": "What is the capital of France?"}
 
 
+def test_the_server_gets_the_user_text_tidied_and_the_history_keeps_it_as_heard(fake: FakeOpenAi) -> None:
+    heard = [ChatMessage("system", "Be brief."), ChatMessage("user", "what is the capital of france.")]
+    for tidy, sent in ((True, "What is the capital of france?"), (False, "what is the capital of france.")):
+        llm = OpenAiLlm(llm_config(fake.base_url, tidy_user_text=tidy), warm=False)
+        list(llm.generate(heard, max_tokens=40, cancel=threading.Event()))
+        assert fake.requests[-1]["messages"][-1] == {"role": "user", "content": sent}
+    assert heard[-1].content == "what is the capital of france."
+
+
 def test_without_usage_there_is_no_prompt_report(fake: FakeOpenAi) -> None:
     llm = OpenAiLlm(llm_config(fake.base_url), warm=False)
     events = list(llm.generate(ASK, max_tokens=40, cancel=threading.Event()))

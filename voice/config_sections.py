@@ -141,6 +141,9 @@ class LlmConfig:
     max_reply_sentences: int = 3
     grounding: bool = False
     location: str = ""
+    tidy_user_text: bool = True
+    """Show the model each user message with a capital first letter and a question ending in "?", as people
+    type (the STT often writes "who was …." instead); history and clients keep the words as heard."""
     skills: bool = True
     kv_cache_mb: int = 256
     """Memory for saved per-conversation KV states (0 = off: only the live context is reused)."""

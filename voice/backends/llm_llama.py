@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from voice.config import LlmConfig
-from voice.grounding import Grounding
 from voice.kvcache import KvCache, KvPlan, KvStats, common_prefix
 from voice.loops import ReplyGuard
 from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.models import ModelMissingError, find_gguf
+from voice.prompt_view import PromptView
 
 # Used when a GGUF has no chat template (base models such as Gemma 3 270M).
 PLAIN_TEMPLATE = (
@@ -106,7 +106,7 @@ class LlamaLlm:
         self._lock = threading.Lock()
         self._kv: KvCache[bytes] = KvCache(config.kv_cache_mb * 1024 * 1024)
         self._common_tokens = 0  # the prompt prefix every conversation starts with (set by warm)
-        self.grounding = Grounding(config.location) if config.grounding else None
+        self.view = PromptView(config)
         self.warm(ChatMessage("system", config.system_prompt))
 
     @property
@@ -124,9 +124,8 @@ class LlamaLlm:
         return ids, stop
 
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
-        """Tokens of the prompt as :meth:`generate` will render it (with the grounding notes, if on)."""
-        if self.grounding is not None:
-            messages = self.grounding.preview(messages)
+        """Tokens of the prompt as :meth:`generate` will render it (tidied, with the grounding notes if on)."""
+        messages = self.view.preview(messages)
         return len(self.tokens(messages)[0])
 
     def warm(self, system: ChatMessage) -> None:
@@ -210,8 +209,7 @@ class LlamaLlm:
         if not self._lock.acquire(blocking=False):
             raise RuntimeError("the LLM instance is already generating (one inference at a time)")
         try:
-            if self.grounding is not None:
-                messages = self.grounding.apply(messages)
+            messages = self.view.apply(messages)
             tokens, stops = self.tokens(messages)
             if len(tokens) + max_tokens > self.n_ctx:
                 raise ValueError(f"prompt of {len(tokens)} tokens + {max_tokens} reply tokens exceeds n_ctx")

@@ -55,10 +55,10 @@ from typing import Any
 import httpx2
 
 from voice.config import LlmConfig
-from voice.grounding import Grounding
 from voice.loops import ReplyGuard
 from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 from voice.models import ModelError
+from voice.prompt_view import PromptView
 from voice.streamcheck import buffering_warning, stream_shape
 
 log = logging.getLogger("voice.llm_openai")
@@ -181,7 +181,7 @@ class OpenAiLlm:
             timeout=httpx2.Timeout(connect=config.connect_timeout_s, read=t, write=t, pool=t),
             trust_env=False,  # the LLM server is addressed directly: no proxy from the environment
         )
-        self.grounding = Grounding(config.location) if config.grounding else None
+        self.view = PromptView(config)
         self._lock = threading.Lock()
         self._response: httpx2.Response | None = None
         if warm:
@@ -193,8 +193,7 @@ class OpenAiLlm:
         return self.config.n_ctx
 
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
-        if self.grounding is not None:
-            messages = self.grounding.preview(messages)
+        messages = self.view.preview(messages)
         return estimate_tokens(messages)
 
     def warm(self, system: ChatMessage) -> None:
@@ -227,8 +226,7 @@ class OpenAiLlm:
     ) -> Iterator[LlmEvent]:
         """TextDeltas as they arrive, then one PromptInfo if the server reported usage (see the module
         docstring). The request is sent at the first ``next()``."""
-        if self.grounding is not None:
-            messages = self.grounding.apply(messages)
+        messages = self.view.apply(messages)
         return self._stream(messages, max_tokens, cancel)
 
     def _body(self, messages: Sequence[ChatMessage], max_tokens: int) -> dict[str, Any]:

@@ -1,0 +1,30 @@
+"""The conversation as the model sees it: the user's words tidied (:mod:`voice.user_text`) and, when on, the
+grounding note on the newest user message (:mod:`voice.grounding`). Both LLM backends render through it, in
+the worker thread that runs the model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from voice.config_sections import LlmConfig
+from voice.grounding import Clock, Grounding, local_now
+from voice.model_api import ChatMessage
+from voice.user_text import tidy_messages
+
+
+class PromptView:
+    """``[llm] tidy_user_text`` and ``[llm] grounding`` applied to a conversation's messages."""
+
+    def __init__(self, config: LlmConfig, *, clock: Clock = local_now) -> None:
+        self.tidy = config.tidy_user_text
+        self.grounding = Grounding(config.location, clock=clock) if config.grounding else None
+
+    def apply(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """The messages for this turn's prompt; the grounding remembers the newest user message's note."""
+        out = tidy_messages(messages) if self.tidy else list(messages)
+        return self.grounding.apply(out) if self.grounding is not None else out
+
+    def preview(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """What :meth:`apply` would give, remembering nothing (for counting tokens before the turn)."""
+        out = tidy_messages(messages) if self.tidy else list(messages)
+        return self.grounding.preview(out) if self.grounding is not None else out
