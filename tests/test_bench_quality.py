@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
-from voice.bench.quality import run_item
+from voice.bench.quality import as_stt_writes, run_item
 from voice.bench.quality_result import SpokenRow, VoiceSummary
 from voice.bench.quality_set import load_items
 from voice.bench.quality_spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
@@ -89,3 +90,17 @@ def test_by_voice_groups_each_voice_each_engine_and_pools_the_recordings() -> No
         # two espeak-ng voices: their items together (1 wrong word of 11); one flite voice: no such line
         "espeak-ng (all)": {"items": 3, "right_pct": 66.7, "stt_wer_normalized": 0.091, "asked_again_pct": 0.0},
     }
+
+
+def test_as_transcribed_writes_each_question_as_the_stt_often_does() -> None:
+    (item,) = [i for i in load_items(SET) if i.id == "f-color"]
+    spelt = as_stt_writes(item)
+    assert spelt.question == "what is my favourite colour." and spelt.previous == ("my favourite colour is green.",)
+    assert (spelt.id, spelt.any_of) == (item.id, item.any_of)  # the checks stay
+
+
+def test_as_transcribed_is_for_text_mode_only(capsys: pytest.CaptureFixture[str]) -> None:
+    from voice.cli import main
+
+    assert main(["bench", "quality", "--spoken", "--as-transcribed"]) == 2
+    assert "--as-transcribed: only for text mode" in capsys.readouterr().err

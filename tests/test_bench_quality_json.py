@@ -4,6 +4,7 @@ Markdown the typed result reproduces too."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,18 @@ def test_spoken_result_writes_the_json_the_dicts_did(fake_runtime: RuntimeFactor
     assert result.models[0].summary.by_voice["recordings"].right_pct == 0.0
 
 
+def test_as_transcribed_and_tidy_off_are_recorded_and_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = dataclasses.replace(text_result(monkeypatch), tidy_user_text=False, as_transcribed=True)
+    data = result.to_json()
+    assert (data["tidy_user_text"], data["as_transcribed"]) == (False, True)
+    assert QualityResult.from_json(data) == result
+    md = quality.markdown(result)
+    assert "first letter lower case" in md and "`[llm] tidy_user_text = false`" in md
+    # A result made before the setting existed records neither, and its Markdown says nothing of them.
+    old = dataclasses.replace(result, tidy_user_text=None, as_transcribed=False)
+    assert "tidy_user_text" not in old.to_json() and "tidy_user_text" not in quality.markdown(old)
+
+
 @pytest.mark.parametrize("name", COMMITTED)
 def test_committed_results_read_back_to_the_same_json_and_markdown(name: str) -> None:
     def markdown(result: quality.TextResult | quality.SpokenResult, md: Path) -> str:
@@ -110,6 +123,7 @@ TEXT_JSON: dict[str, Any] = {
     "system_prompt": SYSTEM_PROMPT,
     "max_reply_tokens": 6,
     "skills": True,
+    "tidy_user_text": True,
     "models": [
         {
             "llm": "fake",
@@ -223,6 +237,7 @@ SPOKEN_JSON: dict[str, Any] = {
     "system_prompt": SYSTEM_PROMPT,
     "max_reply_tokens": 96,
     "skills": True,
+    "tidy_user_text": True,
     "models": [
         {
             "llm": "fake",

@@ -273,6 +273,11 @@ def add_bench_parser(sub: Any) -> None:
     q.add_argument("--llm", default=None, help="comma-separated LLMs (default: the configured one)")
     q.add_argument("--questions", type=Path, default=None, help="question set TOML")
     q.add_argument("--items", default=None, help="comma-separated item ids or categories to run")
+    q.add_argument(
+        "--as-transcribed", action="store_true",
+        help="text mode: write each question as Whisper often does (first letter lower case, '?' as '.'), to "
+        "see how much the LLM cares about the STT's spelling",
+    )  # fmt: skip
     outputs(q, "reply")
     q.set_defaults(func=runner("quality"))
 

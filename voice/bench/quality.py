@@ -163,8 +163,11 @@ def markdown(result: TextResult | SpokenResult) -> str:
         return markdown_spoken(cast("SpokenResult", result))
     text = cast("TextResult", result)
     parts = ["# voice bench quality (text mode)", "", machine_markdown(text.machine), ""]
-    parts += [f"Question set: `{text.question_set}`; system prompt: {text.system_prompt!r}; "
-              f"max_reply_tokens {text.max_reply_tokens}; greedy.", ""]  # fmt: skip
+    parts += [f"Question set: `{text.question_set}`"
+              + (" (each question written as the STT often writes it: first letter lower case, \"?\" as \".\")"
+                 if text.as_transcribed else "")
+              + f"; system prompt: {text.system_prompt!r}; max_reply_tokens {text.max_reply_tokens}; greedy"
+              + _tidy_note(text.tidy_user_text) + ".", ""]  # fmt: skip
     parts += [md_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in text.models]), ""]
     for m in text.models:
         parts += _category_line(m.llm, m.summary.judged)
@@ -193,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
     spoken_only = [f"--{k}" for k in ("stt", "speech", "voices") if getattr(args, k, None)]
     if spoken_only and not getattr(args, "spoken", False):
         raise BenchError(f"{', '.join(spoken_only)}: only for spoken mode (add --spoken)")
+    as_transcribed = bool(getattr(args, "as_transcribed", False))
+    if as_transcribed and getattr(args, "spoken", False):
+        raise BenchError("--as-transcribed: only for text mode (spoken mode uses what the STT wrote)")
     if getattr(args, "spoken", False):
         if getattr(args, "stt", None):
             config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
@@ -206,13 +212,24 @@ def run(args: argparse.Namespace) -> int:
             llm = SkillsLlm(llm, location=config.llm.location)
         rows = []
         for item in items:
-            row = run_item(llm, config, item)
+            row = run_item(llm, config, as_stt_writes(item) if as_transcribed else item)
             print(f"  {'ok ' if row.right else 'BAD'} {item.id}: {row.reply[:90]!r}", flush=True)
             rows.append(row)
         models.append(ModelQuality(name, summarize(rows), tuple(rows)))
         del llm
     print(text_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in models]))
-    return _write(bench, result_of(config, set_path, machine, None, models))
+    return _write(bench, result_of(config, set_path, machine, None, models, as_transcribed=as_transcribed))
+
+
+def as_stt_writes(item: Item) -> Item:
+    """``item`` with its questions (and earlier turns) written as Whisper's short window often writes them:
+    first letter lower case, a final "?" as "." (the row keeps this spelling as its question)."""
+
+    def spelt(q: str) -> str:
+        q = q[:1].lower() + q[1:]
+        return q[:-1] + "." if q.endswith("?") else q
+
+    return dataclasses.replace(item, question=spelt(item.question), previous=tuple(map(spelt, item.previous)))
 
 
 def result_of(
@@ -221,6 +238,8 @@ def result_of(
     machine: Machine,
     spoken: SpokenSetup | None,
     models: Sequence[ModelQuality[Summary, Row]],
+    *,
+    as_transcribed: bool = False,
 ) -> QualityResult[Summary, Row]:
     """A run's result (spoken mode when ``spoken`` is given); ``machine``: the record from the start of the run."""
     return QualityResult(
@@ -235,6 +254,8 @@ def result_of(
         max_reply_tokens=config.llm.max_reply_tokens,
         skills=config.llm.skills,
         models=tuple(models),
+        tidy_user_text=config.llm.tidy_user_text,
+        as_transcribed=as_transcribed,
     )
 
 
@@ -321,6 +342,11 @@ def run_spoken(
     return result_of(config, set_path, machine, setup, models)
 
 
+def _tidy_note(tidy: bool | None) -> str:
+    """The ``[llm] tidy_user_text`` setting, for results that record it."""
+    return "" if tidy is None else f"; `[llm] tidy_user_text = {'true' if tidy else 'false'}`"
+
+
 def markdown_spoken(result: SpokenResult) -> str:
     setup = result.spoken
     assert setup is not None, "a spoken-mode result has its setup"
@@ -329,7 +355,7 @@ def markdown_spoken(result: SpokenResult) -> str:
               + (f" and the matching recordings of `{setup.speech_dir}`" if setup.speech_dir else "")
               + f"; STT `{setup.stt}`, TTS `{setup.tts}`; the whole loop (VAD, end of turn, "
               f"speculation, STT, skills, LLM, TTS) in one session per item; max_reply_tokens "
-              f"{result.max_reply_tokens}; greedy.", ""]  # fmt: skip
+              f"{result.max_reply_tokens}; greedy" + _tidy_note(result.tidy_user_text) + ".", ""]  # fmt: skip
     parts += [md_table(*spoken_table(result.models)), ""]
     for m in result.models:
         parts += _category_line(m.llm, m.summary.judged)

@@ -260,8 +260,16 @@ class QualityResult(Generic[Summary, Row]):
     skills: bool
     """``[llm] skills``: skills and timers answer what they recognise."""
     models: tuple[ModelQuality[Summary, Row], ...]
+    tidy_user_text: bool | None = None
+    """``[llm] tidy_user_text`` (None: a result made before the setting existed, which was as if off)."""
+    as_transcribed: bool = False
+    """Text mode's ``--as-transcribed``: each question written as the STT often does (lower-case first
+    letter, "." for "?")."""
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {} if self.tidy_user_text is None else {"tidy_user_text": self.tidy_user_text}
+        if self.as_transcribed:
+            extra["as_transcribed"] = True
         return {
             "mode": self.mode,
             "machine": self.machine.to_json(),
@@ -273,6 +281,7 @@ class QualityResult(Generic[Summary, Row]):
             "system_prompt": self.system_prompt,
             "max_reply_tokens": self.max_reply_tokens,
             "skills": self.skills,
+            **extra,
             "models": [m.to_json() for m in self.models],
         }
 
@@ -282,6 +291,7 @@ class QualityResult(Generic[Summary, Row]):
         header = {k: data[k] for k in ("mode", "n_ctx", "n_batch", "n_threads", "question_set")}
         header["machine"] = Machine.from_json(data["machine"])
         tail = {k: data[k] for k in ("system_prompt", "max_reply_tokens", "skills")}
+        tail |= {"tidy_user_text": data.get("tidy_user_text"), "as_transcribed": data.get("as_transcribed", False)}
         if data["mode"] == "spoken":
             setup = SpokenSetup(tuple(data["voices"]), data["speech_dir"], data["stt"], data["tts"])
             spoken = tuple(
