@@ -85,3 +85,17 @@ def test_arithmetic_checks_need_the_result_stated(item_id: str, reply: str, righ
     """Where the answer's number also appears in the question or in a wrong working, only a stated result counts."""
     items = {item.id: item for item in load_items(SET)}
     assert judge(items[item_id], reply, NOW).right is right
+
+
+@pytest.mark.parametrize(
+    ("reply", "right"),
+    [
+        ("The largest planet in the solar system is Jupiter.", True),
+        ("Jupiter, which is bigger than Saturn.", True),
+        ("The largest planet in the solar system is Jupiter, but it's actually Saturn.", False),  # taken back
+        ("The largest planet is Saturn.", False),
+    ],
+)
+def test_an_answer_taken_back_is_not_right(reply: str, right: bool) -> None:
+    (item,) = [i for i in load_items(SET) if i.id == "k-largest-planet"]
+    assert judge(item, reply, NOW).right is right
