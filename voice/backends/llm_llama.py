@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from voice.config import LlmConfig
 from voice.kvcache import KvCache, KvPlan, KvStats, common_prefix
 from voice.loops import ReplyGuard
@@ -132,11 +134,7 @@ class LlamaLlm:
         """Evaluate the part of the prompt every turn starts with (the system prompt), once."""
         a, _ = self.tokens([system, ChatMessage("user", "a")])
         b, _ = self.tokens([system, ChatMessage("user", "b")])
-        prefix = []
-        for x, y in zip(a, b, strict=False):
-            if x != y:
-                break
-            prefix.append(x)
+        prefix = a[: common_prefix(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))]
         with self._lock:
             self._llm.reset()  # type: ignore[no-untyped-call]
             self._llm.eval(prefix)
@@ -149,8 +147,6 @@ class LlamaLlm:
         return self._kv.stats()
 
     def _live_prefix(self, tokens: Sequence[int]) -> int:
-        import numpy as np
-
         return common_prefix(np.asarray(self._llm._input_ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64))
 
     def _save_state(self) -> None:
