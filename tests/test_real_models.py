@@ -471,7 +471,7 @@ def test_the_llm_methods_benchmarks_use() -> None:
     llm = load_llm(config, config.llm.model, draft_model=prompt_lookup_draft(3, 4))
     text = "red green blue " * 6
     messages = [ChatMessage("system", "Repeat the user's words exactly."), ChatMessage("user", text)]
-    tokens, _ = llm.tokens(messages)
+    tokens, _ = llm.tokens(llm.view.preview(messages))  # the prompt as generate() renders it (tidied)
     assert llm.draft_stats is not None and llm.draft_stats.calls == 0
     reply = "".join(
         e.text for e in llm.generate(messages, max_tokens=12, cancel=threading.Event()) if isinstance(e, TextDelta)
