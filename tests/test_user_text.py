@@ -25,6 +25,8 @@ from voice.user_text import tidy, tidy_messages
         ("Wait... what", "Wait... What?"),
         ("Play some music!", "Play some music!"),
         ("what is 10% of 250", "What is 10% of 250?"),
+        ("first line.\nsecond line", "First line.\nSecond line."),
+        ("tell me about these:", "Tell me about these:"),
         ("", ""),
         ("42", "42"),
     ],
@@ -39,7 +41,11 @@ def test_typed_text_is_left_as_it_is() -> None:
 
 
 def test_only_user_messages_are_tidied() -> None:
-    messages = [ChatMessage("system", "be brief"), ChatMessage("user", "who are you"), ChatMessage("assistant", "me")]
+    messages = [
+        ChatMessage("system", "be brief"),
+        ChatMessage("user", "who are you"),
+        ChatMessage("assistant", "me"),
+    ]
     assert tidy_messages(messages) == [messages[0], ChatMessage("user", "Who are you?"), messages[2]]
 
 

@@ -30,17 +30,20 @@ QUESTION_WORDS = frozenset({
 """A sentence that starts with one of these asks something ("Do" and "Will" as commands are rare to an
 assistant; "have" and "may" start statements as often as questions, so they are not here)."""
 
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+_SENTENCE_END = re.compile(r"((?<=[.?!])\s+)")
+"""The space after a sentence's end mark; captured, so that the text keeps its own spacing and line breaks."""
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
 
 
 def tidy(text: str) -> str:
     """``text`` with each sentence's first word capitalized (when it is all lower case: "iPhone" stays) and
-    a question ending in "?" instead of "." or nothing; a last sentence with no end mark gets "."."""
+    a question ending in "?" instead of "." or nothing; a last sentence ending in a letter or digit gets "."
+    (the spacing between sentences, line breaks included, is kept)."""
     stripped = text.strip()
     if not stripped:
         return text
-    return " ".join(_sentence(s) for s in _SENTENCE_END.split(stripped))
+    parts = _SENTENCE_END.split(stripped)  # sentence, space, sentence, …
+    return "".join(p if i % 2 else _sentence(p) for i, p in enumerate(parts))
 
 
 def _sentence(s: str) -> str:
@@ -55,6 +58,8 @@ def _sentence(s: str) -> str:
         return s
     if s.endswith("."):
         return s[:-1] + "?" if question else s
+    if not s[-1].isalnum():  # "…, please:" or a quote: left as written
+        return s
     return s + ("?" if question else ".")
 
 
