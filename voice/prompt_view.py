@@ -21,10 +21,13 @@ class PromptView:
 
     def apply(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         """The messages for this turn's prompt; the grounding remembers the newest user message's note."""
-        out = tidy_messages(messages) if self.tidy else list(messages)
+        out = self._tidied(messages)
         return self.grounding.apply(out) if self.grounding is not None else out
 
     def preview(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         """What :meth:`apply` would give, remembering nothing (for counting tokens before the turn)."""
-        out = tidy_messages(messages) if self.tidy else list(messages)
+        out = self._tidied(messages)
         return self.grounding.preview(out) if self.grounding is not None else out
+
+    def _tidied(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        return tidy_messages(messages) if self.tidy else list(messages)
