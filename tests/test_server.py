@@ -5,6 +5,7 @@ reset, end_turn and stop."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Awaitable, Callable
 
@@ -16,6 +17,7 @@ from tests.units import FAKE_MS, MS
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
 from voice.server import VoiceServer
+from voice.turn import Utterance
 
 SCALE = 0.1 * FAKE_MS  # fake model times × 0.1: a short turn takes ~40 MS of "compute"
 
@@ -178,6 +180,23 @@ async def test_barge_in_over_the_socket() -> None:
         _, text = await http_get(srv.port, "/metrics")
         assert 'voice_turns_total{outcome="cancelled"} 1' in text
         assert 'voice_stage_latency_ms_count{stage="total"} 1' in text
+        await p.close()
+
+
+async def test_a_cancelled_turn_lets_go_of_its_audio() -> None:
+    """A turn cancelled by barge-in, and still the session's last, holds no reference to its utterance: a
+    cancelled task keeps its error, whose traceback keeps the turn's frames and so the audio."""
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
+        p = await Probe.connect(srv.url)
+        await p.say(tagged_speech("long1"))
+        await p.wait_type("audio_start", 5)
+        await p.send_audio(tagged_speech("s1t2"))  # the user talks over the reply, and goes on talking
+        report1 = await p.wait_type("turn_report", 5, turn_id=1)
+        assert report1["outcome"] == "cancelled" and not p.of_type("speech_ended")[1:]
+        gc.collect()
+        ms = report1["utterance_ms"]
+        assert [o for o in gc.get_objects() if isinstance(o, Utterance) and len(o.audio) / 16 == ms] == []
         await p.close()
 
 

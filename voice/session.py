@@ -54,6 +54,15 @@ log = logging.getLogger("voice.session")
 BARGE_IN = "barge-in"
 
 
+def _let_go_of_cancellation(task: asyncio.Task[TurnReport]) -> None:
+    """Done callback of a turn's task. A cancelled task keeps its ``CancelledError`` until someone retrieves
+    it, and the error's traceback keeps the turn's frames alive, and with them the utterance's audio (up to
+    30 s: 1.9 MiB per session while the cancelled turn is its last). Retrieving it lets them go."""
+    if task.cancelled():
+        with contextlib.suppress(asyncio.CancelledError):
+            task.result()
+
+
 class Session:
     """One client connection's conversation."""
 
@@ -227,6 +236,7 @@ class Session:
         # A task cancelled before it ran (barge-in right after the endpoint, or while it waited for the
         # previous turn) never enters run_turn: report it here, so no turn goes unreported.
         task.add_done_callback(lambda t: self._report_if_lost(t, timer, utterance))
+        task.add_done_callback(_let_go_of_cancellation)
         self._turn = task
         self.turns = [t for t in self.turns if not t.done()]
         self.turns.append(task)
@@ -257,6 +267,7 @@ class Session:
             name=f"{self.id}-speculation",
         )
         spec.task.add_done_callback(lambda t: self._report_if_lost(t, timer, utterance, spec.sink))
+        spec.task.add_done_callback(_let_go_of_cancellation)
         self.speculator.add(spec)
         self.turns = [t for t in self.turns if not t.done()]
         self.turns.append(spec.task)
