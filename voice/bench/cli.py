@@ -278,8 +278,13 @@ def add_bench_parser(sub: Any) -> None:
         help="text mode: write each question as Whisper often does (first letter lower case, '?' as '.'), to "
         "see how much the LLM cares about the STT's spelling",
     )  # fmt: skip
+    q.add_argument(
+        "--rejudge", type=Path, default=None, metavar="RESULT.json",
+        help="run no model: judge the replies of a stored result again with the question set's checks as they are "
+        "now (clock items and asked-again rows keep their verdict); write it with --out",
+    )  # fmt: skip
     outputs(q, "reply")
-    q.set_defaults(func=runner("quality"))
+    q.set_defaults(func=runner("quality_cmd"))
 
     r = bs.add_parser(
         "remote",

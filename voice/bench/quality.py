@@ -162,7 +162,7 @@ def markdown(result: TextResult | SpokenResult) -> str:
     if result.mode == "spoken":
         return markdown_spoken(cast("SpokenResult", result))
     text = cast("TextResult", result)
-    parts = ["# voice bench quality (text mode)", "", machine_markdown(text.machine), ""]
+    parts = ["# voice bench quality (text mode)", "", machine_markdown(text.machine), "", *_rejudged(text)]
     parts += [f"Question set: `{text.question_set}`"
               + (" (each question written as the STT often writes it: first letter lower case, \"?\" as \".\")"
                  if text.as_transcribed else "")
@@ -342,6 +342,11 @@ def run_spoken(
     return result_of(config, set_path, machine, setup, models)
 
 
+def _rejudged(result: TextResult | SpokenResult) -> list[str]:
+    """The paragraph of a result judged again (``--rejudge``), or nothing."""
+    return [] if result.rejudged is None else [f"**{result.rejudged}**", ""]
+
+
 def _tidy_note(tidy: bool | None) -> str:
     """The ``[llm] tidy_user_text`` setting, for results that record it."""
     return "" if tidy is None else f"; `[llm] tidy_user_text = {'true' if tidy else 'false'}`"
@@ -350,7 +355,7 @@ def _tidy_note(tidy: bool | None) -> str:
 def markdown_spoken(result: SpokenResult) -> str:
     setup = result.spoken
     assert setup is not None, "a spoken-mode result has its setup"
-    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result.machine), ""]
+    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result.machine), "", *_rejudged(result)]
     parts += [f"Question set: `{result.question_set}`, spoken by {', '.join(setup.voices)} in turn"
               + (f" and the matching recordings of `{setup.speech_dir}`" if setup.speech_dir else "")
               + f"; STT `{setup.stt}`, TTS `{setup.tts}`; the whole loop (VAD, end of turn, "

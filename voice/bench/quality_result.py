@@ -265,11 +265,16 @@ class QualityResult(Generic[Summary, Row]):
     as_transcribed: bool = False
     """Text mode's ``--as-transcribed``: each question written as the STT often does (lower-case first
     letter, "." for "?")."""
+    rejudged: str | None = None
+    """Judged again later with the question set's checks of that time (``--rejudge``): when, from what, and
+    which verdicts changed; None: judged as it ran."""
 
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {} if self.tidy_user_text is None else {"tidy_user_text": self.tidy_user_text}
         if self.as_transcribed:
             extra["as_transcribed"] = True
+        if self.rejudged is not None:
+            extra["rejudged"] = self.rejudged
         return {
             "mode": self.mode,
             "machine": self.machine.to_json(),
@@ -292,6 +297,7 @@ class QualityResult(Generic[Summary, Row]):
         header["machine"] = Machine.from_json(data["machine"])
         tail = {k: data[k] for k in ("system_prompt", "max_reply_tokens", "skills")}
         tail |= {"tidy_user_text": data.get("tidy_user_text"), "as_transcribed": data.get("as_transcribed", False)}
+        tail["rejudged"] = data.get("rejudged")
         if data["mode"] == "spoken":
             setup = SpokenSetup(tuple(data["voices"]), data["speech_dir"], data["stt"], data["tts"])
             spoken = tuple(
