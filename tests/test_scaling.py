@@ -25,9 +25,12 @@ CLI = [sys.executable, "-c", "import sys; from voice.cli import main; sys.exit(m
 def start_replica(tmp_path: Path, name: str, base_url: str) -> tuple[subprocess.Popen[str], int]:
     folder = tmp_path / name
     folder.mkdir()
+    # One llama.cpp server slot: a replica's request waits for the other's whole reply before its first token.
+    # On a loaded machine (seen once under two extra busy processes: 3 tokens/s) that is longer than the default
+    # 10 s read timeout, which this test is not about.
     (folder / "config.toml").write_text(
         '[server]\nport = 0\nturn_log = "turns.jsonl"\nmax_ingress_realtime = 1000.0\n'
-        f'[llm]\nbackend = "openai"\nbase_url = "{base_url}"\n'
+        f'[llm]\nbackend = "openai"\nbase_url = "{base_url}"\nread_timeout_s = 60.0\n'
     )
     proc = subprocess.Popen(
         [*CLI, "serve", "--config", "config.toml", "--fake-models"],
