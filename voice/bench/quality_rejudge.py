@@ -38,6 +38,7 @@ from voice.bench.quality import (
 from voice.bench.quality_result import (
     ModelQuality,
     QualityResult,
+    Row,
     SpokenResult,
     SpokenRow,
     TextResult,
@@ -82,22 +83,10 @@ def _item_for(row_id: str, question: str, items: Mapping[str, Item], as_transcri
     return item
 
 
-def _text_row(row: TextRow, item: Item, now: datetime) -> TextRow:
-    if item.clock:
-        return row
-    v = judge(item, row.reply, now)
-    return dataclasses.replace(
-        row,
-        right=v.right,
-        refusal_expected=item.refusal,
-        refused=v.refused,
-        repeats=v.repeats,
-        failed=v.failed,
-    )
-
-
-def _spoken_row(row: SpokenRow, item: Item, now: datetime) -> SpokenRow:
-    if item.clock or row.asked_again:
+def _judged_again(row: Row, item: Item, now: datetime) -> Row:
+    """``row`` with the verdict of ``item``'s checks; a clock item's row, or a spoken row that asked to say it
+    again, as it was."""
+    if item.clock or (isinstance(row, SpokenRow) and row.asked_again):
         return row
     v = judge(item, row.reply, now)
     return dataclasses.replace(
@@ -122,7 +111,7 @@ def rejudge(
         spoken = cast("SpokenResult", result)
         models_s = []
         for m in spoken.models:
-            rows_s = tuple(_spoken_row(r, _item_for(r.id, r.question, by_id, False), now) for r in m.rows)
+            rows_s = tuple(_judged_again(r, _item_for(r.id, r.question, by_id, False), now) for r in m.rows)
             changes += _changes(m.llm, m.rows, rows_s)
             models_s.append(ModelQuality(m.llm, summarize_spoken(rows_s), rows_s))
         return dataclasses.replace(spoken, models=tuple(models_s), rejudged=_summary(note, changes)), changes
@@ -130,7 +119,7 @@ def rejudge(
     models_t = []
     for t in text.models:
         rows_t = tuple(
-            _text_row(r, _item_for(r.id, r.question, by_id, text.as_transcribed), now) for r in t.rows
+            _judged_again(r, _item_for(r.id, r.question, by_id, text.as_transcribed), now) for r in t.rows
         )
         changes += _changes(t.llm, t.rows, rows_t)
         models_t.append(ModelQuality(t.llm, summarize(rows_t), rows_t))
