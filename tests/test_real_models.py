@@ -143,6 +143,48 @@ def test_unsure_beam_redecodes_only_unsure_turns(tmp_path: Path) -> None:
     )
 
 
+def test_unsure_full_window_transcribes_only_unsure_turns_again(tmp_path: Path) -> None:
+    """``[stt] unsure_full_window``: a short-window transcript under ``ask_again_below_logprob`` is transcribed
+    again on the full 30 s window and the surer of the two kept; a sure one is left exactly as it was. Questions
+    of the spoken quality set, in the voices that made tiny.en's short window unsure of them there."""
+    from voice.backends.stt_whisper import WhisperStt
+    from voice.bench.voices import parse_voices, synthesize
+    from voice.config import SttConfig
+
+    model_dir = DEFAULT_MODELS_ROOT / "stt" / "tiny.en"
+    plain, second = WhisperStt(model_dir, SttConfig()), WhisperStt(model_dir, SttConfig(unsure_full_window=True))
+    threshold = SttConfig().ask_again_below_logprob
+    said = {
+        "Is the Sun a star or a planet?": "flite:slt",
+        "What is seven times thirty?": "espeak-ng:en-us+m7",
+        "Play some jazz music.": "espeak-ng:en-gb+f3",
+        "What is the capital of Japan?": "espeak-ng:en-us+m7",
+    }
+    clips = {q: synthesize(parse_voices(v)[0], q, tmp_path, f"clip{n}") for n, (q, v) in enumerate(said.items())}
+    warm_up = second.unsure_full_windows, second.unsure_full_windows_kept, plain.unsure_full_windows
+    unsure = kept = 0
+    for phrase, audio in clips.items():
+        before, after = plain.hear(audio), second.hear(audio)
+        assert before.avg_logprob is not None and after.avg_logprob is not None
+        if before.avg_logprob >= threshold:
+            assert after == before, phrase
+            continue
+        unsure += 1
+        full = plain._full(audio)
+        assert full.avg_logprob is not None
+        if full.avg_logprob > before.avg_logprob:
+            kept += 1
+            assert after == full, (phrase, before, full, after)
+        else:
+            assert after == before, (phrase, before, full, after)
+    assert unsure >= 2 and kept >= 1 and unsure < len(clips)  # both branches were taken
+    assert (second.unsure_full_windows, second.unsure_full_windows_kept, plain.unsure_full_windows) == (
+        warm_up[0] + unsure,
+        warm_up[1] + kept,
+        0,
+    )
+
+
 TIMER_COMMANDS = {
     "Set a timer for ten minutes.": 600.0,
     "Set a timer for thirty seconds.": 30.0,

@@ -115,6 +115,10 @@ class WhisperStt:
         """Unsure short-window decodes decoded again with ``[stt] unsure_beam_size``."""
         self.unsure_redecodes_kept = 0
         """Of those, the ones whose second decode was surer (and replaced the first)."""
+        self.unsure_full_windows = 0
+        """Unsure short-window transcripts transcribed again on the full window (``[stt] unsure_full_window``)."""
+        self.unsure_full_windows_kept = 0
+        """Of those, the ones where the full window was surer (and replaced the short one)."""
         self.transcribe(np.zeros(16000, np.float32))  # warm up: first call allocates and JITs kernels
         self.transcribe_full(np.zeros(16000, np.float32))
 
@@ -128,9 +132,24 @@ class WhisperStt:
             heard = self._short(audio)
             if heard is not None:
                 self.short_windows += 1
+                if self.config.unsure_full_window and self._unsure(heard):
+                    return self._surer(heard, audio)
                 return heard
             self.fallbacks += 1
         return self._full(audio)
+
+    def _unsure(self, heard: Heard) -> bool:
+        return heard.avg_logprob is not None and heard.avg_logprob < self.config.ask_again_below_logprob
+
+    def _surer(self, heard: Heard, audio: np.ndarray) -> Heard:
+        """``[stt] unsure_full_window``: the full window's transcript of an utterance the short window was unsure
+        of, when the full window is surer."""
+        self.unsure_full_windows += 1
+        full = self._full(audio)
+        if full.avg_logprob is None or heard.avg_logprob is None or full.avg_logprob <= heard.avg_logprob:
+            return heard
+        self.unsure_full_windows_kept += 1
+        return full
 
     def transcribe_full(self, audio: np.ndarray) -> str:
         """faster-whisper's own path on the full 30 s window."""
