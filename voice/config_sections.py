@@ -113,7 +113,12 @@ class SttConfig:
 
     def unsure(self, avg_logprob: float | None) -> bool:
         """The STT's confidence says its words are probably wrong: ask the user again (``ask_again``)."""
-        return self.ask_again and avg_logprob is not None and avg_logprob < self.ask_again_below_logprob
+        return self.ask_again and self.doubtful(avg_logprob)
+
+    def doubtful(self, avg_logprob: float | None) -> bool:
+        """Under ``ask_again_below_logprob`` (None: the backend gives no confidence), whether or not ``ask_again``
+        is on: what ``unsure_beam_size`` and ``unsure_full_window`` decode again."""
+        return avg_logprob is not None and avg_logprob < self.ask_again_below_logprob
 
 
 @dataclass(frozen=True)

@@ -132,14 +132,11 @@ class WhisperStt:
             heard = self._short(audio)
             if heard is not None:
                 self.short_windows += 1
-                if self.config.unsure_full_window and self._unsure(heard):
+                if self.config.unsure_full_window and self.config.doubtful(heard.avg_logprob):
                     return self._surer(heard, audio)
                 return heard
             self.fallbacks += 1
         return self._full(audio)
-
-    def _unsure(self, heard: Heard) -> bool:
-        return heard.avg_logprob is not None and heard.avg_logprob < self.config.ask_again_below_logprob
 
     def _surer(self, heard: Heard, audio: np.ndarray) -> Heard:
         """``[stt] unsure_full_window``: the full window's transcript of an utterance the short window was unsure
@@ -187,7 +184,7 @@ class WhisperStt:
         encoded = self._model.encode(padded)
         max_new = int(20 + 6 * len(audio) / 16000)
         tokens, avg_logprob = self._decode(encoded, self.config.beam_size, max_new)
-        if self.config.unsure_beam_size and avg_logprob < self.config.ask_again_below_logprob:
+        if self.config.unsure_beam_size and self.config.doubtful(avg_logprob):
             self.unsure_redecodes += 1
             again, again_logprob = self._decode(encoded, self.config.unsure_beam_size, max_new)
             if again_logprob > avg_logprob:
