@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from voice.bench.quality_result import (
     Row,
     SpokenResult,
     SpokenRow,
+    Summary,
     TextResult,
     TextRow,
 )
@@ -105,25 +106,33 @@ def rejudge(
     """``result`` judged by ``items``' checks, and the items whose verdict changed; ``note`` says when, from
     what and with which checks (it goes into the result's ``rejudged``)."""
     by_id = {i.id: i for i in items}
-    now = datetime.now().astimezone()  # no clock item is judged again: any moment will do
     changes: list[Change] = []
     if result.mode == "spoken":
         spoken = cast("SpokenResult", result)
-        models_s = []
-        for m in spoken.models:
-            rows_s = tuple(_judged_again(r, _item_for(r.id, r.question, by_id, False), now) for r in m.rows)
-            changes += _changes(m.llm, m.rows, rows_s)
-            models_s.append(ModelQuality(m.llm, summarize_spoken(rows_s), rows_s))
-        return dataclasses.replace(spoken, models=tuple(models_s), rejudged=_summary(note, changes)), changes
+        models_s = _models(spoken.models, summarize_spoken, by_id, False, changes)
+        return dataclasses.replace(spoken, models=models_s, rejudged=_summary(note, changes)), changes
     text = cast("TextResult", result)
-    models_t = []
-    for t in text.models:
-        rows_t = tuple(
-            _judged_again(r, _item_for(r.id, r.question, by_id, text.as_transcribed), now) for r in t.rows
+    models_t = _models(text.models, summarize, by_id, text.as_transcribed, changes)
+    return dataclasses.replace(text, models=models_t, rejudged=_summary(note, changes)), changes
+
+
+def _models(
+    models: Sequence[ModelQuality[Summary, Row]],
+    summarize_rows: Callable[[Sequence[Row]], Summary],
+    items: Mapping[str, Item],
+    as_transcribed: bool,
+    changes: list[Change],
+) -> tuple[ModelQuality[Summary, Row], ...]:
+    """Each model's rows judged again and summarized anew; the verdicts that changed are added to ``changes``."""
+    now = datetime.now().astimezone()  # no clock item is judged again: any moment will do
+    out = []
+    for m in models:
+        rows = tuple(
+            _judged_again(r, _item_for(r.id, r.question, items, as_transcribed), now) for r in m.rows
         )
-        changes += _changes(t.llm, t.rows, rows_t)
-        models_t.append(ModelQuality(t.llm, summarize(rows_t), rows_t))
-    return dataclasses.replace(text, models=tuple(models_t), rejudged=_summary(note, changes)), changes
+        changes += _changes(m.llm, m.rows, rows)
+        out.append(ModelQuality(m.llm, summarize_rows(rows), rows))
+    return tuple(out)
 
 
 def _changes(
