@@ -55,7 +55,7 @@ def ended(machine: Machine) -> Machine:
 
 def fake_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bench run's machine record is :data:`FAKE_MACHINE`, completed with ``"end": "x"``."""
-    monkeypatch.setattr(scaffold, "machine_info", lambda: FAKE_MACHINE)
+    monkeypatch.setattr(scaffold, "machine_info", lambda **_: FAKE_MACHINE)
     monkeypatch.setattr(scaffold, "finish", ended)
 
 
@@ -89,7 +89,7 @@ def committed_machine(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     with ``"end": "x"``."""
     record = committed_record(json.loads((RESULTS / name).read_text(encoding="utf-8")))
     assert record is not None
-    monkeypatch.setattr(scaffold, "machine_info", lambda: Machine.from_json(record))
+    monkeypatch.setattr(scaffold, "machine_info", lambda **_: Machine.from_json(record))
     monkeypatch.setattr(scaffold, "finish", ended)
 
 

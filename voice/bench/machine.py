@@ -99,9 +99,13 @@ def other_cpu(start: dict[str, float], end: dict[str, float], cores: int) -> dic
     }
 
 
-def machine_info(argv: list[str] | None = None) -> Machine:
-    """Machine, software and circumstances of a run (call it at the start of the run)."""
+def machine_info(argv: list[str] | None = None, config: Path | None = None) -> Machine:
+    """Machine, software and circumstances of a run (call it at the start of the run); ``config``: the run's
+    ``--config`` file, whose differences from the repo's ``config.toml`` the record keeps."""
     import psutil
+
+    from voice.bench.config_diff import config_changes
+    from voice.config import DEFAULT_CONFIG_PATH
 
     versions: dict[str, str] = {}
     for lib in _LIBRARIES:
@@ -127,6 +131,7 @@ def machine_info(argv: list[str] | None = None) -> Machine:
         libraries=versions,
         env={k: os.environ[k] for k in _ENV if k in os.environ},
         cpu_at_start=cpu_snapshot(),
+        config_changes=None if config is None else config_changes(config, DEFAULT_CONFIG_PATH),
     )
 
 
@@ -177,10 +182,18 @@ def machine_markdown(info: Machine) -> str:
             *([f"| Re-measured samples | {guard_markdown(info.guard)} |"] if info.guard else []),
             f"| Git commit | `{info.git_commit}` |",
             f"| Command | `{info.command}` |",
+            *([f"| Config | {config_markdown(info.config_changes)} |"] if info.config_changes is not None else []),
             f"| Libraries | {libs} |",
             f"| Thread env | {env} |",
         ]
     )
+
+
+def config_markdown(changes: tuple[str, ...]) -> str:
+    """The Config row of the machine block: how ``--config`` differed from the repo's ``config.toml``."""
+    if not changes:
+        return "`--config` says the same as the repo's config.toml"
+    return "the repo's config.toml except: " + "; ".join(f"`{c}`".replace("|", "\\|") for c in changes)
 
 
 def others_share(sample_s: float = 10.0) -> float:

@@ -91,6 +91,9 @@ class Machine:
     steal_cpu_percent: float | None = None
     """Share of the machine's CPU time the hypervisor stole from start to end (%, 1 decimal; None as for
     :attr:`other_processes_cpu_percent`)."""
+    config_changes: tuple[str, ...] | None = None
+    """How the run's ``--config`` file differed from the repo's ``config.toml``, key by key
+    (:func:`voice.bench.config_diff.config_changes`; empty: in nothing); None: no ``--config`` given."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of a read record this class does not know, with their values, in their order."""
 
@@ -104,13 +107,14 @@ class Machine:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Machine:
         own = {k: v for k, v in data.items() if k in _KNOWN}
-        guard, end = own.get("guard"), own.get("load_average_at_end")
+        guard, end, changes = own.get("guard"), own.get("load_average_at_end"), own.get("config_changes")
         return cls(
             **{
                 **own,
                 "load_average_at_start": tuple(own["load_average_at_start"]),
                 "guard": None if guard is None else GuardSummary.from_json(guard),
                 "load_average_at_end": None if end is None else tuple(end),
+                "config_changes": None if changes is None else tuple(changes),
             },
             extra={k: v for k, v in data.items() if k not in _KNOWN},
         )

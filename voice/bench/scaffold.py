@@ -68,6 +68,7 @@ class BenchRun:
 
     def __init__(self, args: argparse.Namespace, *, say: Callable[[str], None] = print) -> None:
         self.outputs = Outputs.from_args(args)
+        self.config: Path | None = getattr(args, "config", None)
         self.max_load: float | None = getattr(args, "max_load", None)
         self.wait_max_s: float = getattr(args, "wait_max", 600.0)
         self.say = say
@@ -78,7 +79,7 @@ class BenchRun:
         """Wait for a quiet machine (with ``--max-load``), then record the machine and its load: the start of
         the run. Returns that record, which the result should carry (``end`` puts the completed one there)."""
         wait_for_quiet(self.max_load, timeout_s=self.wait_max_s, log=self.say)
-        self.machine = machine_info()
+        self.machine = machine_info(config=self.config)
         return self.machine
 
     def guard(self, log: Callable[[str], None] | None = None) -> Guard:
