@@ -11,6 +11,7 @@ and :mod:`voice.config` without an import cycle. (A value's type is checked befo
 from __future__ import annotations
 
 from voice import config_sections as sections
+from voice.tcp_address import parse_tcp_uri
 
 #: Whisper conditions on at most 223 tokens of earlier text; ~600 characters of English stays under that.
 MAX_STT_CONTEXT_CHARS = 600
@@ -123,8 +124,6 @@ def _check_backend(section: str, backend: str, uri: str, timeout_s: float) -> No
     if timeout_s <= 0:
         raise ConfigError(f"[{section}] timeout_s must be positive, got {timeout_s}")
     if backend == "wyoming":
-        from voice.wyoming.uri import parse_tcp_uri
-
         problem = parse_tcp_uri(uri)
         if isinstance(problem, str):
             raise ConfigError(f"[{section}] uri: {problem}")

@@ -18,8 +18,8 @@ from collections import deque
 
 from wyoming.event import Event, write_event
 
+from voice.tcp_address import parse_tcp_uri
 from voice.wyoming.framing import FrameDecoder, FramingError
-from voice.wyoming.uri import parse_tcp_uri
 
 #: Largest event accepted from a server (a TTS server may send a whole sentence as one chunk).
 MAX_EVENT_BYTES = 16 << 20

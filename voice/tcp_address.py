@@ -1,4 +1,5 @@
-"""``tcp://HOST:PORT``, the address of a Wyoming server (the only kind the client backends connect to)."""
+"""``tcp://HOST:PORT``, the address of a Wyoming server (the only kind the client backends connect to): parsed
+here for the config checks, which reject a bad one at start-up, and for the client, which connects to it."""
 
 from __future__ import annotations
 
