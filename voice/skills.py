@@ -1,4 +1,5 @@
-"""Local skills: exact answers matched on the transcript, without the LLM (current time, date, arithmetic).
+"""Local skills: exact answers matched on the transcript, without the LLM (current time and date:
+:mod:`voice.clock_questions`; arithmetic, unit conversion, location, thanks).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -12,6 +13,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
+from voice import clock_questions
 from voice.numbers import parse_number, say_number
 from voice.units import convert
 
@@ -76,20 +78,7 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return "You're welcome."
     if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
         return "Goodbye."
-    if re.search(r"\bwhat time is it\b|\bwhat'?s the time\b|\bwhat is the time\b|^the time( now)?$|\bcurrent time\b"
-                 r"|\btime is it\b|^(the )?(current )?time( right)? now$|\bthe time (right )?now\b", t):  # fmt: skip
-        return f"It's {now.strftime('%H:%M')}."
-    if re.search(r"\bwhat day (of the week )?is (it|today)\b|\bwhich day is (it|today)\b", t):
-        return f"Today is {now.strftime('%A')}."
-    if re.search(
-        r"\b(what'?s|what is) (the date|today'?s date)\b|\bwhat date is (it|today)\b|\bthe date today\b", t
-    ):
-        return f"Today is {now.strftime('%A')}, {now.day} {now.strftime('%B %Y')}."
-    if re.fullmatch(r"what year is (it|this)( now)?", t):
-        return f"It's {now.year}."
-    if re.fullmatch(r"what month is (it|this)( now)?", t):
-        return f"It's {now.strftime('%B')}."
-    return _arithmetic(t) or convert(t)
+    return clock_questions.answer(t, now) or _arithmetic(t) or convert(t)
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
