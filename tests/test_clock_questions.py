@@ -60,6 +60,7 @@ def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply
         "What day is Christmas this year?",
         "What day of the week was the moon landing?",
         "What's the date of the Battle of Hastings?",
+        "Tell me the date you were released.",
         "Update the date on my document.",
         "This month is busy.",
         "How much time is left on the timer?",

@@ -29,7 +29,7 @@ _TIME = re.compile(
 )
 _DATE = re.compile(
     rf"^{_ASK}?\s*(?:is )?(?:the |today'?s |todays )?(?:current )?date(?: {_NOW}| {_WHEN})*$"
-    r"|\b(?:what'?s|what is|whats|tell me|give me) (?:the|today'?s|todays) (?:current )?date\b(?! of\b)"
+    rf"|\b(?:what'?s|what is|whats|tell me|give me) (?:the|today'?s|todays) (?:current )?date(?: {_NOW}| {_WHEN})*$"
     rf"|\bwhat date is (?:it|{_WHEN})\b|\bwhat(?:'?s| is| was) the date {_WHEN}\b|\b(?:current|today'?s) date\b"
 )
 _WEEKDAY = re.compile(
