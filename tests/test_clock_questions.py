@@ -43,6 +43,17 @@ NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
         ("Which year is it now?", "It's 2026."),
         ("What's the current month?", "It's December."),
         ("What month is this?", "It's December."),
+        # put otherwise, but about nothing else than the present moment
+        ("Got the time?", "It's 17:20."),
+        ("What time have you got?", "It's 17:20."),
+        ("Today's date, please.", "Today is Friday, 4 December 2026."),
+        ("What day of the month is it?", "Today is Friday, 4 December 2026."),
+        ("Tell me what day it is.", "Today is Friday."),
+        ("Is it the weekend?", "No, today is Friday."),
+        ("Is tomorrow the weekend?", "Yes, tomorrow is Saturday."),
+        ("Was yesterday a Thursday?", "Yes, yesterday was Thursday."),
+        ("Are we in December?", "Yes, it's December."),
+        ("Are we in May?", "No, it's December."),
     ],
 )
 def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply: str) -> None:
@@ -66,6 +77,17 @@ def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply
         "How much time is left on the timer?",
         "Set a timer for ten minutes.",
         "How long is left on my timer?",
+        # words of the clock, but about something else
+        "How are you today?",
+        "What are you doing today?",
+        "What happened today?",
+        "Have a nice day.",
+        "Good day!",
+        "What year were you made?",
+        "What day is good for a meeting?",
+        "March.",
+        "May I ask you something?",
+        "How many days are in a week?",
     ],
 )
 def test_another_moment_or_a_timer_is_not_answered_with_the_clock(question: str) -> None:

@@ -6,6 +6,9 @@ alone: "the date", "time please"). So "Tell me the date.", "Which month are we i
 are answered like "What's the date today?", while a question about another moment ("What year did the war
 end?", "What time does the bakery open?", "What day is Christmas?") or about a timer ("How much time is
 left?") is not matched, and goes on to the LLM or the timers. "Tomorrow" and "yesterday" shift the day.
+A question put in other words is still answered when its only topic is the present moment: every word is a
+field word (a weekday or month name too) or a filler ("Got the time?", "Is it the weekend?", "Are we in
+December?").
 
 :func:`answer` takes the transcript already lower-cased, without end punctuation or leading fillers (as
 :func:`voice.skills.answer` cleans it). Pure.
@@ -43,6 +46,31 @@ _MONTH_YEAR = re.compile(
 )
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")  # fmt: skip
+#: Words that ask, point or are polite, and say nothing of what is asked about.
+_FILLER = frozenset((
+    "a", "an", "the", "is", "it", "it's", "its", "are", "we", "was", "were", "be", "what", "what's", "whats",
+    "which", "when", "tell", "me", "do", "you", "know", "have", "got", "please", "can", "could", "would", "give",
+    "say", "now", "right", "today", "currently", "current", "at", "moment", "this", "of", "in", "on", "so", "hey",
+    "ok", "okay",
+))  # fmt: skip
+_NAMES = frozenset({*_WEEKDAYS, *_MONTHS, "weekend"})
+_FIELDS = frozenset({"time", "date", "day", "weekday", "month", "year", *_NAMES})
+
+
+def _words_only_about_now(t: str) -> set[str] | None:
+    """The field words of ``t`` when all its other words are fillers (a question about the present and nothing
+    else: "got the time?", "is it the weekend?"), else None."""
+    words = set(re.findall(r"[a-z']+", t))
+    fields = words & _FIELDS
+    if not fields or not words <= _FILLER | _FIELDS | {"tomorrow", "yesterday"}:
+        return None
+    if fields <= _NAMES and not words & {"is", "are", "was", "it", "we", "today", "tomorrow", "yesterday"}:
+        return None  # "March." or "May." alone is not a question about the month
+    return fields
+
+
 def _day(t: str, now: datetime) -> tuple[datetime, str]:
     """The day asked about ("tomorrow", "yesterday", else today) and how to say it."""
     when = re.search(r"\b(tomorrow|yesterday)\b", t)
@@ -69,4 +97,27 @@ def answer(t: str, now: datetime) -> str | None:
         return f"{says} {day.strftime('%A')}."
     if m := _MONTH_YEAR.search(t):
         return f"It's {now.year}." if "year" in m.group(0) else f"It's {now.strftime('%B')}."
-    return None
+    return _about_now(t, now)
+
+
+def _about_now(t: str, now: datetime) -> str | None:
+    """The same answers for a question put otherwise, when its only topic is the present moment."""
+    fields = _words_only_about_now(t)
+    if fields is None:
+        return None
+    day, says = _day(t, now)
+    weekday, month = day.strftime("%A"), now.strftime("%B")
+    asked_day = fields & {*_WEEKDAYS, "weekend"}
+    asked_month = fields & set(_MONTHS)
+    if asked_day:
+        yes = weekday.lower() in asked_day or ("weekend" in asked_day and day.weekday() >= 5)
+        return f"{'Yes' if yes else 'No'}, {says[0].lower()}{says[1:]} {weekday}."
+    if asked_month:
+        return f"{'Yes' if month.lower() in asked_month else 'No'}, it's {month}."
+    if "time" in fields:
+        return f"It's {now.strftime('%H:%M')}."
+    if "date" in fields or {"day", "month"} <= fields:  # "what day of the month is it?"
+        return f"{says} {weekday}, {day.day} {day.strftime('%B %Y')}."
+    if fields & {"day", "weekday"}:
+        return f"{says} {weekday}."
+    return f"It's {now.year}." if "year" in fields else f"It's {month}."
