@@ -6,12 +6,9 @@ from __future__ import annotations
 from voice.bench.machine import BENCHMARKS_DIR
 from voice.bench.quality import DEFAULT_SET
 from voice.bench.quality_set import load_items
+from voice.bench.quality_spoken import _words
 
 HOLDOUT = BENCHMARKS_DIR / "quality_holdout.toml"
-
-
-def _words(text: str) -> str:
-    return " ".join("".join(c for c in w if c.isalnum()) for w in text.lower().split())
 
 
 def test_the_holdout_set_is_new_questions_of_every_kind() -> None:

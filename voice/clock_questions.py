@@ -39,7 +39,6 @@ _WEEKDAY = re.compile(
     rf"\b(?:what|which) day (?:of the week )?(?:is it|is this|are we|(?:is|was) {_WHEN}|is it {_WHEN})\b"
     rf"|^(?:what|which) day(?: of the week)?(?: is it)?(?: {_NOW})*$"
 )
-_IS_IT = re.compile(rf"^(?:is|was) (?:it|{_WHEN}) (?:a )?({'|'.join(_WEEKDAYS)})(?: {_NOW}| {_WHEN})?$")
 _MONTH_YEAR = re.compile(
     r"\b(?:what|which) (?:month|year) (?:is it|is this|are we in)\b"
     rf"|^{_ASK}?\s*(?:is )?(?:the )?(?:current |this )?(?:month|year)(?: is it)?(?: {_NOW})*$"
@@ -85,10 +84,6 @@ def answer(t: str, now: datetime) -> str | None:
         return None
     if _TIME.search(t):
         return f"It's {now.strftime('%H:%M')}."
-    if m := _IS_IT.match(t):
-        day, says = _day(t, now)
-        yes = day.strftime("%A").lower() == m.group(1)
-        return f"{'Yes' if yes else 'No'}, {says[0].lower()}{says[1:]} {day.strftime('%A')}."
     if _DATE.search(t):
         day, says = _day(t, now)
         return f"{says} {day.strftime('%A')}, {day.day} {day.strftime('%B %Y')}."
