@@ -6,6 +6,7 @@ import pytest
 from voice.backends.llm_skills import SkillsLlm
 from voice.fakes import FakeLlm
 from voice.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.numbers import parse_amount, parse_fraction
 from voice.skills import answer, follow_up, parse_number
 
 NOW = datetime(2026, 12, 3, 16, 5)
@@ -19,6 +20,18 @@ NOW = datetime(2026, 12, 3, 16, 5)
 )  # fmt: skip
 def test_parse_number(text: str, value: float | None) -> None:
     assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "fraction", "amount"),
+    [("half", 0.5, 0.5), ("a quarter", 0.25, 0.25), ("three quarters", 0.75, 0.75), ("2/5", 0.4, 0.4),
+     ("seven", None, 7), ("half a", None, 0.5), ("a third of an", None, 1 / 3), ("one and a half", None, 1.5),
+     ("2 and three quarters", None, 2.75), ("two quarter", None, None), ("1/0", None, None),
+     ("five and six fifths", None, None), ("banana", None, None)],
+)  # fmt: skip
+def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: float | None) -> None:
+    assert parse_fraction(text) == fraction
+    assert parse_amount(text) == amount
 
 
 @pytest.mark.parametrize(
@@ -37,6 +50,14 @@ def test_parse_number(text: str, value: float | None) -> None:
         ("What is the square root 144?", "The square root of 144 is 12."),  # Whisper dropped the "of"
         ("What is the square root of 144?", "The square root of 144 is 12."),
         ("What is the square root of all evil?", None),
+        ("What's two thirds of 30?", "Two thirds of 30 is 20."),
+        ("what is a quarter of eighty", "A quarter of 80 is 20."),
+        ("What is 3/4 of 100?", "3/4 of 100 is 75."),
+        ("What is a third of the way?", None),
+        ("What is 9 squared?", "9 squared is 81."),
+        ("what's 2 to the power of 8", "2 to the power of 8 is 256."),
+        ("What is 10 to the power of 100?", None),  # too long to say: the LLM answers
+        ("What is minus 8 to the power of 0.5?", None),
         ("What is the capital of France?", None),
         ("Turn on the lamp.", None),
         ("What is a plus b?", None),

@@ -21,9 +21,24 @@ CASES = [
     ("Convert 0 degrees Celsius to Fahrenheit.", "0 degrees Celsius is 32 degrees Fahrenheit."),
     ("How many hours are in the day?", "There are 24 hours in a day."),  # "the" is one, in this form only
     ("How many grams are in a mile?", "Miles measure length and grams measure mass: they don't convert."),
+    # Fractions of a unit, said as people say them (2026-12-04).
+    ("How many ounces are in half a pound?", "There are 8 ounces in half a pound."),
+    ("how many minutes in an hour and a half", "There are 90 minutes in an hour and a half."),
+    ("What is one and a half miles in feet?", "One and a half miles is 7920 feet."),
+    ("How many seconds are in a quarter of an hour?", "There are 900 seconds in a quarter of an hour."),
+    ("How many metres in 3/4 of a kilometre?", "There are 750 metres in 3/4 of a kilometre."),
+    ("How many grams are in a third of a kilo?", "There are 333.3333 grams in a third of a kilo."),
+    # Years and months have no fixed length: common years of 365 days, the leap year named (2026-12-04).
+    ("How many days are in a year?", "There are 365 days in a year, or 366 in a leap year."),
+    ("how many weeks make a year", "A year has 52 weeks and 1 day, or 52 weeks and 2 days in a leap year."),
+    ("how many weeks in 2 years", "2 years have 104 weeks and 2 days, counting 365 days a year."),
+    ("How many years is 1000 days?", "There are 2.7397 years in 1000 days, counting 365 days a year."),
+    ("How many years are in a century?", "There are 100 years in a century."),
+    ("How many months are in three years?", "There are 36 months in 3 years."),
+    ("How many days are in a month?", "A month has 28 to 31 days."),
+    ("How many hours are in a month?", None),  # no fixed number: the LLM answers
     # Not conversions: left to the other skills or the LLM.
     ("How many people live in Paris?", None),
-    ("How many weeks are in a year?", None),  # a year is not a fixed number of weeks: the LLM answers
     ("What is the capital of France?", None),
     ("How many metres are in a metre?", None),
     ("What is the mile in feet?", None),

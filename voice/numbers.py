@@ -49,3 +49,41 @@ def say_number(x: float) -> str:
     if math.isclose(x, round(x), abs_tol=1e-9):
         return str(round(x))
     return f"{x:.4f}".rstrip("0").rstrip(".")
+
+
+_FRACTION_WORDS = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
+    "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "eighth": 8, "eighths": 8, "tenth": 10, "tenths": 10,
+}  # fmt: skip
+
+
+def parse_fraction(text: str) -> float | None:
+    """A fraction as said or written: ``"half"``, ``"a third"``, ``"two thirds"``, ``"three quarters"``,
+    ``"3/4"``; else None. Whole numbers are not fractions here (:func:`parse_amount` takes both)."""
+    t = " ".join(text.strip().lower().replace("-", " ").split())
+    if m := re.fullmatch(r"(\d+)\s*/\s*(\d+)", t):
+        den = int(m.group(2))
+        return int(m.group(1)) / den if den else None
+    m = re.fullmatch(r"(?:(a|an|one|[a-z]+|\d+) )?([a-z]+)", t)
+    if not m or m.group(2) not in _FRACTION_WORDS:
+        return None
+    said = m.group(1)
+    count = 1.0 if said in (None, "a", "an", "one") else parse_number(said)
+    if count is None or (count != 1 and not m.group(2).endswith("s")):
+        return None
+    return count / _FRACTION_WORDS[m.group(2)]
+
+
+def parse_amount(text: str) -> float | None:
+    """A number, a fraction, or both: ``"3"``, ``"half a"``, ``"a quarter of an"`` (before a unit),
+    ``"one and a half"``, ``"2 and three quarters"``, ``"1.5"``; else None."""
+    t = " ".join(text.strip().lower().split())
+    t = re.sub(r"\s+(?:of\s+)?(?:a|an)$", "", t)  # "half a [kilogram]", "a quarter of an [hour]"
+    if (whole := parse_number(t)) is not None:
+        return whole
+    if (part := parse_fraction(t)) is not None:
+        return part
+    m = re.fullmatch(r"(.+?) and (.+)", t)
+    if m and (whole := parse_number(m.group(1))) is not None and (part := parse_fraction(m.group(2))) is not None:
+        return whole + part if part < 1 else None
+    return None

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from voice import clock_questions
-from voice.numbers import parse_number, say_number
+from voice.numbers import parse_fraction, parse_number, say_number
 from voice.units import convert
 
 _OPS: dict[str, Callable[[float, float], float]] = {
@@ -40,6 +40,17 @@ def _clean(transcript: str) -> str:
     return re.sub(r"\s+", " ", t)
 
 
+def _power(a: float, power: float) -> float | None:
+    """``a`` to the ``power``, when it is a real number short enough to say (under 10^15), else None."""
+    try:
+        result = a**power
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not isinstance(result, float) or not math.isfinite(result) or abs(result) >= 1e15:
+        return None  # a complex root, or a number too long to speak
+    return result
+
+
 def _arithmetic(t: str) -> str | None:
     t = re.sub(r"^(what'?s|what is|how much is|calculate|compute)\s+", "", t)
     t = re.sub(r"\s*(equals?|is)$", "", t)
@@ -49,6 +60,16 @@ def _arithmetic(t: str) -> str | None:
     m = re.fullmatch(r"(?:the )?square root (?:of )?(.+)", t)  # Whisper often drops the "of"
     if m and (n := parse_number(m.group(1))) is not None and n >= 0:
         return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
+    m = re.fullmatch(r"(.+?) of (.+)", t)  # "a third of 60", "two thirds of ninety", "3/4 of 12"
+    if m and (f := parse_fraction(m.group(1))) is not None and (b := parse_number(m.group(2))) is not None:
+        part = re.sub(r"\s*/\s*", "/", m.group(1))
+        return f"{part[:1].upper()}{part[1:]} of {say_number(b)} is {say_number(f * b)}."
+    m = re.fullmatch(r"(.+?) (squared|cubed|to the power of (.+))", t)
+    if m and (a := parse_number(m.group(1))) is not None:
+        power = {"squared": 2.0, "cubed": 3.0}.get(m.group(2)) or parse_number(m.group(3) or "")
+        if power is not None and (result := _power(a, power)) is not None:
+            said = f"to the power of {say_number(power)}" if m.group(3) else m.group(2)
+            return f"{say_number(a)} {said} is {say_number(result)}."
     m = re.fullmatch(r"(.+?) percent of (.+)", t)
     if m and (a := parse_number(m.group(1))) is not None and (b := parse_number(m.group(2))) is not None:
         return f"{say_number(a)} percent of {say_number(b)} is {say_number(a * b / 100)}."

@@ -1,5 +1,7 @@
 """Unit conversion, a local skill: "how many metres are in a mile", "what is 5 pounds in kilograms",
-"convert 100 degrees Celsius to Fahrenheit". Exact factors (SI definitions; US gallon), answered without the LLM.
+"convert 100 degrees Celsius to Fahrenheit", "how many grams are in half a kilogram". Exact factors (SI
+definitions; US gallon), answered without the LLM. Months and years have no fixed length: a year is 12 months,
+365 days (366 in a leap year, which the reply says), a month 28 to 31 days.
 
 :func:`convert` takes a cleaned transcript (lower case, no final punctuation) and returns the reply, or None
 when it names no two known units of the same kind.
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from voice.numbers import parse_number, say_number
+from voice.numbers import parse_amount, parse_number, say_number
 
 # name → (dimension, factor to the base unit). Plurals and spellings are folded by :func:`_unit`.
 _UNITS: dict[str, tuple[str, float]] = {
@@ -21,16 +23,21 @@ _UNITS: dict[str, tuple[str, float]] = {
     "millisecond": ("time", 0.001), "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0),
     "day": ("time", 86400.0), "week": ("time", 604800.0),
     "millilitre": ("volume", 0.001), "litre": ("volume", 1.0), "gallon": ("volume", 3.785411784),
+    "month": ("calendar", 1.0), "year": ("calendar", 12.0), "decade": ("calendar", 120.0),
+    "century": ("calendar", 1200.0), "millennium": ("calendar", 12000.0),
 }  # fmt: skip
+_DAYS_IN_YEAR = 365  # a common year; a leap year has one more
 _ALIASES = {
     "meter": "metre", "kilometer": "kilometre", "centimeter": "centimetre", "millimeter": "millimetre",
     "km": "kilometre", "cm": "centimetre", "mm": "millimetre", "m": "metre", "feet": "foot", "inches": "inch",
     "kg": "kilogram", "kilo": "kilogram", "g": "gram", "mg": "milligram", "lb": "pound", "lbs": "pound",
     "oz": "ounce", "ton": "tonne", "liter": "litre", "milliliter": "millilitre", "ml": "millilitre", "l": "litre",
     "sec": "second", "secs": "second", "min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour",
+    "centuries": "century", "millennia": "millennium", "yr": "year", "yrs": "year",
 }  # fmt: skip
 _TEMPERATURES = {"celsius": "Celsius", "centigrade": "Celsius", "fahrenheit": "Fahrenheit"}
-_NUMBER = r"(?:a|an|one|[\w.,-]+(?: [\w-]+){0,4}?)"
+_NUMBER = r"(?:a|an|one|[\w.,/-]+(?: [\w-]+){0,4}?)"
+_AND_A_PART = r"(?: and (?P<part>a half|a quarter|three quarters))?"  # "an hour and a half"
 
 
 def _unit(word: str) -> str | None:
@@ -48,14 +55,14 @@ def _unit(word: str) -> str | None:
 def _plural(unit: str, n: float) -> str:
     if n == 1:
         return unit
-    return {"foot": "feet", "inch": "inches"}.get(unit, unit + "s")
+    return {"foot": "feet", "inch": "inches", "century": "centuries", "millennium": "millennia"}.get(unit, unit + "s")
 
 
 def _amount(text: str) -> float | None:
     t = text.strip()
     if t in ("a", "an", "one"):
         return 1.0
-    return parse_number(t)
+    return parse_amount(t)
 
 
 def _temperature(t: str) -> str | None:
@@ -79,11 +86,11 @@ def convert(t: str) -> str | None:
         return reply
     m = re.fullmatch(
         rf"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|is|make|makes|make up) (?P<n>{_NUMBER}) "
-        r"(?P<from>[a-z]+)",
+        rf"(?P<from>[a-z]+){_AND_A_PART}",
         t,
     ) or re.fullmatch(
         rf"(?:what is |what'?s |convert |how much is |how far is |how long is |how heavy is )?(?P<n>{_NUMBER}) "
-        rf"(?P<from>[a-z]+) (?:in|to|into|as) (?P<to>[a-z]+)",
+        rf"(?P<from>[a-z]+){_AND_A_PART} (?:in|to|into|as) (?P<to>[a-z]+)",
         t,
     )
     if not m:
@@ -91,18 +98,64 @@ def convert(t: str) -> str | None:
     how_many = m.re.pattern.startswith("how many")
     # "how many days are in the week": "the" is one, in this form only
     n = 1.0 if how_many and m.group("n") == "the" else _amount(m.group("n"))
+    if n is not None and m.group("part"):
+        n += parse_amount(m.group("part")) or 0.0
     src, dst = _unit(m.group("from")), _unit(m.group("to"))
     if src is None or dst is None or n is None or src == dst:
         return None
+    n_said = m.group("n").strip()
+    if n == 1:
+        said = f"{_article(n_said, src)} {src}"
+    elif parse_number(n_said) is None or m.group("part"):  # "half a kilogram", "an hour and a half": as said
+        said = " ".join(w for w in (n_said, m.group("from"), m.group("part") and f"and {m.group('part')}") if w)
+    else:
+        said = f"{say_number(n)} {_plural(src, n)}"
     (dim_a, fa), (dim_b, fb) = _UNITS[src], _UNITS[dst]
+    if "calendar" in (dim_a, dim_b) and dim_a != dim_b:
+        return _calendar(n, src, dst, said, how_many)
     if dim_a != dim_b:
         a, b = _plural(src, 2).capitalize(), _plural(dst, 2)
         return f"{a} measure {dim_a} and {b} measure {dim_b}: they don't convert."
-    out = n * fa / fb
-    shown = say_number(round(out, 4) if abs(out) >= 0.01 else float(f"{out:.3g}"))
+    return _reply(n * fa / fb, dst, said, how_many)
+
+
+def _article(said: str, unit: str) -> str:
+    if said in ("a", "an"):
+        return said
+    return "an" if unit[0] in "aeiou" or unit == "hour" else "a"
+
+
+def _shown(x: float) -> str:
+    return say_number(round(x, 4) if abs(x) >= 0.01 else float(f"{x:.3g}"))
+
+
+def _reply(out: float, dst: str, said: str, how_many: bool) -> str:
     if how_many:
-        said = m.group("n").strip()
-        article = said if said in ("a", "an") else ("an" if src[0] in "aeiou" or src == "hour" else "a")
-        article = article if n == 1 else say_number(n)
-        return f"There are {shown} {_plural(dst, out)} in {article} {_plural(src, n)}."
-    return f"{say_number(n)} {_plural(src, n)} is {shown} {_plural(dst, out)}."
+        return f"There are {_shown(out)} {_plural(dst, out)} in {said}."
+    return f"{said[:1].upper()}{said[1:]} is {_shown(out)} {_plural(dst, out)}."
+
+
+def _calendar(n: float, src: str, dst: str, said: str, how_many: bool) -> str | None:
+    """Years (and decades, centuries) against days, weeks and shorter units: common years of 365 days, with
+    the leap year's count beside it for a single year. A month against them only as its range of days."""
+    if "month" in (src, dst):
+        if n == 1 and src == "month" and dst in ("day", "week"):
+            return "A month has 28 to 31 days: about 4.3 weeks." if dst == "week" else "A month has 28 to 31 days."
+        return None
+    if _UNITS[dst][0] == "calendar":  # "how many years is 1000 days": years of 365 days
+        years = n * _UNITS[src][1] / (_DAYS_IN_YEAR * _UNITS["day"][1])
+        return f"{_reply(years * 12 / _UNITS[dst][1], dst, said, how_many)[:-1]}, counting 365 days a year."
+    if _UNITS[dst][0] != "time":
+        return None
+    years = n * _UNITS[src][1] / 12
+    common = years * _DAYS_IN_YEAR * _UNITS["day"][1] / _UNITS[dst][1]
+    if dst == "week":
+        days = round(years * _DAYS_IN_YEAR)
+        weeks = f"{days // 7} weeks" + (f" and {days % 7} day{'s' if days % 7 > 1 else ''}" if days % 7 else "")
+        if years == 1:
+            return f"A year has {weeks}, or 52 weeks and 2 days in a leap year."
+        return f"{said.capitalize()} {'has' if years == 1 else 'have'} {weeks}, counting 365 days a year."
+    if years == 1:
+        leap = (_DAYS_IN_YEAR + 1) * _UNITS["day"][1] / _UNITS[dst][1]
+        return f"{_reply(common, dst, said, how_many)[:-1]}, or {_shown(leap)} in a leap year."
+    return f"{_reply(common, dst, said, how_many)[:-1]}, counting 365 days a year."
