@@ -30,7 +30,10 @@ _DEVICE = (
     r"alarm system|security system|plugs?|sockets?|switch(?:es)?|speakers?|volume)"
 )
 _THINGS = r"(?:the |my |all (?:the )?|a |some )?(?:[\w'-]+ ){0,3}"
-_WHEN = r"(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week|weekend)|right now|now|outside|later)"
+_WHEN = (
+    r"(?:today|tonight|tomorrow|(?:this|next) (?:morning|afternoon|evening|week|weekend)|the weekend|right now|now|"
+    r"outside|later)"
+)
 _WEATHER_WORD = r"(?:weather|forecast|rain|snow|storm|sunny|cloudy|windy|umbrella|temperature|degrees)"
 _NOT_A_QUESTION_ABOUT = r"^(?!.*\b(?:why|how (?:does|do|did|can|could)|what (?:causes|makes)|who invented|explain)\b)"
 
