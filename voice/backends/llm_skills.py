@@ -1,5 +1,5 @@
-"""An LLM that answers what :mod:`voice.skills` recognises itself (and, with :mod:`voice.capabilities`, the
-requests it cannot carry out, honestly), and passes everything else on.
+"""An LLM that answers what :mod:`voice.skills` and :mod:`voice.personal_facts` recognise itself (and, with
+:mod:`voice.capabilities`, the requests it cannot carry out, honestly), and passes everything else on.
 
 Same interface as the LLM it wraps, so the runtime, the turn and the session do not change. A matched
 turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;
@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
-from voice import capabilities, skills
+from voice import capabilities, personal_facts, skills
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
 from voice.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
@@ -52,8 +52,10 @@ class SkillsLlm:
         reply = None
         if last is not None and last.role == "user":
             previous = next((m.content for m in reversed(messages[:-1]) if m.role == "assistant"), "")
+            now = self._clock()
             reply = (
-                skills.answer(last.content, self._clock(), self._location)
+                skills.answer(last.content, now, self._location)
+                or personal_facts.answer(last.content, [m.content for m in messages[:-1] if m.role == "user"], now)
                 or skills.follow_up(last.content, previous)
                 or capabilities.cannot(last.content)
             )
