@@ -79,8 +79,9 @@ def test_questions(earlier: list[str], question: str, reply: str | None) -> None
 
 
 def test_a_statement_is_acknowledged() -> None:
-    assert answer("My cat is named Luna.", [], NOW) == "Got it: your cat's name is Luna."
-    assert answer("I was born in 1985.", [], NOW) == "Got it: you were born in 1985."
+    assert answer("My cat is named Luna.", [], NOW) == "OK, I'll remember that your cat's name is Luna."
+    assert answer("I was born in 1985.", [], NOW) == "OK, I'll remember that you were born in 1985."
+    assert answer("Call me Bea.", [], NOW) == "Nice to meet you, Bea."
 
 
 def test_the_wrapper_reads_facts_from_the_conversation_only() -> None:

@@ -13,11 +13,14 @@ called Rex." then "What is my dog's name?" got "I'm so sorry for your loss…", 
 
 The facts are read again from the conversation's own user turns at each question; nothing is kept beside the
 history, so they are forgotten with it. The latest statement of a fact wins. A statement gets a short
-acknowledgement; a question about a fact never stated gets "I don't know …" rather than a guess. Anything
-else (including questions that need knowledge on top of a fact, such as "Which country do I live in?") goes on
-to the LLM. A value is at most four words, so a longer sentence ("my name is Priya and I need help with…") is
-left to the LLM, and so is a value that starts a new clause ("my favourite colour is green, what's yours?",
-"remember to buy milk"). Pure: the caller passes the user turns and the current date.
+acknowledgement, "OK, I'll remember that …" (SmolLM2-135M's own replies to such statements were "I'm sorry for
+your loss." and "Priya is a voice assistant…"; the LLM imitates the previous reply's form, and "Got it: …" made
+it answer "Which country do I live in?" with "Got it: you live in Portugal."). A question about a fact never
+stated gets "I don't know …" rather than a guess. Anything else (including questions that need knowledge on top
+of a fact, such as "Which country do I live in?") goes on to the LLM. A value is at most four words, so a
+longer sentence ("my name is Priya and I need help with…") is left to the LLM, and so is a value that starts a
+new clause ("my favourite colour is green, what's yours?", "remember to buy milk"). Pure: the caller passes
+the user turns and the current date.
 """
 
 from __future__ import annotations
@@ -91,17 +94,17 @@ def _acknowledge(fact: Fact) -> str:
     if fact.subject == "name":
         return f"Nice to meet you, {fact.value}."
     if fact.subject == _REMEMBER:
-        return f"I'll remember that: {fact.value}."
+        return f"OK, I'll remember {fact.value}."
     if fact.subject == _BORN:
-        return f"Got it: you were born in {fact.value}."
+        return f"OK, I'll remember that you were born in {fact.value}."
     if fact.subject.endswith("'s name"):
-        return f"Got it: your {fact.subject.removesuffix(' name')} name is {fact.value}."
+        return f"OK, I'll remember that your {fact.subject.removesuffix(' name')} name is {fact.value}."
     if fact.subject == "home":
-        return f"Got it: you live in {fact.value}."
+        return f"OK, I'll remember that you live in {fact.value}."
     if fact.subject.endswith("'s home"):
         who = fact.subject.removesuffix("'s home")
-        return f"Got it: your {who} lives in {fact.value}."
-    return f"Got it: your {fact.subject} is {fact.value}."
+        return f"OK, I'll remember that your {who} lives in {fact.value}."
+    return f"OK, I'll remember that your {fact.subject} is {fact.value}."
 
 
 def _age(known: dict[str, str], year: int, now: datetime) -> str:
