@@ -29,6 +29,7 @@ NOW = datetime(2026, 12, 4, 18, 0)
         ("My grandmother lives in New York.", Fact("grandmother's home", "New York")),
         ("I was born in 1985.", Fact("birth year", "1985")),
         ("Please remember the code 4471.", Fact("remembered", "4471")),
+        ("remember number 9", Fact("remembered", "9")),  # Whisper dropped "the"
         # Not facts: a clause follows, a reminder, a place of birth, a question.
         ("My name is Ann and I need help with an essay.", None),
         ("My favourite film is Alien, what's yours?", None),

@@ -70,7 +70,7 @@ def _statement(text: str) -> Fact | None:
         (rf"i live in {_VALUE}", "home"),
         (rf"my {_WHO} lives in {_VALUE}", "{who}'s home"),
         (r"i was born in (?P<v>\d{4})", _BORN),
-        (rf"(?:please )?remember (?:the (?:number|word|name|code) )?{_VALUE}", _REMEMBER),
+        (rf"(?:please )?remember (?:(?:the )?(?:number|word|name|code) )?{_VALUE}", _REMEMBER),
     )
     for pattern, subject in forms:
         if m := re.fullmatch(pattern, t, re.IGNORECASE):
