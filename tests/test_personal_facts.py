@@ -59,6 +59,7 @@ def test_statements(said: str, fact: Fact | None) -> None:
         (["My favorite color is teal."], "What's my favourite colour?", "Your favourite colour is teal."),
         (["I was born in 1985."], "How old will I be in 2040?", "You turn 55 in 2040."),
         (["I was born in 1985."], "how old was I in 2000", "You turned 15 in 2000."),
+        (["I was born in 1985."], "Our old will I be in 2040", "You turn 55 in 2040."),  # Whisper's "how"
         (["I was born in 1985."], "How old am I?", "You were born in 1985, so you turn 41 this year."),
         (["I was born in 1985."], "How old will I be next year?", "You turn 42 in 2027."),
         (

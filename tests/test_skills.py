@@ -27,7 +27,7 @@ def test_parse_number(text: str, value: float | None) -> None:
     [("half", 0.5, 0.5), ("a quarter", 0.25, 0.25), ("three quarters", 0.75, 0.75), ("2/5", 0.4, 0.4),
      ("seven", None, 7), ("half a", None, 0.5), ("a third of an", None, 1 / 3), ("one and a half", None, 1.5),
      ("2 and three quarters", None, 2.75), ("two quarter", None, None), ("1/0", None, None),
-     ("five and six fifths", None, None), ("banana", None, None)],
+     ("five and six fifths", None, None), ("banana", None, None), ("2 3rds", 2 / 3, 2 / 3), ("a 4th", 0.25, 0.25)],
 )  # fmt: skip
 def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: float | None) -> None:
     assert parse_fraction(text) == fraction
@@ -53,6 +53,7 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("What's two thirds of 30?", "Two thirds of 30 is 20."),
         ("what is a quarter of eighty", "A quarter of 80 is 20."),
         ("What is 3/4 of 100?", "3/4 of 100 is 75."),
+        ("What is 2 3rds of 90", "2 thirds of 90 is 60."),  # as Whisper wrote "two thirds", said back in words
         ("What is a third of the way?", None),
         ("What is 9 squared?", "9 squared is 81."),
         ("what's 2 to the power of 8", "2 to the power of 8 is 256."),

@@ -57,10 +57,31 @@ _FRACTION_WORDS = {
 }  # fmt: skip
 
 
+_ORDINAL_DIGITS = {
+    "3rd": "third",
+    "4th": "quarter",
+    "5th": "fifth",
+    "6th": "sixth",
+    "8th": "eighth",
+    "10th": "tenth",
+}
+
+
+def fraction_words(text: str) -> str:
+    """``text`` with fractions Whisper wrote in digits said in words: "2 3rds" → "2 thirds", "a 4th" → "a
+    quarter" (for the reply, which is spoken)."""
+
+    def word(m: re.Match[str]) -> str:
+        return _ORDINAL_DIGITS[m.group(1).lower()] + m.group(2)
+
+    return re.sub(r"\b(3rd|4th|5th|6th|8th|10th)(s?)\b", word, text, flags=re.IGNORECASE)
+
+
 def parse_fraction(text: str) -> float | None:
     """A fraction as said or written: ``"half"``, ``"a third"``, ``"two thirds"``, ``"three quarters"``,
-    ``"3/4"``; else None. Whole numbers are not fractions here (:func:`parse_amount` takes both)."""
-    t = " ".join(text.strip().lower().replace("-", " ").split())
+    ``"3/4"``, ``"2 3rds"`` (as Whisper writes it); else None. Whole numbers are not fractions here
+    (:func:`parse_amount` takes both)."""
+    t = " ".join(fraction_words(text).strip().lower().replace("-", " ").split())
     if m := re.fullmatch(r"(\d+)\s*/\s*(\d+)", t):
         den = int(m.group(2))
         return int(m.group(1)) / den if den else None
@@ -84,6 +105,10 @@ def parse_amount(text: str) -> float | None:
     if (part := parse_fraction(t)) is not None:
         return part
     m = re.fullmatch(r"(.+?) and (.+)", t)
-    if m and (whole := parse_number(m.group(1))) is not None and (part := parse_fraction(m.group(2))) is not None:
+    if (
+        m
+        and (whole := parse_number(m.group(1))) is not None
+        and (part := parse_fraction(m.group(2))) is not None
+    ):
         return whole + part if part < 1 else None
     return None

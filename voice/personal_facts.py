@@ -145,7 +145,7 @@ def _question(t: str, known: dict[str, str], now: datetime) -> str | None:
     if re.fullmatch(r"how old am i(?: now| today)?", t):
         return _age(known, now.year, now)
     if m := re.fullmatch(
-        r"how old (?:will i be|was i|am i going to be) (?:in (?P<y>\d{4})|(?P<next>next year))", t
+        r"(?:how|our|now) old (?:will i be|was i|am i going to be) (?:in (?P<y>\d{4})|(?P<next>next year))", t
     ):
         return _age(known, int(m.group("y")) if m.group("y") else now.year + 1, now)
     if re.fullmatch(r"what (?:number |word |name |code )?did i (?:ask|tell) you to remember", t):

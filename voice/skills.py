@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from voice import clock_questions
-from voice.numbers import parse_fraction, parse_number, say_number
+from voice.numbers import fraction_words, parse_fraction, parse_number, say_number
 from voice.units import convert
 
 _OPS: dict[str, Callable[[float, float], float]] = {
@@ -62,7 +62,7 @@ def _arithmetic(t: str) -> str | None:
         return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
     m = re.fullmatch(r"(.+?) of (.+)", t)  # "a third of 60", "two thirds of ninety", "3/4 of 12"
     if m and (f := parse_fraction(m.group(1))) is not None and (b := parse_number(m.group(2))) is not None:
-        part = re.sub(r"\s*/\s*", "/", m.group(1))
+        part = fraction_words(re.sub(r"\s*/\s*", "/", m.group(1)))
         return f"{part[:1].upper()}{part[1:]} of {say_number(b)} is {say_number(f * b)}."
     m = re.fullmatch(r"(.+?) (squared|cubed|to the power of (.+))", t)
     if m and (a := parse_number(m.group(1))) is not None:
