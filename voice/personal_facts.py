@@ -26,7 +26,7 @@ the user turns and the current date.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -118,9 +118,13 @@ def _age(known: dict[str, str], year: int, now: datetime) -> str:
     return f"You {'turn' if year > now.year else 'turned'} {age} in {year}."
 
 
-def _question(t: str, known: dict[str, str], now: datetime) -> str | None:
+def _question(t: str, known: Callable[[], dict[str, str]], now: datetime) -> str | None:
+    """The reply to a question about a fact; ``known`` reads the facts, only once a question has matched (it
+    parses every earlier user turn)."""
+
     def told(subject: str, found: str, unknown: str) -> str:
-        return found.format(known[subject]) if subject in known else unknown
+        facts_now = known()
+        return found.format(facts_now[subject]) if subject in facts_now else unknown
 
     if re.fullmatch(r"(?:what'?s|what is|do you (?:know|remember)) my name|who am i", t):
         return told("name", "Your name is {}.", "I don't know your name: you haven't told me.")
@@ -143,11 +147,11 @@ def _question(t: str, known: dict[str, str], now: datetime) -> str | None:
         who = m.group("who")
         return told(f"{who}'s home", f"Your {who} lives in {{}}.", f"I don't know where your {who} lives.")
     if re.fullmatch(r"how old am i(?: now| today)?", t):
-        return _age(known, now.year, now)
+        return _age(known(), now.year, now)
     if m := re.fullmatch(
         r"(?:how|our|now) old (?:will i be|was i|am i going to be) (?:in (?P<y>\d{4})|(?P<next>next year))", t
     ):
-        return _age(known, int(m.group("y")) if m.group("y") else now.year + 1, now)
+        return _age(known(), int(m.group("y")) if m.group("y") else now.year + 1, now)
     if re.fullmatch(r"what (?:number |word |name |code )?did i (?:ask|tell) you to remember", t):
         return told(_REMEMBER, "You asked me to remember {}.", "You haven't asked me to remember anything.")
     return None
@@ -159,4 +163,4 @@ def answer(transcript: str, earlier_user_turns: Sequence[str], now: datetime) ->
     if (fact := _statement(transcript)) is not None:
         return _acknowledge(fact)
     t = _clean(transcript).lower()
-    return _question(t, facts(earlier_user_turns), now)
+    return _question(t, lambda: facts(earlier_user_turns), now)
