@@ -34,6 +34,10 @@ NOW = datetime(2026, 12, 4, 18, 0)
         ("My name is Ann and I need help with an essay.", None),
         ("My favourite film is Alien, what's yours?", None),
         ("Remember to buy milk.", None),
+        ("Remember me?", None),
+        ("Call me later.", None),  # a name is written with a capital letter
+        ("Call me a taxi.", None),
+        ("My name is not important.", None),
         ("I was born in Leeds.", None),
         ("What is my cat's name?", None),
     ],

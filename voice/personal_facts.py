@@ -19,7 +19,8 @@ it answer "Which country do I live in?" with "Got it: you live in Portugal."). A
 stated gets "I don't know …" rather than a guess. Anything else (including questions that need knowledge on top
 of a fact, such as "Which country do I live in?") goes on to the LLM. A value is at most four words, so a
 longer sentence ("my name is Priya and I need help with…") is left to the LLM, and so is a value that starts a
-new clause ("my favourite colour is green, what's yours?", "remember to buy milk"). Pure: the caller passes
+new clause ("my favourite colour is green, what's yours?", "remember to buy milk"). A name must start with a
+capital letter, as Whisper writes names ("call me Bea", not "call me later"). Pure: the caller passes
 the user turns and the current date.
 """
 
@@ -30,7 +31,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-_NOT_A_CLAUSE = r"(?!(?:and|but|so|because|what'?s?|who|how|why|can|could|would|will|please|to)\b)"
+_NOT_A_CLAUSE = (
+    r"(?!(?:and|but|so|because|what'?s?|who|how|why|when|where|if|can|could|would|will|please|to|not|me|you|him|"
+    r"her|them|us|it|that|this)\b)"
+)
+_A_NAME = (
+    r"(?=(?-i:[A-Z]))"  # as Whisper writes a name: "call me Bea", not "call me later" or "call me a taxi"
+)
 _VALUE = (
     rf"(?P<v>{_NOT_A_CLAUSE}[\w'.-]+(?: {_NOT_A_CLAUSE}[\w'.-]+){{0,3}})"  # "green", not "green what's yours"
 )
@@ -62,10 +69,10 @@ def _clean(text: str) -> str:
 def _statement(text: str) -> Fact | None:
     t = _clean(text)
     forms: tuple[tuple[str, str], ...] = (
-        (rf"(?:my name is|my name's|i'?m called|i am called|call me) {_VALUE}", "name"),
-        (rf"my {_WHO}{_POSSESSIVE} name is {_VALUE}", "{who}'s name"),
-        (rf"my {_WHO} is (?:called|named) {_VALUE}", "{who}'s name"),
-        (rf"i (?:have|own|got) an? {_WHO} (?:called|named) {_VALUE}", "{who}'s name"),
+        (rf"(?:my name is|my name's|i'?m called|i am called|call me) {_A_NAME}{_VALUE}", "name"),
+        (rf"my {_WHO}{_POSSESSIVE} name is {_A_NAME}{_VALUE}", "{who}'s name"),
+        (rf"my {_WHO} is (?:called|named) {_A_NAME}{_VALUE}", "{who}'s name"),
+        (rf"i (?:have|own|got) an? {_WHO} (?:called|named) {_A_NAME}{_VALUE}", "{who}'s name"),
         (rf"my {_FAVOURITE} (?P<what>[a-z]+(?: [a-z]+)?) is {_VALUE}", "favourite {what}"),
         (rf"i live in {_VALUE}", "home"),
         (rf"my {_WHO} lives in {_VALUE}", "{who}'s home"),
