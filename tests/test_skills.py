@@ -16,7 +16,9 @@ NOW = datetime(2026, 12, 3, 16, 5)
     ("text", "value"),
     [("42", 42), ("4,200", 4200), ("2.5", 2.5), ("seven", 7), ("twenty-five", 25),
      ("two hundred and five", 205), ("a thousand", 1000), ("three thousand four hundred", 3400),
-     ("banana", None), ("and", None)],
+     ("banana", None), ("and", None), ("20 5", 25), ("two hundred fifty five", 255),
+     # Parts that don't fill empty places are two numbers or digits said one by one, not a sum (it was 18).
+     ("3 8 7", None), ("three eight seven", None), ("twenty thirty", None), ("ten five", None)],
 )  # fmt: skip
 def test_parse_number(text: str, value: float | None) -> None:
     assert parse_number(text) == value
@@ -62,6 +64,7 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("What is the capital of France?", None),
         ("Turn on the lamp.", None),
         ("What is a plus b?", None),
+        ("How much is 1000 minus 3 8 7", None),  # not "1000 minus 18 is 982.": an exact answer must be right
     ],
 )
 def test_answers(transcript: str, reply: str | None) -> None:

@@ -25,23 +25,23 @@ def parse_number(text: str) -> float | None:
     words = [w for w in re.split(r"[\s-]+", t) if w]
     if not words or all(w in _FILLER for w in words):
         return None
-    total, current, seen = 0, 0, False
+    total, current, seen, closed = 0, 0, False, False
     for w in words:
-        if w in _UNITS:
-            current += _UNITS[w]
-        elif w in _TENS:
-            current += _TENS[w]
-        elif w in _SCALES:
+        if w in _FILLER:
+            continue
+        if w in _SCALES:
             current = max(current, 1) * _SCALES[w]
             if _SCALES[w] >= 1000:
                 total, current = total + current, 0
-        elif re.fullmatch(r"\d+", w):
-            current += int(w)
-        elif w in _FILLER:
+            seen, closed = True, False
             continue
-        else:
+        value = _UNITS.get(w, _TENS.get(w, int(w) if re.fullmatch(r"\d+", w) else None))
+        # A part adds only into the places still empty: "twenty five", "two hundred and 5", "20 5"; never
+        # "three eight seven" or "3 8 7" (digits said one by one, or two numbers), which would sum to 18.
+        if value is None or closed or current % 10 ** len(str(value)) != 0:
             return None
-        seen = True
+        current += value
+        seen, closed = True, value < 20
     return float(total + current) if seen else None
 
 
