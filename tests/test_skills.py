@@ -65,6 +65,14 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("Turn on the lamp.", None),
         ("What is a plus b?", None),
         ("How much is 1000 minus 3 8 7", None),  # not "1000 minus 18 is 982.": an exact answer must be right
+        ("Please divide 100 by 8.", "100 divided by 8 is 12.5."),
+        ("multiply nine by eleven", "9 times 11 is 99."),
+        ("Add 19 and 23.", "19 plus 23 is 42."),
+        ("take 15 away from 40", "40 minus 15 is 25."),
+        ("What 8 times 9?", "8 times 9 is 72."),  # Whisper dropped the "is" (or the "'s")
+        ("What's three quarters plus a half?", "Three quarters plus a half is 1.25."),
+        ("What is the square root on 49?", "The square root of 49 is 7."),  # Whisper's "on" for "of"
+        ("Add 8 to that.", None),  # arithmetic on the previous answer: follow_up
     ],
 )
 def test_answers(transcript: str, reply: str | None) -> None:

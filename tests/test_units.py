@@ -37,6 +37,9 @@ CASES = [
     ("How many months are in three years?", "There are 36 months in 3 years."),
     ("How many days are in a month?", "A month has 28 to 31 days."),
     ("How many hours are in a month?", None),  # no fixed number: the LLM answers
+    ("How many hours are there in a leap year?", "There are 8784 hours in a leap year."),
+    ("how many weeks in a leap year", "A leap year has 52 weeks and 2 days."),
+    ("How many leap years are in a century?", None),  # a count, not a conversion
     # Not conversions: left to the other skills or the LLM.
     ("How many people live in Paris?", None),
     ("What is the capital of France?", None),

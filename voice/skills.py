@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from voice import clock_questions
-from voice.numbers import fraction_words, parse_fraction, parse_number, say_number
+from voice.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
 from voice.units import convert
 
 _OPS: dict[str, Callable[[float, float], float]] = {
@@ -51,13 +51,28 @@ def _power(a: float, power: float) -> float | None:
     return result
 
 
+_IMPERATIVES = (  # "divide 45 by 6" → "45 divided by 6"
+    (r"^divide (.+) by (.+)$", r"\1 divided by \2"),
+    (r"^multiply (.+) by (.+)$", r"\1 times \2"),
+    (r"^add (.+) (?:and|to) (.+)$", r"\1 plus \2"),
+    (r"^(?:subtract|take away|take) (.+?)(?: away)? from (.+)$", r"\2 minus \1"),
+)
+
+
+def _said(text: str, value: float) -> str:
+    """A number as the reply says it: digits, or a fraction in the words it was asked in ("a half")."""
+    return say_number(value) if parse_number(text) is not None else fraction_words(text.strip())
+
+
 def _arithmetic(t: str) -> str | None:
-    t = re.sub(r"^(what'?s|what is|how much is|calculate|compute)\s+", "", t)
+    t = re.sub(r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t)  # Whisper drops "is"
+    for pattern, form in _IMPERATIVES:
+        t = re.sub(pattern, form, t)
     t = re.sub(r"\s*(equals?|is)$", "", t)
     t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)  # twenty-five
     t = re.sub(r"(?<=\d)\s*([+*/x-])\s*(?=\d)", r" \1 ", t)  # 6x7, 6 - 7
     t = re.sub(r"(?<=\d)\s*%", " percent", t)  # Whisper writes "10%"
-    m = re.fullmatch(r"(?:the )?square root (?:of )?(.+)", t)  # Whisper often drops the "of"
+    m = re.fullmatch(r"(?:the )?square root (?:of |on )?(.+)", t)  # Whisper often drops the "of", or writes "on"
     if m and (n := parse_number(m.group(1))) is not None and n >= 0:
         return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
     m = re.fullmatch(r"(.+?) of (.+)", t)  # "a third of 60", "two thirds of ninety", "3/4 of 12"
@@ -76,14 +91,16 @@ def _arithmetic(t: str) -> str | None:
     m = re.fullmatch(rf"(.+?)\s+({_OP_RE})\s+(.+)", t)
     if not m:
         return None
-    a, b = parse_number(m.group(1)), parse_number(m.group(3))
+    a, b = parse_amount(m.group(1)), parse_amount(m.group(3))  # "a half plus a third" too
     if a is None or b is None:
         return None
     op = m.group(2)
     if b == 0 and op in ("divided by", "over", "/"):
         return "Dividing by zero has no answer."
     word = {"+": "plus", "-": "minus", "x": "times", "*": "times", "/": "divided by", "over": "divided by"}
-    return f"{say_number(a)} {word.get(op, op)} {say_number(b)} is {say_number(_OPS[op](a, b))}."
+    said_a, said_b = _said(m.group(1), a), _said(m.group(3), b)
+    reply = f"{said_a} {word.get(op, op)} {said_b} is {say_number(_OPS[op](a, b))}."
+    return reply[:1].upper() + reply[1:]
 
 
 def answer(transcript: str, now: datetime, location: str = "") -> str | None:

@@ -21,7 +21,7 @@ _UNITS: dict[str, tuple[str, float]] = {
     "milligram": ("mass", 1e-6), "gram": ("mass", 0.001), "kilogram": ("mass", 1.0), "tonne": ("mass", 1000.0),
     "pound": ("mass", 0.45359237), "ounce": ("mass", 0.028349523125), "stone": ("mass", 6.35029318),
     "millisecond": ("time", 0.001), "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0),
-    "day": ("time", 86400.0), "week": ("time", 604800.0),
+    "day": ("time", 86400.0), "week": ("time", 604800.0), "leapyear": ("time", 366 * 86400.0),
     "millilitre": ("volume", 0.001), "litre": ("volume", 1.0), "gallon": ("volume", 3.785411784),
     "month": ("calendar", 1.0), "year": ("calendar", 12.0), "decade": ("calendar", 120.0),
     "century": ("calendar", 1200.0), "millennium": ("calendar", 12000.0),
@@ -53,6 +53,8 @@ def _unit(word: str) -> str | None:
 
 
 def _plural(unit: str, n: float) -> str:
+    if unit == "leapyear":
+        return "leap year" if n == 1 else "leap years"
     if n == 1:
         return unit
     return {"foot": "feet", "inch": "inches", "century": "centuries", "millennium": "millennia"}.get(unit, unit + "s")
@@ -84,6 +86,7 @@ def convert(t: str) -> str | None:
     """The reply to a unit conversion question in cleaned transcript ``t``, else None."""
     if (reply := _temperature(t)) is not None:
         return reply
+    t = t.replace("leap year", "leapyear")  # one unit: a leap year has a fixed length, 366 days
     m = re.fullmatch(
         rf"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|is|make|makes|make up) (?P<n>{_NUMBER}) "
         rf"(?P<from>[a-z]+){_AND_A_PART}",
@@ -105,12 +108,16 @@ def convert(t: str) -> str | None:
         return None
     n_said = m.group("n").strip()
     if n == 1:
-        said = f"{_article(n_said, src)} {src}"
+        said = f"{_article(n_said, src)} {_plural(src, 1)}"
     elif parse_number(n_said) is None or m.group("part"):  # "half a kilogram", "an hour and a half": as said
         said = " ".join(w for w in (n_said, m.group("from"), m.group("part") and f"and {m.group('part')}") if w)
     else:
         said = f"{say_number(n)} {_plural(src, n)}"
     (dim_a, fa), (dim_b, fb) = _UNITS[src], _UNITS[dst]
+    if dst == "leapyear":  # "how many leap years in a century" counts them: not a conversion
+        return None
+    if src == "leapyear" and dst == "week" and n == 1:
+        return "A leap year has 52 weeks and 2 days."
     if "calendar" in (dim_a, dim_b) and dim_a != dim_b:
         return _calendar(n, src, dst, said, how_many)
     if dim_a != dim_b:
