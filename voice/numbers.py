@@ -85,7 +85,7 @@ def parse_fraction(text: str) -> float | None:
     if m := re.fullmatch(r"(\d+)\s*/\s*(\d+)", t):
         den = int(m.group(2))
         return int(m.group(1)) / den if den else None
-    m = re.fullmatch(r"(?:(a|an|one|[a-z]+|\d+) )?([a-z]+)", t)
+    m = re.fullmatch(r"(?:([a-z]+|\d+) )?([a-z]+)", t)
     if not m or m.group(2) not in _FRACTION_WORDS:
         return None
     said = m.group(1)
