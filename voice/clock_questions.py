@@ -61,7 +61,7 @@ _FIELDS = frozenset({"time", "date", "day", "weekday", "month", "year", *_NAMES}
 def _words_only_about_now(t: str) -> set[str] | None:
     """The field words of ``t`` when all its other words are fillers (a question about the present and nothing
     else: "got the time?", "is it the weekend?"), else None."""
-    words = set(re.findall(r"[a-z']+", t))
+    words = set(re.findall(r"[a-z0-9'%.]*[a-z0-9%]", t))  # a number is a word: "15% on May 2" is not about now
     fields = words & _FIELDS
     if not fields or not words <= _FILLER | _FIELDS | {"tomorrow", "yesterday"}:
         return None
