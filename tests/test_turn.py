@@ -301,3 +301,20 @@ async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_hi
         assert users == ["what is the capital of france", "well plus 30", "what is half of 90"]
         assert len(llm_prompts) == 3
     assert sure.reply_text == edge.reply_text != config.stt.ask_again_reply
+
+
+async def test_an_unsure_transcript_a_skill_recognises_whole_is_answered_not_asked_again(
+    clock: FakeClock, fake_runtime: RuntimeFactory
+) -> None:
+    """``[stt] skills_take_unsure`` (voice.ask_again): an unsure sum is answered and kept; unsure words that only
+    the LLM would answer are still asked again."""
+    from voice.fakes import FakeStt
+
+    texts = ("what is seven times thirty", "well plus thirty")
+    stt = FakeStt(texts=texts, avg_logprobs=(-0.8, -0.8), delay=Delay(clock))
+    runtime = fake_runtime(clock=clock, stt=stt)
+    config, history = make_config(), History()
+    sum_, other = [await run_turn(runtime, config, history, UTT, start_timer(clock, i), ListSink()) for i in (1, 2)]
+    assert (sum_.asked_again, other.asked_again) == (False, True)
+    assert sum_.reply_text != config.stt.ask_again_reply == other.reply_text
+    assert [m.content for m in history.messages if m.role == "user"] == ["what is seven times thirty"]

@@ -4,7 +4,7 @@ The LLM streams tokens into the splitter on the event loop; each speakable claus
 TTS task, which synthesizes it and hands the audio, in ``chunk_ms`` pieces, to the session's
 :class:`ReplySink` while the LLM keeps generating. The queue is unbounded on purpose (at most one clause per
 token, so ``max_reply_tokens`` bounds it): the LLM never waits for the TTS or the client. Words the STT is
-unsure of (``[stt] ask_again``) get "say it again" instead, without the LLM and off the history.
+unsure of get "say it again" instead, without the LLM and off the history (:mod:`voice.ask_again`).
 
 A turn holds a place in the model queue (:meth:`~voice.runtime.ModelRuntime.admit`) for its STT and LLM work
 only: the LLM never waits for the client, so a client that reads slowly delays nobody's turn but its own. The
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 import soxr
 
-from voice import events
+from voice import ask_again, events
 from voice.audio import trim_lead_silence
 from voice.budget import TurnReport, TurnTimer, build_report
 from voice.config import Config
@@ -230,7 +230,7 @@ class _Turn:
         self.timer.mark("stt_done")
         text = self.progress.transcript = heard.text.strip()
         self.progress.stt_avg_logprob = heard.avg_logprob
-        self.progress.asked_again = bool(text) and self.config.stt.unsure(heard.avg_logprob)
+        self.progress.asked_again = ask_again.needed(self.config, text, heard.avg_logprob)
         if text and not self.progress.asked_again:
             self.history.add("user", text)
         await self.sink.send_event(events.Transcript(self.tid, text))

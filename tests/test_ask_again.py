@@ -1,0 +1,63 @@
+"""Unsure transcripts are asked again, unless a local skill recognises them whole (``[stt] skills_take_unsure``).
+
+The transcripts are what tiny.en heard, unsure (mean log-probability under −0.6), in the spoken quality runs of
+2026-12-04 (benchmarks/results/2026-12-04-quality-*spoken*.md), plus other phrasings."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import make_config
+from voice.ask_again import needed, understood
+
+UNSURE, SURE = -0.8, -0.3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is seven times thirty?",  # heard right, unsure
+        "Launch fire fox",
+        "Play some music.",
+        "open Spotify",
+        "text my brother, no, I'm on my way",
+        "What day is it?",
+        "Set a post a timer for 8 minutes.",
+        "7 times after 30 seconds",  # Whisper's "set a timer for 30 seconds"
+        "How many feet are in a mile?",
+        "Thank you, that's all.",
+    ],
+)
+def test_an_unsure_command_a_skill_recognises_whole_is_answered(text: str) -> None:
+    assert understood(text)
+    assert not needed(make_config(), text, UNSURE)
+    # Either switch turns it off: asked again, as before.
+    assert needed(make_config(stt={"skills_take_unsure": False}), text, UNSURE)
+    assert needed(make_config(llm={"skills": False}), text, UNSURE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "who painted the mo' alisa.",  # the LLM's to answer
+        "how many centimeter marinan inch",
+        "How many eggs are we that does?",
+        "Can seal the timer",
+        "add 8 to add",  # needs the previous answer
+        "and on Spain",
+        "was 15% on May 2.",  # once taken for a question about the month
+        "Thanks to my mom, that's how we laid.",
+        "We're playing with you next week in Brazil.",
+        "What is my name?",  # a fact the user told: needs the conversation
+    ],
+)
+def test_an_unsure_transcript_no_skill_recognises_is_asked_again(text: str) -> None:
+    assert not understood(text)
+    assert needed(make_config(), text, UNSURE)
+
+
+def test_sure_or_empty_transcripts_and_ask_again_off_never_ask() -> None:
+    assert not needed(make_config(), "and on Spain", SURE)
+    assert not needed(make_config(), "and on Spain", None)  # no confidence given (a Wyoming STT server)
+    assert not needed(make_config(), "", UNSURE)
+    assert not needed(make_config(stt={"ask_again": False}), "and on Spain", UNSURE)
