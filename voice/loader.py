@@ -82,7 +82,7 @@ def load_runtime(
     else:
         llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
     if config.llm.skills:
-        llm = SkillsLlm(llm, location=config.llm.location)
+        llm = SkillsLlm(llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups)
     if config.tts.backend == "wyoming":
         tts = _remote("tts", config.tts.uri, lambda: WyomingTts(config.tts))
     else:

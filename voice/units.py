@@ -52,6 +52,12 @@ def _unit(word: str) -> str | None:
     return None
 
 
+def is_unit(word: str) -> bool:
+    """``word`` names a unit this module converts ("miles", "kg", "Fahrenheit")."""
+    w = word.strip().lower()
+    return _unit(w) is not None or w in _TEMPERATURES
+
+
 def _plural(unit: str, n: float) -> str:
     if unit == "leapyear":
         return "leap year" if n == 1 else "leap years"

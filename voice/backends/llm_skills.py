@@ -12,16 +12,21 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from voice import capabilities, personal_facts, skills
+from voice.ellipsis import resolve_messages
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
 from voice.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 
 
 class SkillsLlm:
-    def __init__(self, inner: Llm, *, clock: Clock = local_now, location: str = "") -> None:
+    def __init__(
+        self, inner: Llm, *, clock: Clock = local_now, location: str = "", resolve_follow_ups: bool = True
+    ) -> None:
         self.inner = inner
         self._clock = clock
         self._location = location
+        self._resolve = resolve_follow_ups
+        """Match the newest user message as :mod:`voice.ellipsis` writes it out ("And in half a mile?")."""
         self.answered = 0
         """Turns a skill answered (for benches and logs)."""
 
@@ -53,11 +58,12 @@ class SkillsLlm:
         if last is not None and last.role == "user":
             previous = next((m.content for m in reversed(messages[:-1]) if m.role == "assistant"), "")
             now = self._clock()
+            asked = resolve_messages(messages)[-1].content if self._resolve else last.content
             reply = (
-                skills.answer(last.content, now, self._location)
-                or personal_facts.answer(last.content, [m.content for m in messages[:-1] if m.role == "user"], now)
-                or skills.follow_up(last.content, previous)
-                or capabilities.cannot(last.content)
+                skills.answer(asked, now, self._location)
+                or personal_facts.answer(asked, [m.content for m in messages[:-1] if m.role == "user"], now)
+                or skills.follow_up(asked, previous)
+                or capabilities.cannot(asked)
             )
         if reply is None:
             return self.inner.generate(messages, max_tokens=max_tokens, cancel=cancel)

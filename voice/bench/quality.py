@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
         if config.llm.skills:
-            llm = SkillsLlm(llm, location=config.llm.location)
+            llm = SkillsLlm(llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups)
         rows = []
         for item in items:
             row = run_item(llm, config, as_stt_writes(item) if as_transcribed else item)

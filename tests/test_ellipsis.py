@@ -1,0 +1,101 @@
+"""Elliptical follow-ups are written out from the user's previous question, and only those: a new request that
+happens to start with "how about" is left as it is (voice.ellipsis)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import pytest
+
+from tests.conftest import make_config
+from voice.backends.llm_skills import SkillsLlm
+from voice.ellipsis import resolve, resolve_messages
+from voice.fakes import FakeLlm
+from voice.model_api import ChatMessage, TextDelta
+from voice.prompt_view import PromptView
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "full"),
+    [
+        ("What is the population of Japan?", "What about China?", "What is the population of China?"),
+        ("What's the capital of Egypt?", "And Kenya?", "What's the capital of Kenya?"),
+        ("Who is the president of Brazil?", "And of Argentina?", "Who is the president of Argentina?"),
+        ("How many people live in New York now?", "How about Los Angeles?", "How many people live in Los Angeles now?"),
+        ("Who wrote Hamlet?", "How about Macbeth?", "Who wrote Macbeth?"),
+        ("When did the Eiffel Tower open?", "How about the Shard?", "When did the Shard open?"),
+        ("Is the library open on Sunday?", "What about Monday?", "Is the library open on Monday?"),
+        ("How many metres are in a kilometre?", "And in half a kilometre?", "How many metres are in half a kilometre?"),
+        ("How many grams are in a pound?", "what about an ounce", "How many grams are in an ounce?"),
+        ("How many feet are in 3 miles?", "What about 5 miles?", "How many feet are in 5 miles?"),
+        ("What should I cook for lunch?", "And for dinner?", "What should I cook for dinner?"),
+        ("what is the capital of Peru", "how about Chile", "what is the capital of Chile?"),  # as Whisper writes
+    ],
+)  # fmt: skip
+def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
+    previous: str, follow_up: str, full: str
+) -> None:
+    assert resolve(follow_up, previous) == full
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up"),
+    [
+        ("What's the weather in Paris?", "How about a joke?"),  # a new request
+        ("How many feet are in a mile?", "What about a song?"),
+        ("What is your name?", "What about you?"),  # a pronoun
+        ("What's 15% of 80?", "What about 20%?"),  # no word to go on
+        (
+            "What is 20 degrees Celsius in Fahrenheit?",
+            "What about 30 degrees Celsius?",
+        ),  # an amount for a unit
+        ("What did Caesar do?", "And then what happened?"),
+        ("What is the capital of France?", "And what river flows through it?"),
+        ("I live in France.", "How about Germany?"),  # not a question
+        ("What is the capital of France?", "and on Spain"),  # no "on" in the question
+        ("What is the date today?", "How about Friday?"),  # nothing to replace
+        ("Who painted the Mona Lisa?", "Which country was he from?"),
+        (
+            "What is the capital of France?",
+            "How about the longest river in the whole wide world?",
+        ),  # too long
+    ],
+)
+def test_other_turns_are_left_as_they_are(previous: str, follow_up: str) -> None:
+    assert resolve(follow_up, previous) is None
+
+
+def test_a_follow_up_of_a_follow_up_is_resolved_from_the_one_written_out() -> None:
+    said = ["What is the capital of Egypt?", "And Kenya?", "How about Peru?", "Thanks."]
+    messages = [ChatMessage("user", said[0]), ChatMessage("assistant", "Cairo.")]
+    messages += [ChatMessage("user", s) for s in said[1:]]
+    users = [m.content for m in resolve_messages(messages) if m.role == "user"]
+    assert users == [said[0], "What is the capital of Kenya?", "What is the capital of Peru?", "Thanks."]
+    assert [m.content for m in messages if m.role == "user"] == said  # the conversation itself is unchanged
+
+
+def test_the_model_sees_the_question_written_out_unless_switched_off() -> None:
+    messages = [ChatMessage("user", "What is the capital of Peru?"), ChatMessage("assistant", "Lima."),
+                ChatMessage("user", "how about Chile")]  # fmt: skip
+    assert PromptView(make_config().llm).apply(messages)[-1].content == "What is the capital of Chile?"
+    off = make_config(llm={"resolve_follow_ups": False}).llm
+    assert PromptView(off).apply(messages)[-1].content == "How about Chile?"  # tidied only
+
+
+@pytest.mark.parametrize("resolve_follow_ups", [True, False])
+def test_the_skills_answer_a_follow_up_written_out(resolve_follow_ups: bool) -> None:
+    messages = [ChatMessage("user", "How many feet are in a mile?"), ChatMessage("assistant", "5280 feet."),
+                ChatMessage("user", "And in a quarter of a mile?")]  # fmt: skip
+    llm = SkillsLlm(
+        FakeLlm(replies=("I am the LLM.",)),
+        clock=lambda: datetime(2026, 12, 4, 12),
+        resolve_follow_ups=resolve_follow_ups,
+    )
+    reply = "".join(
+        e.text
+        for e in llm.generate(messages, max_tokens=32, cancel=threading.Event())
+        if isinstance(e, TextDelta)
+    )
+    assert ("1320" in reply) == resolve_follow_ups
+    assert (reply == "I am the LLM.") != resolve_follow_ups

@@ -1,0 +1,134 @@
+"""An elliptical follow-up ("How about Germany?") written out in full from the user's previous question.
+
+After "What is the capital of France?", a person hears "How about Germany?" as "What is the capital of
+Germany?". SmolLM2-135M did not: it answered "Germany is also known as the German Reich." (the second held-out
+quality set, 2026-12-04), and "And in half a mile?" after "How many feet are in a mile?" reached neither the unit
+skill nor a right answer. :func:`resolve` writes such a follow-up out, from the previous user question alone:
+
+- "How about Y?" / "What about Y?" (also after "and"): Y takes the place of the previous question's last name
+  (a run of capitalised words: "France", "New York", "Romeo and Juliet") when Y is a name too, or, when Y
+  ends in a unit, of what follows the previous question's last preposition if that ends in a unit too
+  ("How many grams are in a pound?" … "What about an ounce?"). Not otherwise: "How about a joke?" after a
+  question about the weather in Paris is a new request, not "the weather in a joke";
+- "And P Y?" or "How about P Y?", P a preposition ("And of Spain?", "And in half a mile?"): Y takes the place
+  of what follows the previous question's last P;
+- "And Y?", Y a name ("And Italy?"): as "How about Y?" with a name.
+
+Anything else is left as it is (None): a pronoun or no word for Y ("What about you?", "What about 20%?"), more
+than a short phrase, a previous message that is not a question, or nothing in it to replace. A follow-up of a
+follow-up is resolved from the previous one written out. Pure: a conversation renders the same on every turn,
+so the cached KV prefix still covers it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from voice.model_api import ChatMessage
+from voice.units import is_unit
+from voice.user_text import QUESTION_WORDS
+
+_PREPOSITIONS = ("of", "in", "for", "to", "at", "from", "on", "with", "into", "per")
+_P = "|".join(_PREPOSITIONS)
+_FOLLOW_UP = re.compile(
+    rf"^(?:(?:and|so|ok|okay|then),? )?(?P<how>(?:how|what) about )?(?:(?P<p>{_P}) )?(?P<y>[^?!.]+?)\s*[?!.]*$",
+    re.IGNORECASE,
+)
+_AND = re.compile(r"^and\b", re.IGNORECASE)
+_NAME_WORD = r"[A-Z][\w'’.-]*"
+_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:(?:and|of|the|de|da|von|van) )*{_NAME_WORD})*")
+_NOT_Y = frozenset({
+    "me", "you", "him", "her", "it", "them", "us", "that", "this", "those", "these", "yours", "mine", "there",
+    "then", "now", "so", "too", "yourself", "myself", "everything", "anything", "something", "nothing",
+})  # fmt: skip
+_MAX_Y_WORDS = 6
+
+
+def resolve(follow_up: str, previous: str) -> str | None:
+    """``follow_up`` written out in full from ``previous``, the user's question before it; None when it is
+    not an elliptical follow-up of that question (then the words stand as they are)."""
+    m = _FOLLOW_UP.match(follow_up.strip())
+    prev = previous.strip().rstrip("?!. ")
+    if m is None or not _is_question(previous):
+        return None
+    how, p, y = m.group("how"), m.group("p"), m.group("y").strip()
+    words = y.split()
+    if not words or len(words) > _MAX_Y_WORDS or words[0].lower() in QUESTION_WORDS | _NOT_Y:
+        return None
+    if not re.search(r"[A-Za-z]", y):
+        return None
+    name = _is_name(y)
+    if how is None and p is None and not (name and _AND.match(follow_up.strip())):
+        return None
+    if p is not None:
+        out = _after_preposition(prev, p.lower(), y)
+    elif name:
+        out = _replace_name(prev, y)
+    elif is_unit(words[-1]) and is_unit(prev.split()[-1]):
+        # An amount for an amount, a unit for a unit: "What about 30 degrees Celsius?" is not the unit asked for
+        # in "What is 20 degrees Celsius in Fahrenheit?".
+        at = _last_preposition(prev, None)
+        same_kind = at is not None and _has_digit(y) == _has_digit(prev[at.end() :])
+        out = _after_preposition(prev, None, y) if same_kind else None
+    else:
+        out = None
+    return None if out is None else out + "?"
+
+
+def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with every user message that is an elliptical follow-up of the user's question before it
+    written out in full (the others unchanged)."""
+    out: list[ChatMessage] = []
+    previous: str | None = None
+    for m in messages:
+        if m.role != "user":
+            out.append(m)
+            continue
+        full = resolve(m.content, previous) if previous is not None else None
+        out.append(m if full is None else replace(m, content=full))
+        previous = full or m.content
+    return out
+
+
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+def _is_question(text: str) -> bool:
+    t = text.strip()
+    first = t.split()[0].lower().strip(",") if t else ""
+    return t.endswith("?") or first in QUESTION_WORDS
+
+
+def _is_name(y: str) -> bool:
+    words = y.split()
+    if words[0].lower() == "the" and len(words) > 1:
+        words = words[1:]
+    return words[0][:1].isupper() and words[0] != "I"
+
+
+def _replace_name(prev: str, y: str) -> str | None:
+    """``prev`` with its last name (not its first word) replaced by the name ``y``."""
+    names = [n for n in _NAME.finditer(prev) if n.start() > 0 and n.group() != "I"]
+    if not names:
+        return None
+    last = names[-1]
+    before = prev[: last.start()]
+    if re.search(r"\bthe\s+$", before, re.IGNORECASE) and y.lower().startswith("the "):
+        y = y[4:]
+    return before + y + prev[last.end() :]
+
+
+def _after_preposition(prev: str, p: str | None, y: str) -> str | None:
+    """``prev`` with what follows its last preposition ``p`` (None: any of them) replaced by ``p y``."""
+    at = _last_preposition(prev, p)
+    if at is None or at.end() >= len(prev):
+        return None
+    return f"{prev[: at.end()]} {y}"
+
+
+def _last_preposition(prev: str, p: str | None) -> re.Match[str] | None:
+    found = list(re.finditer(rf"\b(?:{p if p is not None else _P})\b", prev, re.IGNORECASE))
+    return found[-1] if found else None
