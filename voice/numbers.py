@@ -15,6 +15,8 @@ _UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split(" "))}
 _TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split(" "), start=2)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _FILLER = {"and", "a", "after", "by", "the"}
+NUMBER_WORDS = "|".join((*_UNITS, *_TENS, *_SCALES))
+"""The words of a number said in words, as a regular expression's alternatives ("seven|...|million")."""
 
 
 def parse_number(text: str) -> float | None:

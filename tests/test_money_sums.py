@@ -1,0 +1,70 @@
+"""Prices and percentages are answered exactly however the sum is put; questions with other numbers, or with
+nothing to do with the percentage, are left to the other skills and the LLM (voice.money_sums)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from voice.money_sums import answer
+from voice.skills import _clean
+from voice.skills import answer as skills_answer
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        # discounts
+        ("What's 30 percent off 80 dollars?", "80 dollars with 30 percent off is 56 dollars: you save 24 dollars."),
+        ("A $40 lamp at 15% off costs what?", "40 dollars with 15 percent off is 34 dollars: you save 6 dollars."),
+        ("How much is a 90-euro coat at 20% off?", "90 euros with 20 percent off is 72 euros: you save 18 euros."),
+        ("What is twenty percent off fifty pounds?", "50 pounds with 20 percent off is 40 pounds: you save 10 pounds."),
+        (
+            "A 35 dollar shirt is on sale for 10 percent less. How much is it?",
+            "35 dollars with 10 percent off is 31 dollars 50: you save 3 dollars 50.",
+        ),
+        # tips and tax
+        ("What's an 18% tip on $50?", "An 18 percent tip on 50 dollars is 9 dollars, 59 dollars in all."),
+        (
+            "How much should I tip on a 62 dollar bill at 15 percent?",
+            "A 15 percent tip on 62 dollars is 9 dollars 30, 71 dollars 30 in all.",
+        ),
+        ("What is 120 euros plus 21% VAT?", "120 euros plus 21 percent tax is 145 euros 20; the tax is 25 euros 20."),
+        # rises and falls
+        ("Increase 300 by 5 percent.", "300 plus 5 percent is 315."),
+        ("What is 250 minus 12 percent?", "250 minus 12 percent is 220."),
+        ("My rent of 1,000 dollars goes up 4 percent. What is it now?", "1000 dollars plus 4 percent is 1040 dollars."),
+        # what percent
+        ("What percent of 80 is 20?", "20 is 25 percent of 80."),
+        ("What percentage is 9 of 12?", "9 is 75 percent of 12."),
+        ("7 is what percent of 28?", "7 is 25 percent of 28."),
+        ("What's 45 out of 60 as a percentage?", "45 is 75 percent of 60."),
+        # splitting a bill
+        ("Split 150 dollars between 4 people.", "150 dollars split 4 ways is 37 dollars 50 each."),
+        ("Split a 96 euro bill 3 ways.", "96 euros split 3 ways is 32 euros each."),
+        ("Divide 60 bucks among five friends.", "60 dollars split 5 ways is 12 dollars each."),
+        # a percentage of an amount of money
+        ("What is 15 percent of 40 dollars?", "15 percent of 40 dollars is 6 dollars."),
+    ],
+)  # fmt: skip
+def test_a_sum_with_a_price_or_a_percentage_is_answered_exactly(question: str, reply: str) -> None:
+    assert answer(_clean(question)) == reply
+    assert skills_answer(question, datetime(2026, 12, 4, 12)) == reply  # and through the skills
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Turn the volume up to 50 percent.",  # no amount
+        "Set the brightness to 40% in 5 minutes.",  # nothing to do with the two
+        "What's 10 plus 20 percent of 50?",  # more numbers than one sum
+        "How many pounds is 5 kilograms?",  # a conversion
+        "Is the battery at 80 percent?",
+        "Split the pizza.",
+        "There is a 30 percent chance of rain.",
+        "What is 25 percent of 25 percent?",  # two percentages
+    ],
+)
+def test_other_questions_with_numbers_are_left_alone(question: str) -> None:
+    assert answer(_clean(question)) is None
