@@ -1,10 +1,12 @@
-"""Fractions, fractional amounts, years and the user's own facts, spoken by flite voices and heard by the real
-tiny.en, reach the skills and get the exact answer (the LLM behind them is a fake that would say "LLM").
+"""Fractions, fractional amounts, years, prices, follow-ups and the user's own facts, spoken by flite voices and
+heard by the real tiny.en, reach the skills and get the exact answer (the LLM behind them is a fake that would
+say "LLM").
 
 Whisper writes what it hears its own way ("What is 2 3rds of 90", "how many minutes are in an hour and a half"):
 these clips check that the skills take the transcripts as they come, not as typed. The voices are flite's, which
 tiny.en hears right on these questions; espeak-ng's are often misheard ("What is two-thirds of identity?"), and a
-misheard question is not the skills' to answer.
+misheard question is not the skills' to answer. Some flite voices are misheard too: "twenty five percent off
+sixty dollars" as "25% of $60" by rms and awb (another question, answered as such), "tip on" as "to" by slt.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ def _conversation(stt: WhisperStt, said: list[tuple[str, str]], folder: Path) ->
         ("flite:rms", "How many minutes are in an hour and a half?", "There are 90 minutes"),
         ("flite:slt", "How many ounces are in half a pound?", "There are 8 ounces"),
         ("flite:rms", "How many days are in a year?", "There are 365 days in a year, or 366 in a leap year."),
+        (
+            "flite:rms",
+            "What is a fifteen percent tip on eighty dollars?",
+            "is 12 dollars, 92 dollars in all.",
+        ),
+        ("flite:slt", "What is twenty five percent off sixty dollars?", "is 45 dollars"),
+        ("flite:awb", "Split ninety dollars between four people.", "is 22 dollars 50 each."),
     ],
 )
 def test_spoken_arithmetic_and_units(
@@ -81,3 +90,12 @@ def test_spoken_facts_are_said_back(stt: WhisperStt, tmp_path: Path) -> None:
         "You turn 55 in 2040.",
         "I don't know your dog's name.",
     ]
+
+
+def test_a_spoken_elliptical_follow_up_is_answered_as_the_question_written_out(
+    stt: WhisperStt, tmp_path: Path
+) -> None:
+    said = [("flite:rms", "How many feet are in a mile?"), ("flite:slt", "And in half a mile?")]
+    (_, first), (heard, second) = _conversation(stt, said, tmp_path)
+    assert "5280 feet" in first
+    assert "2640 feet" in second, (heard, second)
