@@ -55,8 +55,10 @@ def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_runti
     audio = np.concatenate([silence(0.2), tone(0.6)])
     config = make_config(tts={"min_first_clause_words": 1}, stt={"ask_again": True})
     texts = ("Set a timer for five minutes.", "Cancel the timer.")
-    # Sure of the earlier turn, unsure of the question: the reply asks again, the timer stays set.
-    unsure = fake_runtime(stt=FakeStt(texts=texts, avg_logprobs=(-0.1, -0.9), latency_ms=1))
+    # Sure of the earlier turn, unsure of the question (as misheard; an unsure "Cancel the timer." would be
+    # taken, [stt] skills_take_unsure): the reply asks again, the timer stays set.
+    misheard = (texts[0], "Can seal the timer.")
+    unsure = fake_runtime(stt=FakeStt(texts=misheard, avg_logprobs=(-0.1, -0.9), latency_ms=1))
     row = run_spoken_item(unsure, config, SpokenItem(item, "test", (audio,), audio))
     assert row.asked_again and not row.right and row.by == "asked again"
     assert row.reply == config.stt.ask_again_reply and row.stt_avg_logprob == -0.9
