@@ -40,6 +40,14 @@ CASES = [
     ("How many hours are there in a leap year?", "There are 8784 hours in a leap year."),
     ("how many weeks in a leap year", "A leap year has 52 weeks and 2 days."),
     ("How many leap years are in a century?", None),  # a count, not a conversion
+    # Kitchen measures (US) and speeds, units of more than one word among them (2026-12-04).
+    ("How many teaspoons are in a tablespoon?", "There are 3 teaspoons in a tablespoon."),
+    ("how many tbsp in half a cup", "There are 8 tablespoons in half a cup."),
+    ("How many fluid ounces are in a pint?", "There are 16 fluid ounces in a pint."),
+    ("Convert 3 quarts to litres.", "3 quarts is 2.8391 litres."),
+    ("What is 50 miles per hour in km/h?", "50 miles per hour is 80.4672 kilometres per hour."),
+    ("What's 30 kilometers an hour in mph?", "30 kilometres per hour is 18.6411 miles per hour."),
+    ("How many cups of sugar are in a pound?", None),
     # Not conversions: left to the other skills or the LLM.
     ("How many people live in Paris?", None),
     ("What is the capital of France?", None),

@@ -1,6 +1,7 @@
 """Unit conversion, a local skill: "how many metres are in a mile", "what is 5 pounds in kilograms",
-"convert 100 degrees Celsius to Fahrenheit", "how many grams are in half a kilogram". Exact factors (SI
-definitions; US gallon), answered without the LLM. Months and years have no fixed length: a year is 12 months,
+"convert 100 degrees Celsius to Fahrenheit", "how many grams are in half a kilogram", "how many tablespoons
+are in a cup", "60 miles per hour in km/h". Exact factors (SI definitions; US gallon, pint, quart, cup, fluid
+ounce and spoons), answered without the LLM. Months and years have no fixed length: a year is 12 months,
 365 days (366 in a leap year, which the reply says), a month 28 to 31 days.
 
 :func:`convert` takes a cleaned transcript (lower case, no final punctuation) and returns the reply, or None
@@ -23,6 +24,10 @@ _UNITS: dict[str, tuple[str, float]] = {
     "millisecond": ("time", 0.001), "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0),
     "day": ("time", 86400.0), "week": ("time", 604800.0), "leapyear": ("time", 366 * 86400.0),
     "millilitre": ("volume", 0.001), "litre": ("volume", 1.0), "gallon": ("volume", 3.785411784),
+    "cup": ("volume", 0.2365882365), "tablespoon": ("volume", 0.01478676478125),
+    "teaspoon": ("volume", 0.00492892159375), "pint": ("volume", 0.473176473), "quart": ("volume", 0.946352946),
+    "floz": ("volume", 0.0295735295625),
+    "mph": ("speed", 0.44704), "kph": ("speed", 1 / 3.6), "knot": ("speed", 1852 / 3600),
     "month": ("calendar", 1.0), "year": ("calendar", 12.0), "decade": ("calendar", 120.0),
     "century": ("calendar", 1200.0), "millennium": ("calendar", 12000.0),
 }  # fmt: skip
@@ -33,8 +38,17 @@ _ALIASES = {
     "kg": "kilogram", "kilo": "kilogram", "g": "gram", "mg": "milligram", "lb": "pound", "lbs": "pound",
     "oz": "ounce", "ton": "tonne", "liter": "litre", "milliliter": "millilitre", "ml": "millilitre", "l": "litre",
     "sec": "second", "secs": "second", "min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour",
-    "centuries": "century", "millennia": "millennium", "yr": "year", "yrs": "year",
+    "centuries": "century", "millennia": "millennium", "yr": "year", "yrs": "year", "tbsp": "tablespoon",
+    "tsp": "teaspoon",
 }  # fmt: skip
+#: Units of more than one word, made one before matching (the patterns take one word per unit).
+_PHRASES = (
+    (r"\bfluid ounces?\b|\bfl\.? ?oz\b", "floz"),
+    (r"\bmiles (?:per|an) hour\b", "mph"),
+    (r"\b(?:kilomet(?:re|er)s?|km) (?:per|an) hour\b|\bkm/h\b|\bkmh\b", "kph"),
+)
+_SAID = {"floz": ("fluid ounce", "fluid ounces"), "mph": ("mile per hour", "miles per hour"),
+         "kph": ("kilometre per hour", "kilometres per hour")}  # fmt: skip
 _TEMPERATURES = {"celsius": "Celsius", "centigrade": "Celsius", "fahrenheit": "Fahrenheit"}
 _NUMBER = r"(?:a|an|one|[\w.,/-]+(?: [\w-]+){0,4}?)"
 _AND_A_PART = r"(?: and (?P<part>a half|a quarter|three quarters))?"  # "an hour and a half"
@@ -61,6 +75,8 @@ def is_unit(word: str) -> bool:
 def _plural(unit: str, n: float) -> str:
     if unit == "leapyear":
         return "leap year" if n == 1 else "leap years"
+    if unit in _SAID:
+        return _SAID[unit][n != 1]
     if n == 1:
         return unit
     return {"foot": "feet", "inch": "inches", "century": "centuries", "millennium": "millennia"}.get(unit, unit + "s")
@@ -93,6 +109,8 @@ def convert(t: str) -> str | None:
     if (reply := _temperature(t)) is not None:
         return reply
     t = t.replace("leap year", "leapyear")  # one unit: a leap year has a fixed length, 366 days
+    for phrase, unit in _PHRASES:
+        t = re.sub(phrase, unit, t)
     m = re.fullmatch(
         rf"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|is|make|makes|make up) (?P<n>{_NUMBER}) "
         rf"(?P<from>[a-z]+){_AND_A_PART}",
