@@ -99,3 +99,27 @@ def test_the_skills_answer_a_follow_up_written_out(resolve_follow_ups: bool) -> 
     )
     assert ("1320" in reply) == resolve_follow_ups
     assert (reply == "I am the LLM.") != resolve_follow_ups
+
+
+def test_each_turn_renders_the_earlier_turns_as_before_so_the_cached_prefix_still_covers_them() -> None:
+    """The prompt of every turn starts with the prompt of the turn before (what llama.cpp's prefix cache reuses):
+    a follow-up written out once is written out the same way on every later turn."""
+    said = [
+        "What is the capital of Egypt?",
+        "And Kenya?",
+        "How many feet are in a mile?",
+        "And in half a mile?",
+    ]
+    view = PromptView(make_config().llm)
+    conversation: list[ChatMessage] = []
+    before: list[ChatMessage] = []  # the prompt the previous turn evaluated
+    for text in said:
+        conversation.append(ChatMessage("user", text))
+        now = view.apply(conversation)
+        assert now[: len(before)] == before
+        before = now
+        conversation.append(ChatMessage("assistant", "A reply."))
+    assert [m.content for m in before if m.role == "user"][1::2] == [
+        "What is the capital of Kenya?",
+        "How many feet are in half a mile?",
+    ]
