@@ -38,6 +38,11 @@ NEEDS = [
     ("Text my sister that I'm late.", "phone"),
     ("Please call Dave.", "phone"),
     ("Send an email to my boss.", "phone"),
+    ("Read me my newest messages.", "phone"),  # 2026-12-04, after the third held-out set
+    ("Check my inbox.", "phone"),
+    ("Do I have any new emails?", "phone"),
+    ("Who is winning the Arsenal game?", "news"),
+    ("What was the final score in the match yesterday?", "news"),
     ("Open Spotify.", "apps"),
     ("Launch the terminal.", "apps"),
     ("Search the web for pizza places.", "apps"),
@@ -72,6 +77,9 @@ FOR_THE_LLM = [
     "What time is it?",
     "Thanks, that's all.",
     "Explain how a garage door opener works.",
+    "How do I write a good email?",
+    "What is the highest score in bowling?",
+    "Who won the first World Cup?",
 ]
 
 

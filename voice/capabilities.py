@@ -91,7 +91,8 @@ LIMITS: tuple[Limit, ...] = (
             r"\bnews (?:today|this morning|tonight)\b",
             r"\b(?:stock|share) prices?\b",
             r"\b(?:price|value) of (?:bitcoin|gold|oil|[\w.]+ (?:stock|shares))\b",
-            r"\b(?:who won|what'?s the score)\b.*\b(?:game|match|last night|today|yesterday)\b",
+            r"\b(?:who won|who'?s winning|who is winning|what(?:'s| is| was) the (?:final )?score)\b"
+            r".*\b(?:game|match|race|last night|today|yesterday|tonight)\b",
             r"\bexchange rate\b.*\b(?:today|now)\b",
         ),
         "I can't look that up: I have no internet connection, so I don't know today's news, prices or scores.",
@@ -111,7 +112,11 @@ LIMITS: tuple[Limit, ...] = (
         _re(
             _START + r"(?:call|phone|ring|dial|facetime|text|message|email|e-mail) (?!me\b)(?:my |the )?[\w'-]+",
             _START + r"send (?:a |an )?(?:text|message|email|e-mail|sms)\b",
-            r"\bread (?:me )?my (?:messages|texts|emails|e-mails|mail)\b",
+            r"\bread (?:me )?(?:my |the )?(?:(?:latest|last|new|newest|recent|unread) )?"
+            r"(?:messages|texts|emails|e-mails|mail)\b",
+            r"\b(?:check|checking) (?:my |the )?(?:emails?|e-mails?|messages|texts|mail|inbox|voicemail)\b",
+            r"\b(?:do i have|have i got|are there|any) (?:any )?(?:new |unread )?"
+            r"(?:emails?|e-mails?|messages|texts|mail|voicemails?)\b",
         ),
         "I can't do that: I have no phone, contacts or email.",
     ),
