@@ -136,3 +136,13 @@ def test_the_wrapper_follows_up_on_its_own_previous_answer() -> None:
                 ChatMessage("user", "Add 8 to that.")]  # fmt: skip
     events = list(llm.generate(messages, max_tokens=8, cancel=threading.Event()))
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["42 plus 8 is 50."]
+
+
+def test_the_wrapper_converts_the_previous_answers_amount_even_after_writing_the_follow_up_out() -> None:
+    """"And in feet?" is also an elliptical follow-up ("How tall is the Shard in feet?", which no skill answers):
+    the conversion of the answer given is the exact reply."""
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW)
+    messages = [ChatMessage("user", "How tall is the Shard in metres?"), ChatMessage("assistant", "It is 310 m tall."),
+                ChatMessage("user", "And in feet?")]  # fmt: skip
+    events = list(llm.generate(messages, max_tokens=8, cancel=threading.Event()))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["310 metres is 1017.0604 feet."]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from voice.skills import _clean
-from voice.units import convert
+from voice.units import convert, convert_previous
 
 CASES = [
     ("How many feet are in a mile?", "There are 5280 feet in a mile."),
@@ -59,3 +59,21 @@ CASES = [
 @pytest.mark.parametrize(("question", "reply"), CASES)
 def test_conversions(question: str, reply: str | None) -> None:
     assert convert(_clean(question)) == reply
+
+
+@pytest.mark.parametrize(
+    ("previous_reply", "question", "reply"),
+    [
+        ("The Eiffel Tower is 330 metres tall.", "And how much is that in feet?", "330 metres is 1082.6772 feet."),
+        ("It is about 4,000 km away.", "What's that in miles?", "4000 kilometres is 2485.4848 miles."),
+        ("A baby weighs about 3.5 kilograms.", "Convert it to pounds.", "3.5 kilograms is 7.7162 pounds."),
+        ("The oven is at 180°C.", "What is it in Fahrenheit?", "180 degrees Celsius is 356 degrees Fahrenheit."),
+        ("It is 98.6 degrees Fahrenheit.", "And in Celsius?", "98.6 degrees Fahrenheit is 37 degrees Celsius."),
+        ("The limit is 70 mph.", "In km/h?", "70 miles per hour is 112.6541 kilometres per hour."),
+        ("The film is 2 hours long.", "What's that in feet?", None),  # not the kind asked for
+        ("The answer is 42.", "And in metres?", None),  # no unit
+        ("It is 330 metres tall.", "What's that in French?", None),  # not a unit
+    ],
+)  # fmt: skip
+def test_the_previous_answers_amount_in_another_unit(previous_reply: str, question: str, reply: str | None) -> None:
+    assert convert_previous(_clean(question), previous_reply) == reply

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from voice import clock_questions, money_sums
 from voice.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
-from voice.units import convert
+from voice.units import convert, convert_previous
 
 _OPS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
@@ -145,8 +145,11 @@ def _last_number(text: str) -> float | None:
 
 def follow_up(transcript: str, previous_reply: str) -> str | None:
     """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
-    when that answer ended in a number; else None."""
+    when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
+    :func:`voice.units.convert_previous`); else None."""
     t = _clean(transcript)
+    if (converted := convert_previous(t, previous_reply)) is not None:
+        return converted
     prev = _last_number(previous_reply)
     if prev is None:
         return None

@@ -190,3 +190,48 @@ def _calendar(n: float, src: str, dst: str, said: str, how_many: bool) -> str | 
         leap = (_DAYS_IN_YEAR + 1) * _UNITS["day"][1] / _UNITS[dst][1]
         return f"{_reply(common, dst, said, how_many)[:-1]}, or {_shown(leap)} in a leap year."
     return f"{_reply(common, dst, said, how_many)[:-1]}, counting 365 days a year."
+
+
+_THAT_IN = (
+    r"(?:what'?s|what is|how much is|how many [a-z]+ is|how far is|how tall is|how long is|how heavy is|how hot is"
+    r"|how cold is) (?:that|it|this)(?: in| to)",
+    r"(?:convert|change|turn|put) (?:that|it|this) (?:in|to|into)",
+    r"(?:what|how) about in|in",
+)
+_PREVIOUS_AMOUNT = re.compile(r"(?<![\w.,])(-?\d[\d,]*(?:\.\d+)?) ?((?:degrees? )?[a-z]+(?: per hour)?)\b")
+
+
+def convert_previous(t: str, previous_reply: str) -> str | None:
+    """A conversion of the previous answer's amount ("And how much is that in feet?", "What is it in
+    Fahrenheit?", "In kilometres?"): the last amount in ``previous_reply`` with a unit of the kind asked for,
+    converted; else None. ``t`` is a cleaned transcript."""
+    m = re.fullmatch(rf"(?:and |so |ok |okay |now )?(?:{'|'.join(_THAT_IN)}) (?:degrees )?(?P<to>[a-z/ ]+?)", t)
+    if m is None:
+        return None
+    to = m.group("to")
+    for phrase, unit in _PHRASES:
+        to = re.sub(phrase, unit, to)
+    if to in _TEMPERATURES:
+        return _previous_temperature(previous_reply, _TEMPERATURES[to])
+    dst = _unit(to)
+    if dst is None or _UNITS[dst][0] == "calendar":
+        return None
+    text = previous_reply.lower()
+    for phrase, unit in _PHRASES:
+        text = re.sub(phrase, unit, text)
+    for n, word in reversed(_PREVIOUS_AMOUNT.findall(text)):
+        src = _unit(word)
+        if src is not None and src != dst and _UNITS[src][0] == _UNITS[dst][0]:
+            return convert(f"{n.replace(',', '')} {word} in {dst}")
+    return None
+
+
+def _previous_temperature(previous_reply: str, dst: str) -> str | None:
+    text = re.sub(r"\s*°\s*([cf])\b", lambda m: " degrees " + {"c": "celsius", "f": "fahrenheit"}[m.group(1)],
+                  previous_reply.lower())  # fmt: skip
+    found = re.findall(r"(-?\d[\d,]*(?:\.\d+)?) degrees? (celsius|centigrade|fahrenheit)\b", text)
+    for n, unit in reversed(found):
+        if _TEMPERATURES[unit] != dst:
+            return _temperature(f"{n.replace(',', '')} degrees {unit} in {dst.lower()}")
+    return None
+

@@ -62,7 +62,7 @@ class SkillsLlm:
             reply = (
                 skills.answer(asked, now, self._location)
                 or personal_facts.answer(asked, [m.content for m in messages[:-1] if m.role == "user"], now)
-                or skills.follow_up(asked, previous)
+                or skills.follow_up(last.content, previous)  # about the previous answer, as said
                 or capabilities.cannot(asked)
             )
         if reply is None:
