@@ -31,6 +31,10 @@ from voice.prompt_view import PromptView
         ("How many feet are in 3 miles?", "What about 5 miles?", "How many feet are in 5 miles?"),
         ("What should I cook for lunch?", "And for dinner?", "What should I cook for dinner?"),
         ("what is the capital of Peru", "how about Chile", "what is the capital of Chile?"),  # as Whisper writes
+        ("How long does a horse live?", "And a cat?", "How long does a cat live?"),
+        ("How many wheels does a car have?", "and the bicycle", "How many wheels does the bicycle have?"),
+        ("What is the capital of France?", "And the population?", "What is the population of France?"),
+        ("How many players are on a soccer team?", "What about a rugby team?", "How many players are on a rugby team?"),
     ],
 )  # fmt: skip
 def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
@@ -60,6 +64,9 @@ def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
             "What is the capital of France?",
             "How about the longest river in the whole wide world?",
         ),  # too long
+        ("What's the weather in Paris?", "And a joke?"),  # not another of "the weather"
+        ("Can you tell me a story?", "How about a joke?"),  # "how about" a thing: only for the same noun
+        ("How far is the sun from the earth?", "And the moon?"),  # which of the two?
     ],
 )
 def test_other_turns_are_left_as_they_are(previous: str, follow_up: str) -> None:

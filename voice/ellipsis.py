@@ -12,7 +12,11 @@ skill nor a right answer. :func:`resolve` writes such a follow-up out, from the 
   question about the weather in Paris is a new request, not "the weather in a joke";
 - "And P Y?" or "How about P Y?", P a preposition ("And of Spain?", "And in half a mile?"): Y takes the place
   of what follows the previous question's last P;
-- "And Y?", Y a name ("And Italy?"): as "How about Y?" with a name.
+- "And Y?", Y a name ("And Italy?"): as "How about Y?" with a name;
+- "And a Y?" / "And the Y?" ("And a spider?" after "How many legs does an insect have?"): Y takes the place of
+  the previous question's noun phrase with the same noun, else of its only one (not a definite one for an
+  indefinite Y: "And a joke?" after "What's the weather in Paris?" stays as it is). "How about a Y?" only takes
+  the place of a phrase with the same noun ("What about a basketball team?" after "… a soccer team …").
 
 Anything else is left as it is (None): a pronoun or no word for Y ("What about you?", "What about 20%?"), more
 than a short phrase, a previous message that is not a question, or nothing in it to replace. A follow-up of a
@@ -44,6 +48,12 @@ _NOT_Y = frozenset({
     "then", "now", "so", "too", "yourself", "myself", "everything", "anything", "something", "nothing",
 })  # fmt: skip
 _MAX_Y_WORDS = 6
+_ARTICLES = frozenset({"a", "an", "the"})
+#: Words that end a noun phrase ("an insect | have", "a soccer team | have on the field").
+_ENDS_PHRASE = QUESTION_WORDS | frozenset(_PREPOSITIONS) | frozenset({
+    "have", "has", "had", "be", "been", "and", "or", "than", "that", "live", "weigh", "cost", "take", "eat", "get",
+    "make", "need", "go", "run", "fly", "swim", "grow", "last", "mean", "called", "about", "like",
+})  # fmt: skip
 
 
 def resolve(follow_up: str, previous: str) -> str | None:
@@ -60,7 +70,9 @@ def resolve(follow_up: str, previous: str) -> str | None:
     if not re.search(r"[A-Za-z]", y):
         return None
     name = _is_name(y)
-    if how is None and p is None and not (name and _AND.match(follow_up.strip())):
+    thing = not name and words[0].lower() in _ARTICLES and len(words) > 1
+    said_and = _AND.match(follow_up.strip()) is not None
+    if how is None and p is None and not ((name or thing) and said_and):
         return None
     if p is not None:
         out = _after_preposition(prev, p.lower(), y)
@@ -72,6 +84,8 @@ def resolve(follow_up: str, previous: str) -> str | None:
         at = _last_preposition(prev, None)
         same_kind = at is not None and _has_digit(y) == _has_digit(prev[at.end() :])
         out = _after_preposition(prev, None, y) if same_kind else None
+    elif thing:
+        out = _replace_thing(prev, y, only_same_noun=how is not None)
     else:
         out = None
     return None if out is None else out + "?"
@@ -119,6 +133,34 @@ def _replace_name(prev: str, y: str) -> str | None:
     if re.search(r"\bthe\s+$", before, re.IGNORECASE) and y.lower().startswith("the "):
         y = y[4:]
     return before + y + prev[last.end() :]
+
+
+def _replace_thing(prev: str, y: str, *, only_same_noun: bool) -> str | None:
+    """``prev`` with one of its noun phrases ("an insect", "a soccer team") replaced by ``y`` ("a spider"): the
+    one with ``y``'s last word, else (unless ``only_same_noun``) its only one, unless that is definite and ``y``
+    is not ("the weather" … "a joke")."""
+    words = prev.split()
+    phrases: list[tuple[int, int]] = []  # word spans [start, end)
+    for i, w in enumerate(words):
+        if w.lower() in _ARTICLES:
+            end = i + 1
+            while (
+                end < len(words)
+                and end - i <= 3
+                and words[end].lower().strip(",") not in _ENDS_PHRASE | _ARTICLES
+            ):
+                end += 1
+            if end > i + 1:
+                phrases.append((i, end))
+    noun = y.split()[-1].lower()
+    same = [(a, b) for a, b in phrases if words[b - 1].lower().strip(",") == noun]
+    # "the weather" is not one of a kind that "a joke" is another of; "an insect" and "the spider" are.
+    kind = [(a, b) for a, b in phrases if not (words[a].lower() == "the" and y.split()[0].lower() != "the")]
+    chosen = same or ([] if only_same_noun or len(phrases) != 1 else kind)
+    if len(chosen) != 1:
+        return None
+    a, b = chosen[0]
+    return " ".join([*words[:a], y, *words[b:]])
 
 
 def _after_preposition(prev: str, p: str | None, y: str) -> str | None:
