@@ -36,6 +36,8 @@ COMMANDS: list[tuple[str, object]] = [
     ("Set a timer called eggs for 3 minutes.", SetTimer(180.0, "eggs")),
     ("Set a timer for ten minutes for the pizza.", SetTimer(600.0, "pizza")),
     ("Remind me in 2 minutes.", SetTimer(120.0)),
+    ("Could you time four minutes for my tea?", SetTimer(240.0, "tea")),  # "time" as the verb
+    ("Time 45 seconds.", SetTimer(45.0)),
     ("How much time is left on my timer?", ListTimers()),
     ("What timers are running?", ListTimers()),
     ("Cancel the timer.", CancelTimer()),
@@ -59,6 +61,9 @@ NOT_COMMANDS = [
     "I ran 5 times in 30 minutes.",
     "The council meets at ten.",
     "Turn on the console.",
+    "What time is it in 5 minutes?",
+    "Time is 5 minutes away.",
+    "Can you time how long it takes?",
     "",
 ]
 

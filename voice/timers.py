@@ -187,6 +187,8 @@ def parse(text: str) -> TimerCommand | None:
         return None
     # "times" only as Whisper's mishearing of "timer for" ("7 times after 30 seconds"), not "5 times in an hour".
     has_timer_word = re.search(r"\b(?:timers?|time her|timor|tymer)\b|\btimes (?:after|for|of)\b", t) is not None
+    # "time" as the verb of a request: "Time three minutes.", "Can you time 3 minutes for my eggs?"
+    has_timer_word |= re.match(r"(?:(?:can|could|would|will) you |please )?time\b(?! is\b)", t) is not None
     if re.search(rf"\b({_CANCEL_WORD}|stop|delete|remove|clear|end|turn off|kill|dismiss)\b", t) and re.search(
         r"\btimers?\b", t
     ):
