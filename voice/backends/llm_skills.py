@@ -1,5 +1,6 @@
-"""An LLM that answers what :mod:`voice.skills` and :mod:`voice.personal_facts` recognise itself (and, with
-:mod:`voice.capabilities`, the requests it cannot carry out, honestly), and passes everything else on.
+"""An LLM that answers what :mod:`voice.skills`, :mod:`voice.personal_facts` and :mod:`voice.notes` recognise
+itself (and, with :mod:`voice.capabilities`, the requests it cannot carry out, honestly), and passes everything
+else on.
 
 Same interface as the LLM it wraps, so the runtime, the turn and the session do not change. A matched
 turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;
@@ -11,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
-from voice import capabilities, personal_facts, skills
+from voice import capabilities, notes, personal_facts, skills
 from voice.ellipsis import resolve_messages
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
@@ -59,9 +60,11 @@ class SkillsLlm:
             previous = next((m.content for m in reversed(messages[:-1]) if m.role == "assistant"), "")
             now = self._clock()
             asked = resolve_messages(messages)[-1].content if self._resolve else last.content
+            earlier = [m.content for m in messages[:-1] if m.role == "user"]
             reply = (
                 skills.answer(asked, now, self._location)
-                or personal_facts.answer(asked, [m.content for m in messages[:-1] if m.role == "user"], now)
+                or personal_facts.answer(asked, earlier, now)
+                or notes.answer(asked, earlier)
                 or skills.follow_up(last.content, previous)  # about the previous answer, as said
                 or capabilities.cannot(asked)
             )

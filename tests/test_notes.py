@@ -1,0 +1,63 @@
+"""What the user asked the assistant to remember is said back when a question is about it, and only then
+(voice.notes)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import pytest
+
+from voice.backends.llm_skills import SkillsLlm
+from voice.fakes import FakeLlm
+from voice.model_api import ChatMessage, TextDelta
+from voice.notes import answer
+
+TOLD = [
+    "Please remember that my passport is in the blue folder.",
+    "What is the capital of Peru?",
+    "Don't forget that we are meeting Ana at the station.",
+    "Keep in mind that I left the car at the north gate.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("Where is my passport?", "You told me your passport is in the blue folder."),
+        ("Where did I put my passport?", "You told me your passport is in the blue folder."),
+        ("Who are we meeting?", "You told me you are meeting Ana at the station."),
+        ("Where did I leave the car?", "You told me you left the car at the north gate."),
+        ("Where are my glasses?", None),  # told nothing about them: the LLM answers
+        ("What is the capital of Spain?", None),  # not about the user
+    ],
+)
+def test_a_question_about_a_note_gets_it_back_in_the_assistants_words(question: str, reply: str | None) -> None:
+    assert answer(question, TOLD) == reply
+
+
+@pytest.mark.parametrize(
+    ("statement", "reply"),
+    [
+        ("Remember that I parked on level 2.", "OK, I'll remember that you parked on level 2."),
+        ("remember my bike lock code is 1234", "OK, I'll remember that your bike lock code is 1234."),
+        ("Remember to buy milk.", None),  # a reminder, not a note: the calendar refusal or the LLM
+        ("I remember that day well.", None),
+        ("Do you remember me?", None),
+    ],
+)
+def test_a_note_is_acknowledged(statement: str, reply: str | None) -> None:
+    assert answer(statement, []) == reply
+
+
+def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:
+    said = ["Remember that I parked on level 2.", "Remember that I parked on level 5 now.", "Where did I park?"]
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 4, 12))
+    messages: list[ChatMessage] = []
+    replies = []
+    for text in said:
+        messages.append(ChatMessage("user", text))
+        events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
+        replies.append("".join(e.text for e in events if isinstance(e, TextDelta)))
+        messages.append(ChatMessage("assistant", replies[-1]))
+    assert replies[-1] == "You told me you parked on level 5 now."
