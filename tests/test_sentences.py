@@ -234,3 +234,17 @@ def test_word_cap_applies_to_the_first_chunk_only_and_can_be_disabled() -> None:
     assert chunks == ["Short one.", ("word " * 30 + "end.").strip()]
     long_first = "word " * 20 + "end."
     assert _feed_chars(SentenceSplitter(SplitterConfig(max_first_chunk_words=0)), long_first) == [long_first]
+
+
+def test_a_stream_cut_short_drops_its_unfinished_sentence() -> None:
+    """At the LLM's token cap the last sentence is unfinished: it is not spoken half-said."""
+    s = SentenceSplitter(SplitterConfig(max_first_chunk_words=0))
+    assert s.push("The empire was vast. It lasted for centuries. The empire consisted of s") == [
+        "The empire was vast.",
+        "It lasted for centuries.",
+    ]
+    assert s.flush(cut_short=True) == [] and s.dropped == "The empire consisted of s"
+    s.push("It ended in 476.")
+    assert s.flush(cut_short=True) == ["It ended in 476."] and s.dropped == ""  # a finished sentence stays
+    s.push("A stream that simply ends")
+    assert s.flush() == ["A stream that simply ends"]  # not cut: the model ended it there

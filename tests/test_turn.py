@@ -318,3 +318,18 @@ async def test_an_unsure_transcript_a_skill_recognises_whole_is_answered_not_ask
     assert (sum_.asked_again, other.asked_again) == (False, True)
     assert sum_.reply_text != config.stt.ask_again_reply == other.reply_text
     assert [m.content for m in history.messages if m.role == "user"] == ["what is seven times thirty"]
+
+
+async def test_a_reply_cut_by_the_token_cap_ends_at_its_last_whole_sentence(
+    clock: FakeClock, fake_runtime: RuntimeFactory
+) -> None:
+    """The half sentence at the cap is neither spoken nor kept in the history; a reply under the cap is whole."""
+    reply = "Rome was founded long ago. Its empire spanned the whole Mediterranean sea."
+    runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(reply, reply), delay=Delay(clock)))
+    history = History()
+    capped = make_config(llm={"max_reply_tokens": 8})
+    report = await run_turn(runtime, capped, history, UTT, start_timer(clock, 1), ListSink())
+    assert report.reply_text == "Rome was founded long ago."  # 8 words: "Its empire spanned" is dropped
+    assert history.messages[-1].content == "Rome was founded long ago."
+    whole = await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 2), ListSink())
+    assert whole.reply_text == reply

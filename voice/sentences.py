@@ -37,6 +37,7 @@ _TERMINATORS = ".!?…"
 _CLOSERS = "\"'”’)]}»*_"
 _OPENERS = "\"'“‘([{*_"
 _NEXT_CHAR = re.compile(r"\s*(\S)")
+_ENDS_SENTENCE = re.compile(rf"[{_TERMINATORS}][{re.escape(_CLOSERS)}]*$")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")  # "J", "e.g", "U.S", "p.m"
 
 
@@ -57,6 +58,8 @@ class SentenceSplitter:
 
     def reset(self) -> None:
         """Forget all buffered text; the next chunk is again a reply's first chunk."""
+        self.dropped = ""
+        """The unfinished tail the last :meth:`flush` dropped, if it dropped one."""
         self._buf = ""
         self._scan = 0  # every candidate before this index was rejected for good
         self._first = True  # no chunk emitted yet in this reply
@@ -72,10 +75,15 @@ class SentenceSplitter:
             self._buf, self._scan, self._first = self._buf[end:], 0, False
         return out
 
-    def flush(self) -> list[str]:
-        """End of stream: return the unterminated tail (if any) and reset."""
+    def flush(self, *, cut_short: bool = False) -> list[str]:
+        """End of stream: return the unterminated tail (if any) and reset. ``cut_short``: the stream was cut off
+        (the LLM's token cap), so a tail that does not end a sentence is dropped rather than spoken half-said
+        ("The empire consisted of s"); it is left in :attr:`dropped`."""
         rest = self._buf.strip()
         self.reset()
+        if cut_short and rest and not _ENDS_SENTENCE.search(rest):
+            self.dropped = rest
+            return []
         return [rest] if rest else []
 
     # -- internals -------------------------------------------------------------------------

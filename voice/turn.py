@@ -48,15 +48,12 @@ class ReplySink(Protocol):
 
     async def send_event(self, ev: events.ServerEvent) -> None:
         """Queue a server event."""
-        ...
 
     async def send_audio(self, turn_id: int, pcm: bytes, on_sent: Callable[[], None] | None) -> None:
         """Queue one chunk of reply audio; ``on_sent`` runs once it was handed to the socket."""
-        ...
 
     def drop_turn(self, turn_id: int) -> None:
         """Discard audio of this turn not yet sent (barge-in)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -278,12 +275,13 @@ class _Turn:
                     reply.append(ev.text)
                     for raw in splitter.push(ev.text):
                         await _put_clause(clauses, raw, timer, t_ns)
-            for raw in splitter.flush():
+            cut_short = local is None and len(reply) >= config.llm.max_reply_tokens  # no half sentence at the cap
+            for raw in splitter.flush(cut_short=cut_short):
                 await _put_clause(clauses, raw, timer, timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
         if not self.progress.asked_again:
-            self.history.add("assistant", "".join(reply))
+            self.history.add("assistant", "".join(reply).rstrip().removesuffix(splitter.dropped).rstrip())
 
     async def speak(self, clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
         """Synthesize each clause as it comes and send it: ``audio_start`` before the first, then for each its
