@@ -281,7 +281,9 @@ class _Turn:
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
         if not self.progress.asked_again:
-            self.history.add("assistant", "".join(reply).rstrip().removesuffix(splitter.dropped).rstrip())
+            said = "".join(reply)
+            half = splitter.dropped  # the half sentence at the token cap: not spoken, so not in the history
+            self.history.add("assistant", said.rstrip().removesuffix(half).rstrip() if half else said)
 
     async def speak(self, clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
         """Synthesize each clause as it comes and send it: ``audio_start`` before the first, then for each its
