@@ -30,6 +30,13 @@ from voice.prompt_view import PromptView
         ("How many grams are in a pound?", "what about an ounce", "How many grams are in an ounce?"),
         ("How many feet are in 3 miles?", "What about 5 miles?", "How many feet are in 5 miles?"),
         ("What should I cook for lunch?", "And for dinner?", "What should I cook for dinner?"),
+        ("Convert 3 pints to litres.", "What about ten pints?", "Convert ten pints to litres?"),  # a command before
+        ("What is 5 kilos in pounds?", "And what about twelve kilos?", "What is twelve kilos in pounds?"),
+        (
+            "What is 20 degrees Celsius in Fahrenheit?",
+            "What about 35 degrees Celsius?",
+            "What is 35 degrees Celsius in Fahrenheit?",
+        ),
         ("what is the capital of Peru", "how about Chile", "what is the capital of Chile?"),  # as Whisper writes
         ("How long does a horse live?", "And a cat?", "How long does a cat live?"),
         ("How many wheels does a car have?", "and the bicycle", "How many wheels does the bicycle have?"),
@@ -50,10 +57,6 @@ def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
         ("How many feet are in a mile?", "What about a song?"),
         ("What is your name?", "What about you?"),  # a pronoun
         ("What's 15% of 80?", "What about 20%?"),  # no word to go on
-        (
-            "What is 20 degrees Celsius in Fahrenheit?",
-            "What about 30 degrees Celsius?",
-        ),  # an amount for a unit
         ("What did Caesar do?", "And then what happened?"),
         ("What is the capital of France?", "And what river flows through it?"),
         ("I live in France.", "How about Germany?"),  # not a question
@@ -67,6 +70,8 @@ def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
         ("What's the weather in Paris?", "And a joke?"),  # not another of "the weather"
         ("Can you tell me a story?", "How about a joke?"),  # "how about" a thing: only for the same noun
         ("How far is the sun from the earth?", "And the moon?"),  # which of the two?
+        ("How many grams are in 3 pounds?", "What about an ounce?"),  # a unit for an amount
+        ("Tell me a story.", "How about a joke?"),
     ],
 )
 def test_other_turns_are_left_as_they_are(previous: str, follow_up: str) -> None:

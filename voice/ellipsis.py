@@ -6,9 +6,10 @@ quality set, 2026-12-04), and "And in half a mile?" after "How many feet are in 
 skill nor a right answer. :func:`resolve` writes such a follow-up out, from the previous user question alone:
 
 - "How about Y?" / "What about Y?" (also after "and"): Y takes the place of the previous question's last name
-  (a run of capitalised words: "France", "New York", "Romeo and Juliet") when Y is a name too, or, when Y
-  ends in a unit, of what follows the previous question's last preposition if that ends in a unit too
-  ("How many grams are in a pound?" … "What about an ounce?"). Not otherwise: "How about a joke?" after a
+  (a run of capitalised words: "France", "New York", "Romeo and Juliet") when Y is a name too; when Y ends in
+  a unit, of the question's last amount if Y has a number ("What about twenty miles?" after "Convert five miles
+  to kilometres."), else of what follows its last preposition if that is a unit too ("How many grams are in a
+  pound?" … "What about an ounce?"). Not otherwise: "How about a joke?" after a
   question about the weather in Paris is a new request, not "the weather in a joke";
 - "And P Y?" or "How about P Y?", P a preposition ("And of Spain?", "And in half a mile?"): Y takes the place
   of what follows the previous question's last P;
@@ -31,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from voice.model_api import ChatMessage
+from voice.numbers import NUMBER_WORDS
 from voice.units import is_unit
 from voice.user_text import QUESTION_WORDS
 
@@ -49,6 +51,7 @@ _NOT_Y = frozenset({
 })  # fmt: skip
 _MAX_Y_WORDS = 6
 _ARTICLES = frozenset({"a", "an", "the"})
+_ASKS_FOR_AN_ANSWER = frozenset({"convert", "calculate", "compute", "tell", "name", "give", "list"})
 #: Words that end a noun phrase ("an insect | have", "a soccer team | have on the field").
 _ENDS_PHRASE = QUESTION_WORDS | frozenset(_PREPOSITIONS) | frozenset({
     "have", "has", "had", "be", "been", "and", "or", "than", "that", "live", "weigh", "cost", "take", "eat", "get",
@@ -78,12 +81,8 @@ def resolve(follow_up: str, previous: str) -> str | None:
         out = _after_preposition(prev, p.lower(), y)
     elif name:
         out = _replace_name(prev, y)
-    elif is_unit(words[-1]) and is_unit(prev.split()[-1]):
-        # An amount for an amount, a unit for a unit: "What about 30 degrees Celsius?" is not the unit asked for
-        # in "What is 20 degrees Celsius in Fahrenheit?".
-        at = _last_preposition(prev, None)
-        same_kind = at is not None and _has_digit(y) == _has_digit(prev[at.end() :])
-        out = _after_preposition(prev, None, y) if same_kind else None
+    elif is_unit(words[-1]):
+        out = _replace_amount_or_unit(prev, y)
     elif thing:
         out = _replace_thing(prev, y, only_same_noun=how is not None)
     else:
@@ -106,14 +105,36 @@ def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
-def _has_digit(text: str) -> bool:
-    return any(c.isdigit() for c in text)
+_NUMBER_WORD = rf"(?:{NUMBER_WORDS}|a|an|half|and)"
+_AMOUNT = re.compile(rf"(?:\d[\d,.]*|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})*)\s+(?:degrees?\s+)?\S+")
+"""A number and the word after it (its unit, when that is one): "5 miles", "twenty five kilos", "20 degrees Celsius"."""
+
+
+def _has_number(text: str) -> bool:
+    return re.search(rf"\d|\b(?:{NUMBER_WORDS})\b", text, re.IGNORECASE) is not None
+
+
+def _replace_amount_or_unit(prev: str, y: str) -> str | None:
+    """An amount for an amount ("twenty miles" for the "ten miles" of "How many kilometres are in ten miles?"),
+    a unit for a unit ("an ounce" for the "a pound" of "How many grams are in a pound?"): "What about 30 degrees
+    Celsius?" is not the unit asked for in "What is 20 degrees Celsius in Fahrenheit?"."""
+    if _has_number(y):
+        amounts = [m for m in _AMOUNT.finditer(prev) if _has_number(m.group()) and is_unit(m.group().split()[-1])]
+        if not amounts:
+            return None
+        last = amounts[-1]
+        return prev[: last.start()] + y + prev[last.end() :]
+    at = _last_preposition(prev, None)
+    if at is None or not is_unit(prev.split()[-1]) or _has_number(prev[at.end() :]):
+        return None
+    return _after_preposition(prev, None, y)
 
 
 def _is_question(text: str) -> bool:
+    """A question, or a request for an answer ("Convert five miles to kilometres.")."""
     t = text.strip()
     first = t.split()[0].lower().strip(",") if t else ""
-    return t.endswith("?") or first in QUESTION_WORDS
+    return t.endswith("?") or first in QUESTION_WORDS | _ASKS_FOR_AN_ANSWER
 
 
 def _is_name(y: str) -> bool:
