@@ -42,6 +42,9 @@ NEEDS = [
     ("Check my inbox.", "phone"),
     ("Do I have any new emails?", "phone"),
     ("Who is winning the Arsenal game?", "news"),
+    ("Is there much traffic on the motorway?", "maps"),  # 2026-12-04, after the fourth held-out set
+    ("Navigate to the nearest petrol station.", "maps"),
+    ("How far is it to walk to the station?", "maps"),
     ("What was the final score in the match yesterday?", "news"),
     ("Open Spotify.", "apps"),
     ("Launch the terminal.", "apps"),
@@ -80,6 +83,8 @@ FOR_THE_LLM = [
     "How do I write a good email?",
     "What is the highest score in bowling?",
     "Who won the first World Cup?",
+    "What causes traffic jams?",
+    "How does a traffic light work?",
 ]
 
 

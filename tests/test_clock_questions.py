@@ -45,6 +45,7 @@ NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
         ("What month is this?", "It's December."),
         # put otherwise, but about nothing else than the present moment
         ("Got the time?", "It's 17:20."),
+        ("How late is it getting?", "It's 17:20."),
         ("What time have you got?", "It's 17:20."),
         ("Today's date, please.", "Today is Friday, 4 December 2026."),
         ("What day of the month is it?", "Today is Friday, 4 December 2026."),
@@ -90,6 +91,7 @@ def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply
         "How many days are in a week?",
         # a number makes it about something else (Whisper's "What's 15 percent of 80?")
         "Was 15% on May 2.",
+        "How late is the bakery open?",
         "Is it 3 in March?",
     ],
 )

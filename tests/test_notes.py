@@ -50,6 +50,15 @@ def test_a_note_is_acknowledged(statement: str, reply: str | None) -> None:
     assert answer(statement, []) == reply
 
 
+def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> None:
+    """"I parked on level three, row B." (no "remember"): the LLM replies to it, and it is found again later."""
+    told = ["I left my umbrella at the office.", "What is the capital of Peru?"]
+    assert answer(told[0], []) is None
+    assert answer("Where did I leave my umbrella?", told) == "You told me you left your umbrella at the office."
+    assert answer("Did I leave the oven on?", told) is None  # nothing about an oven was said
+    assert answer("I'm bored.", []) is None
+
+
 def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:
     said = ["Remember that I parked on level 2.", "Remember that I parked on level 5 now.", "Where did I park?"]
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 4, 12))

@@ -78,6 +78,8 @@ def test_statements(said: str, fact: Fact | None) -> None:
         # Knowledge on top of the fact, or not about a fact: the LLM answers.
         (["My grandmother lives in New York."], "Which state does my grandmother live in?", None),
         (["I live in Porto."], "What is the capital of Portugal?", None),
+        (["Hello, my name is Tomas."], "Do you remember my name?", "Your name is Tomas."),  # a greeting first
+        (["Good morning, I live in Ghent."], "Where do I live?", "You live in Ghent."),
     ],
 )
 def test_questions(earlier: list[str], question: str, reply: str | None) -> None:

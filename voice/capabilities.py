@@ -1,6 +1,6 @@
 """Requests the assistant cannot carry out, recognised on the transcript and answered honestly without the LLM.
 
-The assistant has no devices, sensors, internet connection, media player, phone, apps, calendar or camera.
+The assistant has no devices, sensors, internet connection, maps, media player, phone, apps, calendar or camera.
 Asked to do something that needs one, a small model pretends: "Turn on the lamp" → "The lamp is on.", "Will
 it rain tomorrow?" → "It's not going to rain tomorrow." (``voice bench quality``, category ``cannot``: 3 of
 18 right with SmolLM2-135M and the honest system prompt). A voice assistant must say what it cannot do, so
@@ -96,6 +96,18 @@ LIMITS: tuple[Limit, ...] = (
             r"\bexchange rate\b.*\b(?:today|now)\b",
         ),
         "I can't look that up: I have no internet connection, so I don't know today's news, prices or scores.",
+    ),
+    Limit(
+        "maps",
+        _re(
+            _NOT_A_QUESTION_ABOUT + r".*\btraffic\b(?! (?:light|lights|jam|jams|law|laws|cone|cones)\b)",
+            r"\b(?:directions|the way|route) (?:to|from)\b",
+            _START + r"(?:navigate|take me|drive me) to\b",
+            r"\bhow (?:long|far) (?:will it take|does it take|is it) to (?:drive|walk|get|cycle) to\b",
+            r"\b(?:nearest|closest) (?:[\w-]+ )?(?:station|restaurant|shop|store|supermarket|pharmacy|chemist|"
+            r"hospital|petrol station|gas station|cafe|coffee shop|atm|bank|bar|pub|hotel)\b",
+        ),
+        "I can't do that: I have no maps, traffic or location service.",
     ),
     Limit(
         "media",

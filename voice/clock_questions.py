@@ -28,7 +28,7 @@ _TIME = re.compile(
     rf"^{_ASK}?\s*(?:is )?(?:the )?(?:current |exact )?time(?: is it)?(?: {_NOW})*$"
     r"|\bwhat time is it\b|\bwhat time it is\b"
     r"|\b(?:what'?s|what is|whats) the (?:current |exact )?time\b(?! (?:difference|zone|limit|of|for|in|at|to)\b)"
-    r"|\bcurrent time\b|\bthe time (?:right )?now\b|\btime right now\b"
+    r"|\bcurrent time\b|\bthe time (?:right )?now\b|\btime right now\b|^how late is it(?: getting| now)?$"
 )
 _DATE = re.compile(
     rf"^{_ASK}?\s*(?:is )?(?:the |today'?s |todays )?(?:current )?date(?: {_NOW}| {_WHEN})*$"

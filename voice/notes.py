@@ -3,7 +3,9 @@
 "Remember that I parked on level 3, spot 42." … "Where did I park?" SmolLM2-135M answered "I'm sorry for your
 loss, but I don't have the ability to remember specific locations." (the third held-out quality set,
 2026-12-04). :mod:`voice.personal_facts` keeps facts of fixed forms (a name, a favourite, a birth year); a note
-is any sentence after "remember (that)" that is about the user ("I …", "my …", "we …", "our …"), kept as said.
+is any sentence after "remember (that)" that is about the user ("I …", "my …", "we …", "our …"), kept as said,
+and acknowledged ("OK, I'll remember that …"). A plain statement about the user ("I parked on level three, row
+B.") is a note too, kept without a word (the LLM replies to it as to any other).
 
 A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
 answered with the latest note that shares a word with it, other than the small words every question has
@@ -22,6 +24,10 @@ _NOTE = re.compile(
     r"(?: that)?[, ]+(?P<note>(?:i|i'm|i've|my|we|we're|our)\b.+)",
     re.IGNORECASE,
 )
+_STATEMENT = re.compile(
+    r"(?:(?:ok(?:ay)?|hi|hello|so|and|well)[, ]+)*(?P<note>(?:i|i've|my|we|we've|our)\b.{8,})", re.IGNORECASE
+)
+"""A plain statement about the user ("I parked on level three, row B."): kept as a note, not acknowledged."""
 _ABOUT_ME = re.compile(
     r"^(?:where|when|what|which|who|how|did|do|have|is|are)\b.*\b(?:i|my|we|our|me)\b", re.I
 )
@@ -68,6 +74,12 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     if not _ABOUT_ME.match(question.lower()) or not (asked := _words(question)):
         return None
     for turn in reversed(earlier_user_turns):
-        if (said := note(turn)) is not None and asked & _words(said):
+        if (said := note(turn) or _statement(turn)) is not None and asked & _words(said):
             return f"You told me {said_back(said)}."
     return None
+
+
+def _statement(turn: str) -> str | None:
+    t = turn.strip()
+    m = _STATEMENT.fullmatch(t.rstrip(".!"))
+    return m.group("note").strip() if m and not t.endswith("?") else None

@@ -61,7 +61,11 @@ class Fact:
 def _clean(text: str) -> str:
     t = re.sub(r"[?!.,;:\"]+(?=\s|$)", " ", text.strip())
     t = re.sub(
-        r"^(?:(?:ok(?:ay)?|hey|so|and|well|oh|please|actually|no|sorry)\s+)+", "", t, flags=re.IGNORECASE
+        r"^(?:(?:ok(?:ay)?|hey|hi|hello|hiya|good (?:morning|afternoon|evening)|so|and|well|oh|please|actually|no"
+        r"|sorry)\s+)+",
+        "",
+        t,
+        flags=re.IGNORECASE,
     )
     return " ".join(t.split())
 
