@@ -57,6 +57,9 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
     assert answer("Where did I leave my umbrella?", told) == "You told me you left your umbrella at the office."
     assert answer("Did I leave the oven on?", told) is None  # nothing about an oven was said
     assert answer("I'm bored.", []) is None
+    # A fact of voice.personal_facts is not a note: the question needs knowledge on top of it (the LLM's).
+    assert answer("Which country do I live in?", ["I live in Lisbon."]) is None
+    assert answer("Which country does my sister live in?", ["My sister lives in Paris."]) is None
 
 
 def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from voice import personal_facts
+
 _NOTE = re.compile(
     r"(?:(?:ok(?:ay)?|hey|so|and|please)[, ]+)*(?:please )?(?:remember|note|keep in mind|don'?t forget)"
     r"(?: that)?[, ]+(?P<note>(?:i|i'm|i've|my|we|we're|our)\b.+)",
@@ -80,6 +82,10 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
 
 
 def _statement(turn: str) -> str | None:
+    """A plain statement about the user, unless it states one of :mod:`voice.personal_facts`' facts: "I live in
+    Lisbon." is a fact, and "Which country do I live in?" needs knowledge on top of it (the LLM's to answer)."""
     t = turn.strip()
     m = _STATEMENT.fullmatch(t.rstrip(".!"))
-    return m.group("note").strip() if m and not t.endswith("?") else None
+    if m is None or t.endswith("?") or personal_facts.facts([t]):
+        return None
+    return m.group("note").strip()
