@@ -106,7 +106,7 @@ def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
 
 
 _NUMBER_WORD = rf"(?:{NUMBER_WORDS}|a|an|half|and)"
-_AMOUNT = re.compile(rf"(?:\d[\d,.]*|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})*)\s+(?:degrees?\s+)?\S+")
+_AMOUNT = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})*)\s+(?:degrees?\s+)?\S+")
 """A number and the word after it (its unit, when that is one): "5 miles", "twenty five kilos", "20 degrees Celsius"."""
 
 
