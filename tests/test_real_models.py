@@ -386,7 +386,9 @@ async def test_barge_in_stops_the_reply(runtime: ModelRuntime, tmp_path: Path) -
     from voice.audio import float_to_pcm16
     from voice.server import VoiceServer
 
-    config = make_config(server={"port": 0}, llm={"max_reply_tokens": 90})
+    # A reply long enough to be still running when "Stop." is heard: 90 tokens, with no cap on sentences (three
+    # sentences, the default cap, were sometimes all sent before it, and the barge-in then only stopped playback).
+    config = make_config(server={"port": 0}, llm={"max_reply_tokens": 90, "max_reply_sentences": 0})
     server = VoiceServer(config, runtime)
     await server.start()
     story = espeak("Tell me a long story about a dragon and a knight.", tmp_path)
