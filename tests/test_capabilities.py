@@ -85,6 +85,8 @@ FOR_THE_LLM = [
     "Who won the first World Cup?",
     "What causes traffic jams?",
     "How does a traffic light work?",
+    "What's the way to say hello in French?",
+    "Give me directions to make a paper plane.",
 ]
 
 

@@ -101,7 +101,7 @@ LIMITS: tuple[Limit, ...] = (
         "maps",
         _re(
             _NOT_A_QUESTION_ABOUT + r".*\btraffic\b(?! (?:light|lights|jam|jams|law|laws|cone|cones)\b)",
-            r"\b(?:directions|the way|route) (?:to|from)\b",
+            r"\b(?:directions|route) (?:to|from) (?!(?:make|cook|bake|use|build|do|fix)\b)",
             _START + r"(?:navigate|take me|drive me) to\b",
             r"\bhow (?:long|far) (?:will it take|does it take|is it) to (?:drive|walk|get|cycle) to\b",
             r"\b(?:nearest|closest) (?:[\w-]+ )?(?:station|restaurant|shop|store|supermarket|pharmacy|chemist|"
