@@ -57,6 +57,11 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
     assert answer("Where did I leave my umbrella?", told) == "You told me you left your umbrella at the office."
     assert answer("Did I leave the oven on?", told) is None  # nothing about an oven was said
     assert answer("I'm bored.", []) is None
+    # Only a question that recalls what was said searches plain statements: a how-to is a new question.
+    assert answer("How do I bake a cake?", ["I want to bake a cake."]) is None
+    assert answer("What do I need to bake a cake?", ["I want to bake a cake."]) is None
+    recalled = answer("What did I say I wanted to bake?", ["I want to bake a cake."])
+    assert recalled == "You told me you want to bake a cake."
     # A fact of voice.personal_facts is not a note: the question needs knowledge on top of it (the LLM's).
     assert answer("Which country do I live in?", ["I live in Lisbon."]) is None
     assert answer("Which country does my sister live in?", ["My sister lives in Paris."]) is None

@@ -5,7 +5,8 @@ loss, but I don't have the ability to remember specific locations." (the third h
 2026-12-04). :mod:`voice.personal_facts` keeps facts of fixed forms (a name, a favourite, a birth year); a note
 is any sentence after "remember (that)" that is about the user ("I …", "my …", "we …", "our …"), kept as said,
 and acknowledged ("OK, I'll remember that …"). A plain statement about the user ("I parked on level three, row
-B.") is a note too, kept without a word (the LLM replies to it as to any other).
+B.") is a note too, kept without a word (the LLM replies to it as to any other), and found only by a question
+that recalls what was said ("Where did I park?", "Where are my keys?"), not by "How do I …?".
 
 A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
 answered with the latest note that shares a word with it, other than the small words every question has
@@ -33,6 +34,13 @@ _STATEMENT = re.compile(
 _ABOUT_ME = re.compile(
     r"^(?:where|when|what|which|who|how|did|do|have|is|are)\b.*\b(?:i|my|we|our|me)\b", re.I
 )
+_RECALL = re.compile(
+    r"^(?:(?:where|when|what|which|who)\b.*\b(?:did i|did we|have i|i said|i told you)\b"
+    r"|(?:where|when) (?:is|are|was|were) (?:my|our)\b|did i (?:say|tell|mention)\b)"
+)
+"""A question that recalls what was said ("Where did I park?", "Where are my keys?"): only these search plain
+statements, which are not notes the user asked to be kept ("How do I bake a cake?" after "I want to bake a cake."
+is a new question)."""
 _SMALL = frozenset({
     "where", "when", "what", "which", "who", "how", "did", "do", "does", "have", "has", "had", "is", "are", "was",
     "were", "am", "be", "i", "i'm", "i've", "my", "me", "we", "we're", "our", "you", "your", "the", "a", "an",
@@ -75,8 +83,10 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     question = transcript.strip().rstrip("?.! ")
     if not _ABOUT_ME.match(question.lower()) or not (asked := _words(question)):
         return None
+    recalls = _RECALL.match(question.lower()) is not None
     for turn in reversed(earlier_user_turns):
-        if (said := note(turn) or _statement(turn)) is not None and asked & _words(said):
+        said = note(turn) or (_statement(turn) if recalls else None)
+        if said is not None and asked & _words(said):
             return f"You told me {said_back(said)}."
     return None
 
