@@ -66,6 +66,13 @@ def _unit(word: str) -> str | None:
     return None
 
 
+def _one_word_units(text: str) -> str:
+    """``text`` with the units of more than one word made one ("miles per hour" → "mph")."""
+    for phrase, unit in _PHRASES:
+        text = re.sub(phrase, unit, text)
+    return text
+
+
 def is_unit(word: str) -> bool:
     """``word`` names a unit this module converts ("miles", "kg", "Fahrenheit")."""
     w = word.strip().lower()
@@ -108,9 +115,7 @@ def convert(t: str) -> str | None:
     """The reply to a unit conversion question in cleaned transcript ``t``, else None."""
     if (reply := _temperature(t)) is not None:
         return reply
-    t = t.replace("leap year", "leapyear")  # one unit: a leap year has a fixed length, 366 days
-    for phrase, unit in _PHRASES:
-        t = re.sub(phrase, unit, t)
+    t = _one_word_units(t.replace("leap year", "leapyear"))  # a leap year is one unit of a fixed 366 days
     m = re.fullmatch(
         rf"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|is|make|makes|make up) (?P<n>{_NUMBER}) "
         rf"(?P<from>[a-z]+){_AND_A_PART}",
@@ -208,18 +213,13 @@ def convert_previous(t: str, previous_reply: str) -> str | None:
     m = re.fullmatch(rf"(?:and |so |ok |okay |now )?(?:{'|'.join(_THAT_IN)}) (?:degrees )?(?P<to>[a-z/ ]+?)", t)
     if m is None:
         return None
-    to = m.group("to")
-    for phrase, unit in _PHRASES:
-        to = re.sub(phrase, unit, to)
+    to = _one_word_units(m.group("to"))
     if to in _TEMPERATURES:
         return _previous_temperature(previous_reply, _TEMPERATURES[to])
     dst = _unit(to)
     if dst is None or _UNITS[dst][0] == "calendar":
         return None
-    text = previous_reply.lower()
-    for phrase, unit in _PHRASES:
-        text = re.sub(phrase, unit, text)
-    for n, word in reversed(_PREVIOUS_AMOUNT.findall(text)):
+    for n, word in reversed(_PREVIOUS_AMOUNT.findall(_one_word_units(previous_reply.lower()))):
         src = _unit(word)
         if src is not None and src != dst and _UNITS[src][0] == _UNITS[dst][0]:
             return convert(f"{n.replace(',', '')} {word} in {dst}")
