@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from voice.client import SpokenClip, converse
 from voice.config import Config, LlmConfig, SttConfig
 from voice.history import History, fit_prompt
 from voice.loader import load_runtime
-from voice.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.model_api import ChatMessage, PromptInfo, TextDelta, Tts
 from voice.models import DEFAULT_MODELS_ROOT
 from voice.runtime import ModelRuntime
 
@@ -380,15 +381,33 @@ async def test_full_conversation_over_websocket(runtime: ModelRuntime, tmp_path:
     )
 
 
-async def test_barge_in_stops_the_reply(runtime: ModelRuntime, tmp_path: Path) -> None:
+class RealTimeTts:
+    """The real Piper voice, its audio yielded no faster than it plays (as on a machine where synthesis runs at
+    real time), so that a reply of a few sentences is still being made seconds after its first audio."""
+
+    def __init__(self, tts: Tts) -> None:
+        self.tts, self.sample_rate = tts, tts.sample_rate
+
+    def synthesize(self, text: str) -> Iterator[np.ndarray]:
+        start_s, played_s = time.monotonic(), 0.0
+        for pcm in self.tts.synthesize(text):
+            yield pcm
+            played_s += len(pcm) / self.sample_rate
+            time.sleep(max(0.0, start_s + played_s - time.monotonic()))
+
+
+async def test_barge_in_stops_the_reply(real: ModelRuntime, tmp_path: Path) -> None:
     from websockets.asyncio.client import connect
 
     from voice.audio import float_to_pcm16
     from voice.server import VoiceServer
 
-    # A reply long enough to be still running when "Stop." is heard: 90 tokens, with no cap on sentences (three
-    # sentences, the default cap, were sometimes all sent before it, and the barge-in then only stopped playback).
-    config = make_config(server={"port": 0}, llm={"max_reply_tokens": 90, "max_reply_sentences": 0})
+    # The turn must still be running when "Stop." is heard, ~0.5 s after the reply's first audio. With the real
+    # speed of this machine the whole reply (4 sentences, 10 s of audio) was sometimes made by then, and the
+    # barge-in rightly only stopped the client's playback (that path: test_server). Synthesis at real time
+    # keeps the turn going for as long as its audio plays, whatever the LLM says.
+    runtime = ModelRuntime(vad=real.vad, stt=real.stt, llm=real.llm, tts=RealTimeTts(real.tts))
+    config = make_config(server={"port": 0}, llm={"max_reply_tokens": 90})
     server = VoiceServer(config, runtime)
     await server.start()
     story = espeak("Tell me a long story about a dragon and a knight.", tmp_path)
@@ -431,6 +450,7 @@ async def test_barge_in_stops_the_reply(runtime: ModelRuntime, tmp_path: Path) -
             await reader
     finally:
         await server.shutdown()
+        runtime.close()
     kinds = [e["type"] for e in events]
     assert "interrupt" in kinds
     report1 = next(e for e in events if e["type"] == "turn_report" and e["turn_id"] == 1)
