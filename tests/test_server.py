@@ -218,6 +218,45 @@ async def test_speech_during_playback_of_a_finished_reply_interrupts_playback() 
         await p.close()
 
 
+async def test_a_turn_talked_over_keeps_in_the_history_only_what_was_heard() -> None:
+    """Clauses are sent as soon as they are synthesized, long before they play: the user talks while the first
+    (~1.7 s of audio) plays and two or more were sent; the history keeps fewer than were sent."""
+    runtime = tagged_runtime(SCALE, itl_ms=200)  # 20 MS a word: the 88-word reply is still being written
+    async with running(runtime) as srv:
+        p = await Probe.connect(srv.url)
+        await p.say(tagged_speech("long1"))
+        await until(lambda: sum(e.get("turn_id") == 1 for e in p.of_type("reply_text")) >= 2)
+        await p.send_audio(tagged_speech("s1t2"))
+        report1 = await p.wait_type("turn_report", 5, turn_id=1)
+        assert report1["outcome"] == "cancelled"
+        await p.send_audio(np.zeros(8000, np.int16))
+        assert (await p.wait_type("turn_report", 5, turn_id=2))["outcome"] == "ok"
+        said = [m.content for m in runtime.llm.prompts[-1] if m.role == "assistant"]  # type: ignore[attr-defined]
+        heard, sent = said[-1].removesuffix(" …"), report1["reply_text"]
+        assert said[-1].endswith(" …") and heard.startswith("Okay, here is") and sent.startswith(heard + " ")
+        await p.close()
+
+
+async def test_speech_during_playback_keeps_in_the_history_only_what_was_heard() -> None:
+    """The whole long reply (10 clauses, ~25 s of audio) is sent in well under its first clause's 2.4 s; the user
+    talks at once, so the next prompt holds the reply's first clause or two (of its ~2.4 s), marked as cut short."""
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
+        p = await Probe.connect(srv.url)
+        report = await p.turn(tagged_speech("long1"))
+        assert report["outcome"] == "ok" and report["reply_audio_ms"] > 20_000
+        since = len(p.events)
+        await p.send_audio(tagged_speech("s1t2"))
+        assert (await p.wait_type("interrupt", 5, since))["playback_only"] is True
+        await p.send_audio(np.zeros(8000, np.int16))
+        assert (await p.wait_type("turn_report", 5, turn_id=2))["outcome"] == "ok"
+        said = [m.content for m in runtime.llm.prompts[-1] if m.role == "assistant"]  # type: ignore[attr-defined]
+        heard = said[-1].removesuffix(" …")
+        assert said[-1].endswith(" …") and heard.startswith("Okay, here is") and reply_for("long1").startswith(heard)
+        assert "Part 2 of" not in heard
+        await p.close()
+
+
 # ---------------------------------------------------------------------------------------------- sharing
 async def test_second_session_waits_for_the_model_and_the_wait_is_a_queue_stage() -> None:
     runtime = tagged_runtime(0.5 * FAKE_MS)  # STT 50 MS

@@ -41,6 +41,19 @@ class History:
         else:
             self.messages.append(ChatMessage(role, content))
 
+    def cut_reply(self, reply: ChatMessage, heard: str) -> bool:
+        """The user stopped ``reply`` (an assistant message, found by identity) after hearing ``heard`` of it:
+        keep that, marked as cut short (" …"), or drop the reply if nothing of it was heard. False when
+        ``reply`` is no longer in the history (nothing changed)."""
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i] is reply:
+                if heard:
+                    self.messages[i] = ChatMessage("assistant", heard + " …")
+                else:
+                    del self.messages[i]
+                return True
+        return False
+
     def clear(self) -> None:
         """Forget the messages (the timers keep running)."""
         self.messages.clear()

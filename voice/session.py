@@ -2,8 +2,8 @@
 
 The session is driven by the server's reader task (:meth:`Session.on_text`, :meth:`Session.on_audio`) and
 writes through an :class:`~voice.outbox.Outbox` drained by the writer task. It owns at most one running turn task;
-speech that starts while a turn runs cancels it (barge-in) when ``[vad] barge_in`` is on. Speech that
-starts while the client is still playing a finished reply gets an ``interrupt`` for that reply too. A reply
+speech that starts while a turn runs cancels it (barge-in) when ``[vad] barge_in`` is on; while the client still
+plays a finished reply, it stops playback and cuts the reply to what was heard (:mod:`voice.playback`). A reply
 started at a pause is held, then committed or discarded, by the session's :class:`~voice.speculator.Speculator`.
 """
 
@@ -20,16 +20,11 @@ from voice import events as server_events
 from voice.budget import TurnReport, TurnTimer
 from voice.clock import Clock
 from voice.config import Config
-from voice.endpoint import (
-    EndpointEvent,
-    SpeechEnded,
-    SpeechPaused,
-    SpeechResumed,
-    SpeechStarted,
-)
+from voice.endpoint import EndpointEvent, SpeechEnded, SpeechPaused, SpeechResumed, SpeechStarted
 from voice.history import History
 from voice.listener import Listener, heard_ns, silence_after_speech_ms
 from voice.outbox import Outbox
+from voice.playback import ClauseRecorder, Playback
 from voice.protocol import (
     ALREADY_STARTED,
     PROTOCOL_VERSION,
@@ -90,7 +85,8 @@ class Session:
         self.listener = Listener(runtime, config, clock)
         self._turn: asyncio.Task[TurnReport] | None = None
         self._turn_id = 0
-        self._playback: tuple[int, int] | None = None  # (turn id, estimated end of client playback, ns)
+        self._playback: Playback | None = None  # the last reply with audio (the client may be playing it)
+        self._barge_in: tuple[int, int] | None = None  # (turn id, when the user talked over it, ns)
         self.turns: list[asyncio.Task[TurnReport]] = []
         self._reported: set[int] = set()
         self.speculator = Speculator(session_id)
@@ -176,12 +172,14 @@ class Session:
                 return
             if self._turn is not None and not self._turn.done():
                 log.info("[%s] barge-in: cancelling turn %d", self.id, self._turn_id)
+                self._barge_in = (self._turn_id, now_ns)
                 self._turn.cancel(BARGE_IN)
-            elif self._playback is not None and self._playback[1] > now_ns:
-                # The reply is complete and sent, but the client is still playing it: stop playback.
-                turn_id = self._playback[0]
-                self._playback = None
-                await self.outbox.send_event(server_events.Interrupt(turn_id, playback_only=True))
+            elif self._playback is not None and self._playback.playing(now_ns):
+                # The reply is complete and sent, but the client is still playing it: stop playback, and keep
+                # in the history only what the user heard of it.
+                played, self._playback = self._playback, None
+                played.cut(self.history, now_ns)
+                await self.outbox.send_event(server_events.Interrupt(played.turn_id, playback_only=True))
             return
         self._turn_id += 1
         spec = self.speculator.take_live()
@@ -290,11 +288,7 @@ class Session:
         self.on_report(report)
 
     def _report_if_lost(
-        self,
-        task: asyncio.Task[TurnReport],
-        timer: TurnTimer,
-        utterance: Utterance,
-        held: HeldSink | None = None,
+        self, task: asyncio.Task[TurnReport], timer: TurnTimer, utterance: Utterance, held: HeldSink | None = None
     ) -> None:
         if held is not None and not held.committed:  # a discarded speculation: no report
             self._reported.discard(timer.turn_id)
@@ -329,6 +323,9 @@ class Session:
             # Forget the previous task: a cancelled task keeps its traceback and so this frame, and a chain
             # of turns would keep every earlier utterance's audio alive.
             previous = None
+        history = history if history is not None else self.history
+        before = list(history.messages)  # after the previous turn: what this turn adds is new
+        recorder = ClauseRecorder(sink if sink is not None else self.outbox, self.output_rate)
         try:
             held = sink if isinstance(sink, HeldSink) else None
 
@@ -339,10 +336,10 @@ class Session:
             report = await run_turn(
                 self.runtime,
                 self.config,
-                history if history is not None else self.history,
+                history,
                 utterance,
                 timer,
-                sink if sink is not None else self.outbox,
+                recorder,
                 output_rate_hz=self.output_rate,
                 on_report=on_report or self._on_turn_report,
                 on_error=on_error,
@@ -350,13 +347,18 @@ class Session:
                 report_fields=report_fields,
                 audio=self.speak_replies,
             )
+        except asyncio.CancelledError:
+            # Talked over: the turn kept the clauses it had sent (turn.cut_short), more than were heard by then.
+            played = Playback.of(timer.turn_id, timer.marks_ns.get("first_audio_sent"), recorder, before, history)
+            if played is not None and self._barge_in is not None and self._barge_in[0] == timer.turn_id:
+                played.cut(history, self._barge_in[1])
+            raise
         finally:
             self.outbox.forget_turn(timer.turn_id)
             if not self.stopping:
                 self.ringer.arm()
         sent_ns = timer.marks_ns.get("first_audio_sent")
-        if sent_ns is not None:
-            self._playback = (timer.turn_id, sent_ns + round(report.reply_audio_ms * 1e6))
+        self._playback = Playback.of(timer.turn_id, sent_ns, recorder, before, history) or self._playback
         return report
 
     # ------------------------------------------------------------------ timers

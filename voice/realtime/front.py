@@ -32,7 +32,6 @@ from voice.clock import Clock
 from voice.config import Config, ConfigError
 from voice.endpoint import STT_SAMPLE_RATE_HZ
 from voice.events import ServerEvent
-from voice.model_api import ChatMessage
 from voice.outbox import Outbox
 from voice.protocol import ProtocolError
 from voice.realtime import REALTIME_RATE_HZ
@@ -282,14 +281,10 @@ class RealtimeFront:
 
     def _truncate_history(self, heard: str) -> None:
         """The last assistant message becomes what the user heard of it (the next turn knows it was cut)."""
-        messages = self.session.history.messages
-        for i in range(len(messages) - 1, -1, -1):
-            if messages[i].role == "assistant":
-                if heard:
-                    messages[i] = ChatMessage("assistant", heard + " …")
-                else:
-                    del messages[i]
-                return
+        history = self.session.history
+        reply = next((m for m in reversed(history.messages) if m.role == "assistant"), None)
+        if reply is not None:
+            history.cut_reply(reply, heard)
 
     # ------------------------------------------------------------------ settings
     def _session_object(self, settings: RealtimeSettings, config: Config) -> dict[str, object]:
