@@ -22,15 +22,18 @@ from voice.skills import answer as skills_answer
         ("What is twenty percent off fifty pounds?", "50 pounds with 20 percent off is 40 pounds: you save 10 pounds."),
         (
             "A 35 dollar shirt is on sale for 10 percent less. How much is it?",
-            "35 dollars with 10 percent off is 31 dollars 50: you save 3 dollars 50.",
+            "35 dollars with 10 percent off is 31 dollars and 50 cents: you save 3 dollars and 50 cents.",
         ),
         # tips and tax
         ("What's an 18% tip on $50?", "An 18 percent tip on 50 dollars is 9 dollars, 59 dollars in all."),
         (
             "How much should I tip on a 62 dollar bill at 15 percent?",
-            "A 15 percent tip on 62 dollars is 9 dollars 30, 71 dollars 30 in all.",
+            "A 15 percent tip on 62 dollars is 9 dollars and 30 cents, 71 dollars and 30 cents in all.",
         ),
-        ("What is 120 euros plus 21% VAT?", "120 euros plus 21 percent tax is 145 euros 20; the tax is 25 euros 20."),
+        (
+            "What is 120 euros plus 21% VAT?",
+            "120 euros plus 21 percent tax is 145 euros and 20 cents; the tax is 25 euros and 20 cents.",
+        ),
         # rises and falls
         ("Increase 300 by 5 percent.", "300 plus 5 percent is 315."),
         ("What is 250 minus 12 percent?", "250 minus 12 percent is 220."),
@@ -41,9 +44,12 @@ from voice.skills import answer as skills_answer
         ("7 is what percent of 28?", "7 is 25 percent of 28."),
         ("What's 45 out of 60 as a percentage?", "45 is 75 percent of 60."),
         # splitting a bill
-        ("Split 150 dollars between 4 people.", "150 dollars split 4 ways is 37 dollars 50 each."),
+        ("Split 150 dollars between 4 people.", "150 dollars split 4 ways is 37 dollars and 50 cents each."),
         ("Split a 96 euro bill 3 ways.", "96 euros split 3 ways is 32 euros each."),
         ("Divide 60 bucks among five friends.", "60 dollars split 5 ways is 12 dollars each."),
+        ("Split 2 pounds between 4 people.", "2 pounds split 4 ways is 50 pence each."),
+        ("Split 5 dollars 4 ways.", "5 dollars split 4 ways is 1 dollar and 25 cents each."),
+        ("Split £3.03 3 ways.", "3 pounds and 3 pence split 3 ways is 1 pound and 1 penny each."),
         # a percentage of an amount of money
         ("What is 15 percent of 40 dollars?", "15 percent of 40 dollars is 6 dollars."),
     ],

@@ -64,7 +64,7 @@ def _conversation(stt: WhisperStt, said: list[tuple[str, str]], folder: Path) ->
             "is 12 dollars, 92 dollars in all.",
         ),
         ("flite:slt", "What is twenty five percent off sixty dollars?", "is 45 dollars"),
-        ("flite:awb", "Split ninety dollars between four people.", "is 22 dollars 50 each."),
+        ("flite:awb", "Split ninety dollars between four people.", "is 22 dollars and 50 cents each."),
     ],
 )
 def test_spoken_arithmetic_and_units(

@@ -8,7 +8,7 @@ $60 and it's 25% off, how much do I pay?" is read like "25 percent off 60 dollar
 or with no such word, is left to the other skills and the LLM.
 
 Amounts may be digits or words, with a currency ("$60", "60 dollars", "60 bucks", "€20", "20 euros", "£5",
-"5 pounds") or without; the reply says the currency back, cents as a person says them ("64 dollars 80").
+"5 pounds") or without; the reply says the currency back, cents as a person says them ("64 dollars and 80 cents").
 :func:`answer` takes the transcript as :func:`voice.skills.answer` cleans it (lower case, no end mark). Pure.
 """
 
@@ -39,13 +39,16 @@ def _normalize(t: str) -> str:
 
 
 def _say(x: float, currency: str | None) -> str:
-    """An amount as the reply says it: "45 dollars", "64 dollars 80", "1 euro", or a bare number."""
+    """An amount as the reply says it: "45 dollars", "64 dollars and 80 cents", "1 euro", "50 pence", or a bare
+    number."""
     if currency is None:
         return say_number(round(x, 2))
-    cents = round(x * 100)
-    whole, part = divmod(cents, 100)
-    unit = currency[:-1] if whole == 1 and not part else currency
-    return f"{whole} {unit}" + (f" {part:02d}" if part else "")
+    whole, part = divmod(round(x * 100), 100)
+    unit = currency[:-1] if whole == 1 else currency
+    small = ("penny" if part == 1 else "pence") if currency == "pounds" else ("cent" if part == 1 else "cents")
+    if not part:
+        return f"{whole} {unit}"
+    return f"{whole} {unit} and {part} {small}" if whole else f"{part} {small}"
 
 
 def _a(number: str) -> str:
