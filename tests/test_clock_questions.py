@@ -40,6 +40,7 @@ NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
         ("Is tomorrow Sunday?", "No, tomorrow is Saturday."),
         # the month and the year
         ("What year are we in?", "It's 2026."),
+        ("Do you know what month we're in?", "It's December."),
         ("Which year is it now?", "It's 2026."),
         ("What's the current month?", "It's December."),
         ("What month is this?", "It's December."),

@@ -40,7 +40,7 @@ _WEEKDAY = re.compile(
     rf"|^(?:what|which) day(?: of the week)?(?: is it)?(?: {_NOW})*$"
 )
 _MONTH_YEAR = re.compile(
-    r"\b(?:what|which) (?:month|year) (?:is it|is this|are we in)\b"
+    r"\b(?:what|which) (?:month|year) (?:is it|is this|are we in|we're in)\b"
     rf"|^{_ASK}?\s*(?:is )?(?:the )?(?:current |this )?(?:month|year)(?: is it)?(?: {_NOW})*$"
 )
 
@@ -49,7 +49,7 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december")  # fmt: skip
 #: Words that ask, point or are polite, and say nothing of what is asked about.
 _FILLER = frozenset((
-    "a", "an", "the", "is", "it", "it's", "its", "are", "we", "was", "were", "be", "what", "what's", "whats",
+    "a", "an", "the", "is", "it", "it's", "its", "are", "we", "we're", "was", "were", "be", "what", "what's", "whats",
     "which", "when", "tell", "me", "do", "you", "know", "have", "got", "please", "can", "could", "would", "give",
     "say", "now", "right", "today", "currently", "current", "at", "moment", "this", "of", "in", "on", "so", "hey",
     "ok", "okay",
