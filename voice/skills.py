@@ -121,16 +121,18 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
+_THEN = r"(?:(?:now|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) )?"
+"""What may come before a follow-up on the previous result: "now double that", "and if you double that"."""
 _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
-    (rf"(?:now |and |then )?double {_THAT}", lambda a, b: a * 2, "doubled"),
-    (rf"(?:now |and |then )?triple {_THAT}", lambda a, b: a * 3, "tripled"),
-    (rf"(?:now |and |then )?halve {_THAT}|(?:now |and |then )?half (?:of )?{_THAT}", lambda a, b: a / 2, "halved"),
-    (rf"(?:now |and |then )?(?:add|plus) (?P<n>.+?) (?:to|on) {_THAT}", lambda a, b: a + b, "plus"),
-    (rf"(?:now |and |then )?(?:subtract|take away|minus|take) (?P<n>.+?) from {_THAT}", lambda a, b: a - b, "minus"),
-    (rf"(?:now |and |then )?multiply {_THAT} by (?P<n>.+)", lambda a, b: a * b, "times"),
-    (rf"(?:now |and |then )?divide {_THAT} by (?P<n>.+)", lambda a, b: a / b, "divided by"),
+    (rf"{_THEN}double {_THAT}", lambda a, b: a * 2, "doubled"),
+    (rf"{_THEN}triple {_THAT}", lambda a, b: a * 3, "tripled"),
+    (rf"{_THEN}halve {_THAT}|{_THEN}half (?:of )?{_THAT}", lambda a, b: a / 2, "halved"),
+    (rf"{_THEN}(?:add|plus) (?P<n>.+?) (?:to|on) {_THAT}", lambda a, b: a + b, "plus"),
+    (rf"{_THEN}(?:subtract|take away|minus|take) (?P<n>.+?) from {_THAT}", lambda a, b: a - b, "minus"),
+    (rf"{_THEN}multiply {_THAT} by (?P<n>.+)", lambda a, b: a * b, "times"),
+    (rf"{_THEN}divide {_THAT} by (?P<n>.+)", lambda a, b: a / b, "divided by"),
     (
-        rf"(?:now |and |then )?(?:what is |what'?s )?{_THAT} (?P<op>plus|minus|times|divided by) (?P<n>.+)",
+        rf"{_THEN}(?:what is |what'?s )?{_THAT} (?P<op>plus|minus|times|divided by) (?P<n>.+)",
         _OPS["+"],
         "",
     ),
