@@ -26,6 +26,8 @@ UNSURE, SURE = -0.8, -0.3
         "7 times after 30 seconds",  # Whisper's "set a timer for 30 seconds"
         "How many feet are in a mile?",
         "Thank you, that's all.",
+        "Well, 1,000 minus three hundred eighty seven",  # interjections ask nothing
+        "Um, what year is it?",
     ],
 )
 def test_an_unsure_command_a_skill_recognises_whole_is_answered(text: str) -> None:

@@ -67,6 +67,21 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
     assert answer("Which country does my sister live in?", ["My sister lives in Paris."]) is None
 
 
+def test_the_wrapper_finds_a_note_behind_an_interjection() -> None:
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 4, 12))
+    messages = [
+        ChatMessage("user", "I'm allergic to peanuts, just so you know."),
+        ChatMessage("assistant", "OK."),
+        ChatMessage("user", "Can you suggest a quick snack?"),
+        ChatMessage("assistant", "Try an apple."),
+        ChatMessage("user", "Wait, what did I say I was allergic to?"),
+    ]
+    events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == (
+        "You told me you're allergic to peanuts, just so you know."
+    )
+
+
 def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:
     said = ["Remember that I parked on level 2.", "Remember that I parked on level 5 now.", "Where did I park?"]
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 4, 12))

@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import make_config
 from voice.model_api import ChatMessage
 from voice.prompt_view import PromptView
-from voice.user_text import tidy, tidy_messages
+from voice.user_text import strip_interjections, tidy, tidy_messages
 
 
 @pytest.mark.parametrize(
@@ -33,6 +33,27 @@ from voice.user_text import tidy, tidy_messages
 )  # fmt: skip
 def test_the_stt_spelling_becomes_the_typed_one(heard: str, typed: str) -> None:
     assert tidy(heard) == typed
+
+
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("Well, 1,000 minus 387", "1,000 minus 387"),
+        ("Wait, what did I say I was allergic to?", "what did I say I was allergic to?"),
+        ("OK, so, um, what time is it?", "what time is it?"),
+        ("Uhm... hey what's 5 plus 5?", "what's 5 plus 5?"),
+        ("Oh! Sorry, where did I park?", "where did I park?"),
+        # a word that can start a request counts only with a comma or end mark after it
+        ("Right now, what time is it?", "Right now, what time is it?"),
+        ("So what's up?", "So what's up?"),
+        ("Well done!", "Well done!"),
+        ("Look at the time.", "Look at the time."),
+        ("Umbrella prices, please.", "Umbrella prices, please."),
+        ("Hmm, okay.", "okay."),  # the last word is never dropped: something is left to answer
+    ],
+)  # fmt: skip
+def test_interjections_that_start_a_request_are_dropped(said: str, asked: str) -> None:
+    assert strip_interjections(said) == asked
 
 
 def test_typed_text_is_left_as_it_is() -> None:

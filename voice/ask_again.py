@@ -15,6 +15,7 @@ from datetime import datetime
 
 from voice import capabilities, skills, timers
 from voice.config import Config
+from voice.user_text import strip_interjections
 
 #: Any moment will do: it changes the words of a clock answer, never whether there is one.
 _A_MOMENT = datetime(2026, 1, 1, 12, 0)
@@ -22,6 +23,7 @@ _A_MOMENT = datetime(2026, 1, 1, 12, 0)
 
 def understood(text: str, location: str = "") -> bool:
     """A stateless local skill (or the timers) would answer ``text`` without the LLM."""
+    text = strip_interjections(text)
     return (
         timers.parse(text) is not None
         or skills.answer(text, _A_MOMENT, location) is not None

@@ -37,6 +37,21 @@ _SENTENCE_END = re.compile(r"((?<=[.?!])\s+)")
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
 
 
+_INTERJECTIONS = re.compile(
+    r"^(?:(?:u+h*m+|u+h+|e+r+m*|h+m+|oh|ah|hey|ok(?:ay)?)\b[,.!]*\s+"
+    r"|(?:well|wait|sorry|actually|alright|all right|right|so|look|listen)[,.!]+\s+)+",
+    re.IGNORECASE,
+)
+
+
+def strip_interjections(text: str) -> str:
+    """``text`` without the interjections it starts with, which ask nothing: "Well, 1,000 minus 387" → "1,000
+    minus 387", "Wait, what did I say I was allergic to?" → "what did I say I was allergic to?". A word that
+    can start a request too ("so", "well", "right", "wait", ...) counts only with a comma or end mark after it
+    ("Right now" stays)."""
+    return _INTERJECTIONS.sub("", text.strip())
+
+
 def tidy(text: str) -> str:
     """``text`` with each sentence's first word capitalized (when it is all lower case: "iPhone" stays) and
     a question ending in "?" instead of "." or nothing; a last sentence ending in a letter or digit gets "."

@@ -17,6 +17,7 @@ from voice.ellipsis import resolve_messages
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
 from voice.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
+from voice.user_text import strip_interjections
 
 
 class SkillsLlm:
@@ -59,13 +60,13 @@ class SkillsLlm:
         if last is not None and last.role == "user":
             previous = next((m.content for m in reversed(messages[:-1]) if m.role == "assistant"), "")
             now = self._clock()
-            asked = resolve_messages(messages)[-1].content if self._resolve else last.content
+            asked = strip_interjections(resolve_messages(messages)[-1].content if self._resolve else last.content)
             earlier = [m.content for m in messages[:-1] if m.role == "user"]
             reply = (
                 skills.answer(asked, now, self._location)
                 or personal_facts.answer(asked, earlier, now)
                 or notes.answer(asked, earlier)
-                or skills.follow_up(last.content, previous)  # about the previous answer, as said
+                or skills.follow_up(strip_interjections(last.content), previous)  # on the previous answer, as said
                 or capabilities.cannot(asked)
             )
         if reply is None:
