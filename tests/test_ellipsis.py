@@ -42,6 +42,14 @@ from voice.prompt_view import PromptView
         ("How many wheels does a car have?", "and the bicycle", "How many wheels does the bicycle have?"),
         ("What is the capital of France?", "And the population?", "What is the population of France?"),
         ("How many players are on a soccer team?", "What about a rugby team?", "How many players are on a rugby team?"),
+        # a bare number for the number of the question's only amount
+        ("Convert 5 kilometers to miles.", "And what about 10?", "Convert 10 kilometers to miles?"),
+        ("How many kilometres are in ten miles?", "What about twenty five?", "How many kilometres are in twenty five miles?"),  # noqa: E501
+        ("How many feet are in 3 miles?", "And 2.5?", "How many feet are in 2.5 miles?"),
+        ("What is 20 degrees Celsius in Fahrenheit?", "What about 35?", "What is 35 degrees Celsius in Fahrenheit?"),
+        ("How many feet are in 3 miles?", "What about 2.5 miles?", "How many feet are in 2.5 miles?"),
+        # interjections before it
+        ("What is the capital of France?", "Um, and what about Germany?", "What is the capital of Germany?"),
     ],
 )  # fmt: skip
 def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
@@ -68,6 +76,11 @@ def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
             "How about the longest river in the whole wide world?",
         ),  # too long
         ("What's the weather in Paris?", "And a joke?"),  # not another of "the weather"
+        ("What is 6 times 7?", "What about 8?"),  # either number
+        ("Convert 5 kilometers to miles in 2 steps.", "What about 10?"),  # another number
+        ("What's the capital of France?", "What about 10?"),  # no amount
+        ("Set a timer for 5 minutes.", "What about 10?"),  # not a question (the timers' own follow-up)
+        ("How many feet are in 3 miles?", "10?"),  # neither "and" nor "what about"
         ("Can you tell me a story?", "How about a joke?"),  # "how about" a thing: only for the same noun
         ("How far is the sun from the earth?", "And the moon?"),  # which of the two?
         ("How many grams are in 3 pounds?", "What about an ounce?"),  # a unit for an amount

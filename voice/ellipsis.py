@@ -9,8 +9,9 @@ skill nor a right answer. :func:`resolve` writes such a follow-up out, from the 
   (a run of capitalised words: "France", "New York", "Romeo and Juliet") when Y is a name too; when Y ends in
   a unit, of the question's last amount if Y has a number ("What about twenty miles?" after "Convert five miles
   to kilometres."), else of what follows its last preposition if that is a unit too ("How many grams are in a
-  pound?" … "What about an ounce?"). Not otherwise: "How about a joke?" after a
-  question about the weather in Paris is a new request, not "the weather in a joke";
+  pound?" … "What about an ounce?"); when Y is a bare number, of the number of the question's only amount ("And
+  what about 10?" after "Convert 5 kilometers to miles."; not after "What is 6 times 7?"). Not otherwise: "How
+  about a joke?" after a question about the weather in Paris is a new request, not "the weather in a joke";
 - "And P Y?" or "How about P Y?", P a preposition ("And of Spain?", "And in half a mile?"): Y takes the place
   of what follows the previous question's last P;
 - "And Y?", Y a name ("And Italy?"): as "How about Y?" with a name;
@@ -34,12 +35,13 @@ from dataclasses import replace
 from voice.model_api import ChatMessage
 from voice.numbers import NUMBER_WORDS
 from voice.units import is_unit
-from voice.user_text import QUESTION_WORDS
+from voice.user_text import QUESTION_WORDS, strip_interjections
 
 _PREPOSITIONS = ("of", "in", "for", "to", "at", "from", "on", "with", "into", "per")
 _P = "|".join(_PREPOSITIONS)
 _FOLLOW_UP = re.compile(
-    rf"^(?:(?:and|so|ok|okay|then),? )?(?P<how>(?:how|what) about )?(?:(?P<p>{_P}) )?(?P<y>[^?!.]+?)\s*[?!.]*$",
+    rf"^(?:(?:and|so|ok|okay|then),? )?(?P<how>(?:how|what) about )?(?:(?P<p>{_P}) )?"
+    r"(?P<y>(?:[^?!.]|(?<=\d)\.(?=\d))+?)\s*[?!.]*$",  # "2.5 miles": a decimal point does not end Y
     re.IGNORECASE,
 )
 _AND = re.compile(r"^and\b", re.IGNORECASE)
@@ -62,7 +64,8 @@ _ENDS_PHRASE = QUESTION_WORDS | frozenset(_PREPOSITIONS) | frozenset({
 def resolve(follow_up: str, previous: str) -> str | None:
     """``follow_up`` written out in full from ``previous``, the user's question before it; None when it is
     not an elliptical follow-up of that question (then the words stand as they are)."""
-    m = _FOLLOW_UP.match(follow_up.strip())
+    follow_up = strip_interjections(follow_up)  # "Um, and what about Germany?"
+    m = _FOLLOW_UP.match(follow_up)
     prev = previous.strip().rstrip("?!. ")
     if m is None or not _is_question(previous):
         return None
@@ -70,11 +73,14 @@ def resolve(follow_up: str, previous: str) -> str | None:
     words = y.split()
     if not words or len(words) > _MAX_Y_WORDS or words[0].lower() in QUESTION_WORDS | _NOT_Y:
         return None
+    said_and = _AND.match(follow_up.strip()) is not None
+    if _BARE_NUMBER.fullmatch(y):  # "And what about 10?" after "Convert 5 kilometers to miles."
+        out = _replace_number(prev, y) if how is not None or said_and else None
+        return None if out is None else out + "?"
     if not re.search(r"[A-Za-z]", y):
         return None
     name = _is_name(y)
     thing = not name and words[0].lower() in _ARTICLES and len(words) > 1
-    said_and = _AND.match(follow_up.strip()) is not None
     if how is None and p is None and not ((name or thing) and said_and):
         return None
     if p is not None:
@@ -108,6 +114,25 @@ def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
 _NUMBER_WORD = rf"(?:{NUMBER_WORDS}|a|an|half|and)"
 _AMOUNT = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})*)\s+(?:degrees?\s+)?\S+")
 """A number and the word after it (its unit, when that is one): "5 miles", "twenty five kilos", "20 degrees Celsius"."""
+
+
+_BARE_NUMBER = re.compile(rf"\d[\d,]*(?:\.\d+)?|(?:{NUMBER_WORDS})(?:[\s-]+(?:{NUMBER_WORDS}|and))*", re.IGNORECASE)
+"""A number and nothing else: "10", "2.5", "twenty five", "two hundred and ten"."""
+_A_NUMBER = re.compile(rf"\d[\d,.]*|\b(?:{NUMBER_WORDS})\b", re.IGNORECASE)
+
+
+def _replace_number(prev: str, y: str) -> str | None:
+    """The number of ``prev``'s only amount replaced by ``y`` ("10" for the "5" of "Convert 5 kilometers to
+    miles."); None unless ``prev`` has one amount of a unit and no other number ("What is 6 times 7?" … "What
+    about 8?" could be either number)."""
+    amounts = [m for m in _AMOUNT.finditer(prev) if _has_number(m.group()) and is_unit(m.group().split()[-1])]
+    if len(amounts) != 1:
+        return None
+    amount = amounts[0].group()
+    unit = re.search(r"\s+(?:degrees?\s+)?\S+$", amount)
+    if unit is None or len(_A_NUMBER.findall(amount[: unit.start()])) != len(_A_NUMBER.findall(prev)):
+        return None  # another number outside the amount
+    return prev[: amounts[0].start()] + y + amount[unit.start() :] + prev[amounts[0].end() :]
 
 
 def _has_number(text: str) -> bool:
