@@ -10,8 +10,9 @@ import pytest
 
 from tests.conftest import make_config
 from voice.backends.llm_skills import SkillsLlm
-from voice.ellipsis import resolve, resolve_messages
+from voice.ellipsis import resolve
 from voice.fakes import FakeLlm
+from voice.follow_ups import resolve_messages
 from voice.model_api import ChatMessage, TextDelta
 from voice.prompt_view import PromptView
 

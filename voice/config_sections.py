@@ -157,9 +157,9 @@ class LlmConfig:
     """Show the model each user message with a capital first letter and a question ending in "?", as people
     type (the STT often writes "who was …." instead); history and clients keep the words as heard."""
     resolve_follow_ups: bool = True
-    """Show the model (and the skills) an elliptical follow-up written out from the user's previous question:
-    "How about Germany?" after "What is the capital of France?" as "What is the capital of Germany?"
-    (:mod:`voice.ellipsis`); history and clients keep the words as heard."""
+    """Show the model (and the skills) a follow-up written out: "How about Germany?" after "What is the capital of
+    France?" as "What is the capital of Germany?", "When was he born?" after a reply naming William Shakespeare as
+    "When was William Shakespeare born?" (:mod:`voice.follow_ups`); history and clients keep the words as heard."""
     skills: bool = True
     kv_cache_mb: int = 256
     """Memory for saved per-conversation KV states (0 = off: only the live context is reused)."""

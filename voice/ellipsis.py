@@ -22,18 +22,15 @@ skill nor a right answer. :func:`resolve` writes such a follow-up out, from the 
 
 Anything else is left as it is (None): a pronoun or no word for Y ("What about you?", "What about 20%?"), more
 than a short phrase, a previous message that is not a question, or nothing in it to replace. A follow-up of a
-follow-up is resolved from the previous one written out. Pure: a conversation renders the same on every turn,
-so the cached KV prefix still covers it.
+follow-up is resolved from the previous one written out (:func:`voice.follow_ups.resolve_messages`). Pure.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import replace
 
-from voice.model_api import ChatMessage
 from voice.numbers import NUMBER_WORDS
+from voice.pronouns import NAME
 from voice.units import is_unit
 from voice.user_text import QUESTION_WORDS, strip_interjections
 
@@ -45,8 +42,6 @@ _FOLLOW_UP = re.compile(
     re.IGNORECASE,
 )
 _AND = re.compile(r"^and\b", re.IGNORECASE)
-_NAME_WORD = r"[A-Z][\w'’.-]*"
-_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:(?:and|of|the|de|da|von|van) )*{_NAME_WORD})*")
 _NOT_Y = frozenset({
     "me", "you", "him", "her", "it", "them", "us", "that", "this", "those", "these", "yours", "mine", "there",
     "then", "now", "so", "too", "yourself", "myself", "everything", "anything", "something", "nothing",
@@ -94,21 +89,6 @@ def resolve(follow_up: str, previous: str) -> str | None:
     else:
         out = None
     return None if out is None else out + "?"
-
-
-def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """``messages`` with every user message that is an elliptical follow-up of the user's question before it
-    written out in full (the others unchanged)."""
-    out: list[ChatMessage] = []
-    previous: str | None = None
-    for m in messages:
-        if m.role != "user":
-            out.append(m)
-            continue
-        full = resolve(m.content, previous) if previous is not None else None
-        out.append(m if full is None else replace(m, content=full))
-        previous = full or m.content
-    return out
 
 
 _NUMBER_WORD = rf"(?:{NUMBER_WORDS}|a|an|half|and)"
@@ -171,7 +151,7 @@ def _is_name(y: str) -> bool:
 
 def _replace_name(prev: str, y: str) -> str | None:
     """``prev`` with its last name (not its first word) replaced by the name ``y``."""
-    names = [n for n in _NAME.finditer(prev) if n.start() > 0 and n.group() != "I"]
+    names = [n for n in NAME.finditer(prev) if n.start() > 0 and n.group() != "I"]
     if not names:
         return None
     last = names[-1]

@@ -1,4 +1,4 @@
-"""The conversation as the model sees it: elliptical follow-ups written out (:mod:`voice.ellipsis`), the user's
+"""The conversation as the model sees it: follow-ups written out (:mod:`voice.follow_ups`), the user's
 words tidied (:mod:`voice.user_text`) and, when on, the grounding note on the newest user message
 (:mod:`voice.grounding`). Both LLM backends render through it, in the worker thread that runs the model."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from voice.config_sections import LlmConfig
-from voice.ellipsis import resolve_messages
+from voice.follow_ups import resolve_messages
 from voice.grounding import Clock, Grounding, local_now
 from voice.model_api import ChatMessage
 from voice.user_text import tidy_messages

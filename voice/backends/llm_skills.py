@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from voice import capabilities, notes, personal_facts, skills
-from voice.ellipsis import resolve_messages
+from voice.follow_ups import resolve_messages
 from voice.grounding import Clock, local_now
 from voice.kvcache import KvStats
 from voice.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
