@@ -69,6 +69,10 @@ def test_conversions(question: str, reply: str | None) -> None:
         ("A baby weighs about 3.5 kilograms.", "Convert it to pounds.", "3.5 kilograms is 7.7162 pounds."),
         ("The oven is at 180°C.", "What is it in Fahrenheit?", "180 degrees Celsius is 356 degrees Fahrenheit."),
         ("It is 98.6 degrees Fahrenheit.", "And in Celsius?", "98.6 degrees Fahrenheit is 37 degrees Celsius."),
+        ("The boiling point of water in Celsius is 100 degrees.", "What's that in Fahrenheit?",
+         "100 degrees Celsius is 212 degrees Fahrenheit."),  # the scale named once, apart from the amount
+        ("It is 100 degrees.", "What's that in Fahrenheit?", None),  # no scale
+        ("In Celsius it is 100 degrees, in Fahrenheit 212.", "And in Celsius?", None),  # both scales named
         ("The limit is 70 mph.", "In km/h?", "70 miles per hour is 112.6541 kilometres per hour."),
         ("The film is 2 hours long.", "What's that in feet?", None),  # not the kind asked for
         ("The answer is 42.", "And in metres?", None),  # no unit

@@ -230,6 +230,9 @@ def _previous_temperature(previous_reply: str, dst: str) -> str | None:
     text = re.sub(r"\s*°\s*([cf])\b", lambda m: " degrees " + {"c": "celsius", "f": "fahrenheit"}[m.group(1)],
                   previous_reply.lower())  # fmt: skip
     found = re.findall(r"(-?\d[\d,]*(?:\.\d+)?) degrees? (celsius|centigrade|fahrenheit)\b", text)
+    scales = {_TEMPERATURES[w] for w in re.findall(r"\b(celsius|centigrade|fahrenheit)\b", text)}
+    if not found and len(scales) == 1:  # "The boiling point of water in Celsius is 100 degrees."
+        found = [(n, next(iter(scales)).lower()) for n in re.findall(r"(-?\d[\d,]*(?:\.\d+)?) degrees?\b", text)]
     for n, unit in reversed(found):
         if _TEMPERATURES[unit] != dst:
             return _temperature(f"{n.replace(',', '')} degrees {unit} in {dst.lower()}")
