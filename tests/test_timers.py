@@ -15,7 +15,7 @@ from voice.budget import TurnReport
 from voice.clock import FakeClock
 from voice.fakes import Delay, FakeLlm, FakeStt
 from voice.session import Session
-from voice.timers import CancelTimer, ListTimers, SetTimer, TimerBook
+from voice.timers import AskDuration, CancelTimer, ListTimers, SetTimer, TimerBook
 
 S = timers.NS_PER_S
 
@@ -51,6 +51,10 @@ COMMANDS: list[tuple[str, object]] = [
     ("Console the 10-minute timer", CancelTimer(duration_s=600.0)),
     ("Can solve my timer.", CancelTimer()),
     ("cancelled all timers", CancelTimer(every=True)),
+    # a request to set one whose duration was not heard
+    ("Set a timer.", AskDuration()),
+    ("Could you set a timer for another and a half?", AskDuration()),  # tiny.en: "an hour and a half"
+    ("Start a timer for the pasta.", AskDuration("pasta")),
 ]
 # Not timer commands: they go on to the other skills or the LLM.
 NOT_COMMANDS = [
@@ -64,6 +68,8 @@ NOT_COMMANDS = [
     "What time is it in 5 minutes?",
     "Time is 5 minutes away.",
     "Can you time how long it takes?",
+    "Set the table for dinner.",
+    "Do you have a timer?",
     "",
 ]
 
@@ -104,6 +110,20 @@ def test_set_list_cancel_and_ring_in_order() -> None:
     assert timers.handle("cancel the timer", book, 92 * S) == "No timers are running."
     assert timers.handle("set a timer for 25 hours", book, 0) == "I can set timers from one second to 24 hours."
     assert book.timers == ()
+
+
+def test_a_timer_without_a_duration_asks_for_one_and_the_next_answer_sets_it() -> None:
+    book = TimerBook()
+    assert timers.handle("Start a timer for the pasta.", book, 0) == "How long should the pasta timer be?"
+    assert timers.handle("For ten minutes, please.", book, 0) == "Pasta timer set for 10 minutes."
+    assert timers.handle("Twenty minutes.", book, 0) is None  # nobody asked: not a command
+    assert timers.handle("Set a timer.", book, 0) == "How long should the timer be?"
+    assert timers.handle("What's the capital of France?", book, 0) is None  # something else: the question lapses
+    assert timers.handle("Five minutes.", book, 0) is None
+    assert timers.handle("Set a timer.", book, 0) == "How long should the timer be?"
+    assert book.copy().asked == ""  # a speculative reply's copy knows it was asked
+    assert timers.handle("Set a timer for 5 minutes.", book, 0) == "Timer set for 5 minutes."
+    assert [t.duration_s for t in book.timers] == [300.0, 600.0]
 
 
 def test_a_copy_is_independent() -> None:

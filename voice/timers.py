@@ -1,7 +1,8 @@
 """Timers, the local skill that needs state: set, list and cancel by voice; the server speaks when one rings.
 
-Pure: :func:`parse` turns a transcript into a :class:`SetTimer`, :class:`ListTimers` or :class:`CancelTimer`
-(or None: not a timer command), :func:`handle` applies it to a :class:`TimerBook` and returns the reply, and
+Pure: :func:`parse` turns a transcript into a :class:`SetTimer`, :class:`ListTimers`, :class:`CancelTimer` or
+:class:`AskDuration` (or None: not a timer command), :func:`handle` applies it to a :class:`TimerBook` and returns
+the reply, and
 :func:`ring_text` is what the server says when a timer is due. Times are monotonic nanoseconds from the
 session's clock, so tests drive them with a fake clock.
 
@@ -11,7 +12,9 @@ due timers as server-initiated turns (:meth:`voice.session.Session.ring_due`).
 
 Whisper mishears the command word now and then ("set a timer for 30 seconds" → "7 times after 30 seconds"):
 a duration together with a word that sounds like *timer* counts as setting one, and the reply repeats the
-duration so a wrong one is heard at once.
+duration so a wrong one is heard at once. A request to set one whose duration was not heard ("Could you set a
+timer for another and a half?") is asked "How long should the timer be?", and a duration said next ("An hour
+and a half.") sets it; SmolLM2 had answered that it cannot set timers.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ _TIMER_WORD = r"(?:timers?|times|time her|timor|tymer)"
 #: Words Whisper writes for "cancel" before a timer word: tiny.en hears espeak-ng's British and Australian
 #: voices say "console", "council" or "consolol" (cancel all), the American ones "can solve" (test_real_models).
 _CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consolol|can solve)"
+_SET_A_TIMER = re.compile(rf"\b(?:set|start|make|create)\b(?: me)? (?:an?|the|my|another)\b.*\b{_TIMER_WORD}\b")
+"""A request to set a timer, with or without its duration."""
 _NOT_LABELS = {
     "a", "an", "the", "my", "that", "this", "all", "one", "new", "another", "second", "kitchen's", "of", "for",
     "set", "start", "cancel", "stop", "council", "console",
@@ -66,7 +71,14 @@ class CancelTimer:
     duration_s: float | None = None
 
 
-TimerCommand = SetTimer | ListTimers | CancelTimer
+@dataclass(frozen=True)
+class AskDuration:
+    """A request to set a timer with no duration heard: the reply asks for one."""
+
+    label: str = ""
+
+
+TimerCommand = SetTimer | ListTimers | CancelTimer | AskDuration
 
 
 @dataclass
@@ -75,9 +87,11 @@ class TimerBook:
 
     timers: tuple[Timer, ...] = ()
     next_id: int = 1
+    asked: str | None = None
+    """The label of the timer the last reply asked the duration of (None: it asked none)."""
 
     def copy(self) -> TimerBook:
-        return TimerBook(self.timers, self.next_id)
+        return TimerBook(self.timers, self.next_id, self.asked)
 
     def add(self, duration_s: float, label: str, now_ns: int) -> Timer:
         t = Timer(self.next_id, duration_s, now_ns + round(duration_s * NS_PER_S), label)
@@ -202,6 +216,8 @@ def parse(text: str) -> TimerCommand | None:
         return ListTimers()
     duration_s = parse_duration_s(t)
     if duration_s is None:
+        if has_timer_word and _SET_A_TIMER.search(t):
+            return AskDuration(_label(t))
         return None
     if has_timer_word or re.search(r"\b(remind me in|wake me (up )?in|countdown|count down)\b", t):
         if re.match(r"(what|how|why|is|are|does|do)\b", t) and not re.search(r"\b(set|start)\b", t):
@@ -211,10 +227,17 @@ def parse(text: str) -> TimerCommand | None:
 
 
 def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
-    """Apply the timer command in ``text`` to ``book`` and return the reply; None if it is not one."""
+    """Apply the timer command in ``text`` to ``book`` and return the reply; None if it is not one. Right after
+    the book's last reply asked how long a timer should be, a duration alone ("Ten minutes.") sets it."""
     cmd = parse(text)
+    asked, book.asked = book.asked, None
+    if cmd is None and asked is not None and (duration_s := _duration_alone(text)) is not None:
+        cmd = SetTimer(duration_s, asked)
     if cmd is None:
         return None
+    if isinstance(cmd, AskDuration):
+        book.asked = cmd.label
+        return f"How long should the {cmd.label + ' ' if cmd.label else ''}timer be?"
     if isinstance(cmd, SetTimer):
         if not MIN_TIMER_S <= cmd.duration_s <= MAX_TIMER_S:
             return "I can set timers from one second to 24 hours."
@@ -224,6 +247,14 @@ def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
     if isinstance(cmd, ListTimers):
         return _list(book, now_ns)
     return _cancel(cmd, book)
+
+
+def _duration_alone(text: str) -> float | None:
+    """The duration of an answer that is only one ("Ten minutes.", "For an hour and a half, please.")."""
+    t = _normalize(text)
+    rest = re.sub(r"\b(?:for|make it|about|just|please|um|uh|oh|ok|okay|yes|and|a|an|half|quarter)\b", " ", t)
+    rest = " ".join(w for w in rest.split() if w not in _UNITS_S and parse_number(w) is None)
+    return parse_duration_s(t) if not rest else None
 
 
 def _list(book: TimerBook, now_ns: int) -> str:
