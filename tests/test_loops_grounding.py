@@ -21,6 +21,18 @@ def test_sentence_cap_ends_on_a_sentence_boundary() -> None:
     assert emitted(pieces, 0) == "".join(pieces)
 
 
+def test_a_list_counts_its_items_not_its_numbers() -> None:
+    recipe = ["1", ".", " Boil", " eggs", ".", "\n\n", "2", ".", " Add", " salt", ".", "\n\n", "3", ".", " Serve", ".",
+              "\n\n", "4", ".", " Eat", "."]  # fmt: skip
+    assert emitted(recipe, 3) == "1. Boil eggs.\n\n2. Add salt.\n\n3. Serve."  # no dangling "4."
+    assert emitted(recipe, 1) == "1. Boil eggs."
+    countries = ["Sure", ".", " Here", " are", " some", ":", "\n", "1", ".", " Peru", "\n", "2", ".", " Chile", "\n",
+                 "3", ".", " Spain", "\n", "4", ".", " Japan"]  # fmt: skip
+    # items without an end mark end at their line break; the line that introduces them does not count
+    assert emitted(countries, 3) == "Sure. Here are some:\n1. Peru\n2. Chile"
+    assert emitted(["b", ")", " Second", " point", ".", " More", "."], 1) == "b) Second point."
+
+
 def test_a_loop_ends_at_the_next_sentence_end() -> None:
     pieces = [" I'm glad you're here."] * 16
     out = emitted(pieces, 0)
