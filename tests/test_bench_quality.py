@@ -50,6 +50,20 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_runtime: RuntimeFa
     assert row.earlier_heard == ("Set a timer for five minutes.",) and not row.asked_again
 
 
+def test_the_spoken_user_hears_each_reply_out_before_asking_again(fake_runtime: RuntimeFactory) -> None:
+    """The next question comes after the reply has played, so the history keeps all of it (speaking sooner
+    would talk over it, and the session would keep only the part heard)."""
+    (item,) = [i for i in load_items(SET) if i.id == "f-name"]
+    audio = np.concatenate([silence(0.2), tone(0.6)])
+    reply = "Nice to meet you, Sam. I will remember that. Ask me anything you like."
+    llm = FakeLlm(replies=(reply,))
+    stt = FakeStt(texts=("I like long walks.", "What do I like?"), latency_ms=1)
+    run_spoken_item(fake_runtime(stt=stt, llm=llm), make_config(llm={"skills": False}),
+                    SpokenItem(item, "test", (audio,), audio))  # fmt: skip
+    said_before = [m.content for m in llm.prompts[-1] if m.role == "assistant"]
+    assert said_before == [reply]
+
+
 def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_runtime: RuntimeFactory) -> None:
     (item,) = [i for i in load_items(SET) if i.id == "t-cancel"]
     audio = np.concatenate([silence(0.2), tone(0.6)])

@@ -106,9 +106,14 @@ class _Drain:
         await self._task
 
 
-async def _say(session: Session, clock: FakeClock, audio: np.ndarray, activity: ModelActivity) -> None:
+async def _say(
+    session: Session, clock: FakeClock, audio: np.ndarray, activity: ModelActivity, reports: list[TurnReport]
+) -> None:
     """Speak ``audio`` and then silence into the session, the clock advancing with the audio; force the end
-    of the turn if the VAD still hears speech, then wait until the reply has been spoken."""
+    of the turn if the VAD still hears speech, then wait until the reply has been made and has played: the user
+    listens to it before speaking again (else the next question would talk over it, and the session would keep in
+    the history only the part heard, :mod:`voice.playback`)."""
+    before = len(reports)
     samples = np.concatenate([audio.astype(np.float32), np.zeros(int(TRAILING_SILENCE_S * RATE_HZ), np.float32)])
     for i in range(0, len(samples), FRAME_SAMPLES):
         frame = samples[i : i + FRAME_SAMPLES]
@@ -122,6 +127,7 @@ async def _say(session: Session, clock: FakeClock, audio: np.ndarray, activity: 
     if session.in_speech:
         await session.on_text(encode_client(EndTurn()))
     await session.wait_turns()
+    clock.advance_ms(sum(r.reply_audio_ms for r in reports[before:]))
 
 
 async def ask_spoken(
@@ -138,9 +144,9 @@ async def ask_spoken(
     try:
         await session.on_text(encode_client(Start(RATE_HZ)))
         for audio in spoken.previous_audio:
-            await _say(session, clock, audio, activity)
+            await _say(session, clock, audio, activity, reports)
         before = len(reports)
-        await _say(session, clock, spoken.audio, activity)
+        await _say(session, clock, spoken.audio, activity, reports)
         return reports[:before], [r for r in reports[before:] if r.initiator == "user"]
     finally:
         await session.cancel_turns()
