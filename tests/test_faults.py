@@ -332,9 +332,11 @@ def test_after_500_bad_messages_the_server_and_the_other_session_are_fine(
 # ------------------------------------------------------------------------------------- 4. context overflow
 @pytest.mark.slow
 async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
-    # A long exchange is ~100 "tokens": the window holds ~5. Little reply audio (5 ms per character).
+    # A long exchange is ~100 "tokens": the window holds ~5. Little reply audio (5 ms per character). The probe
+    # speaks again as soon as a reply is made, while it would still play: barge-in is off, so that this does not
+    # cut each reply to its first clause (voice.playback) and the history grows as a listening user's would.
     runtime = tagged_runtime(0.01 * FAKE_MS, context=600, audio_ms_per_char=5.0)
-    async with running(runtime) as srv:
+    async with running(runtime, vad={"barge_in": False}) as srv:
         p = await Probe.connect(srv.url)
         reports = [await p.turn(tagged_speech(f"long{i}")) for i in range(50)]
         trimmed = sum(r["history_trimmed"] > 0 for r in reports)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
 import sys
@@ -136,6 +137,9 @@ def cmd_soak(args: argparse.Namespace) -> int:
         max_queue=max(base.server.max_queue, args.sessions),
         max_ingress_realtime=max(base.server.max_ingress_realtime, 1000.0),
     )
+    # Its users speak again as soon as a reply is made, while it would still play: without barge-in, that does
+    # not cut each reply to its first clause in the history (voice.playback), which grows as a listener's would.
+    config = dataclasses.replace(config, vad=dataclasses.replace(config.vad, barge_in=False))
     if args.real:
         from voice.loader import load_runtime
 
