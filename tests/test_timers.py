@@ -70,6 +70,8 @@ NOT_COMMANDS = [
     "Can you time how long it takes?",
     "Set the table for dinner.",
     "Do you have a timer?",
+    "How do I set a timer?",
+    "Did you set a timer?",
     "",
 ]
 

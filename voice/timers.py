@@ -2,9 +2,8 @@
 
 Pure: :func:`parse` turns a transcript into a :class:`SetTimer`, :class:`ListTimers`, :class:`CancelTimer` or
 :class:`AskDuration` (or None: not a timer command), :func:`handle` applies it to a :class:`TimerBook` and returns
-the reply, and
-:func:`ring_text` is what the server says when a timer is due. Times are monotonic nanoseconds from the
-session's clock, so tests drive them with a fake clock.
+the reply, and :func:`ring_text` is what the server says when a timer is due. Times are monotonic nanoseconds
+from the session's clock, so tests drive them with a fake clock.
 
 The book belongs to the conversation (:class:`voice.history.History` holds it), so a timer set by a
 speculative reply that is then discarded disappears with that reply's copy of the history. The session rings
@@ -39,6 +38,8 @@ _TIMER_WORD = r"(?:timers?|times|time her|timor|tymer)"
 _CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consolol|can solve)"
 _SET_A_TIMER = re.compile(rf"\b(?:set|start|make|create)\b(?: me)? (?:an?|the|my|another)\b.*\b{_TIMER_WORD}\b")
 """A request to set a timer, with or without its duration."""
+_ASKS_ABOUT = re.compile(r"(?:how|why|did|what|when|where|who|is|are|does|do|was|were|has|have)\b")
+"""A question about setting timers ("How do I set a timer on my phone?"), not a request to set one."""
 _NOT_LABELS = {
     "a", "an", "the", "my", "that", "this", "all", "one", "new", "another", "second", "kitchen's", "of", "for",
     "set", "start", "cancel", "stop", "council", "console",
@@ -216,7 +217,7 @@ def parse(text: str) -> TimerCommand | None:
         return ListTimers()
     duration_s = parse_duration_s(t)
     if duration_s is None:
-        if has_timer_word and _SET_A_TIMER.search(t):
+        if has_timer_word and _SET_A_TIMER.search(t) and not _ASKS_ABOUT.match(t):
             return AskDuration(_label(t))
         return None
     if has_timer_word or re.search(r"\b(remind me in|wake me (up )?in|countdown|count down)\b", t):
