@@ -71,6 +71,8 @@ NOT_COMMANDS = [
     "Set the table for dinner.",
     "Do you have a timer?",
     "How do I set a timer?",
+    "How do I set a timer on my phone?",  # was taken for "what timers are on?"
+    "How can I cancel a timer on my watch?",
     "Did you set a timer?",
     "",
 ]

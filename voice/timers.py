@@ -38,6 +38,8 @@ _TIMER_WORD = r"(?:timers?|times|time her|timor|tymer)"
 _CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consolol|can solve)"
 _SET_A_TIMER = re.compile(rf"\b(?:set|start|make|create)\b(?: me)? (?:an?|the|my|another)\b.*\b{_TIMER_WORD}\b")
 """A request to set a timer, with or without its duration."""
+_HOW_TO = re.compile(r"how (?:do|can|would|should|could) (?:i|you|we|one)\b|how to\b")
+"""A how-to question ("How do I set a timer on my phone?"): the LLM's to answer, not a timer command."""
 _ASKS_ABOUT = re.compile(r"(?:how|why|did|what|when|where|who|is|are|does|do|was|were|has|have)\b")
 """A question about setting timers ("How do I set a timer on my phone?"), not a request to set one."""
 _NOT_LABELS = {
@@ -198,7 +200,7 @@ def _label(t: str) -> str:
 def parse(text: str) -> TimerCommand | None:
     """The timer command in a transcript, or None (then the other skills or the LLM answer)."""
     t = _normalize(text)
-    if not t:
+    if not t or _HOW_TO.match(t):
         return None
     # "times" only as Whisper's mishearing of "timer for" ("7 times after 30 seconds"), not "5 times in an hour".
     has_timer_word = re.search(r"\b(?:timers?|time her|timor|tymer)\b|\btimes (?:after|for|of)\b", t) is not None
