@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from voice import events
-from voice.history import History
+from voice.history import History, heard
 from voice.model_api import ChatMessage
-from voice.playback import ClauseRecorder, Playback, heard, new_reply
+from voice.playback import ClauseRecorder, Playback, new_reply
 
 MS = 1_000_000
 CLAUSES = (("Here are three ideas.", 0.0), ("First, a walk.", 1500.0), ("Second, a book.", 2600.0))

@@ -59,6 +59,12 @@ class History:
         self.messages.clear()
 
 
+def heard(clauses: Sequence[tuple[str, float]], played: float) -> str:
+    """What was heard of a reply stopped at ``played``: its clauses (text, where it starts in the reply audio, in
+    the unit of ``played``) that had started playing, joined."""
+    return " ".join(text for text, start in clauses if start < played)
+
+
 def fit_prompt(
     system: ChatMessage,
     history: History,

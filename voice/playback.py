@@ -10,8 +10,8 @@ The native protocol has no playback feedback from the client: playing is assumed
 audio chunk was handed to the socket and to run at real time, and the user to have heard a clause once it had
 started when the server heard them speak (the VAD's lag, ~0.1–0.3 s, counts as heard: it keeps a clause
 rather than drop one that was heard). The OpenAI Realtime front gets the exact point from the client
-(``conversation.item.truncate``), keeps the clauses that had started by then too, and cuts the history with
-the same :meth:`~voice.history.History.cut_reply`.
+(``conversation.item.truncate``) and cuts the history with the same :func:`~voice.history.heard` and
+:meth:`~voice.history.History.cut_reply`.
 """
 
 from __future__ import annotations
@@ -20,15 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from voice import events
-from voice.history import History
+from voice.history import History, heard
 from voice.model_api import ChatMessage
 from voice.turn import ReplySink
-
-
-def heard(clauses: Sequence[tuple[str, float]], played: float) -> str:
-    """The clauses (text, where it starts in the reply audio) that had started playing by ``played`` (same
-    unit as the starts), joined."""
-    return " ".join(text for text, start in clauses if start < played)
 
 
 def new_reply(before: Sequence[ChatMessage], after: Sequence[ChatMessage]) -> ChatMessage | None:

@@ -34,6 +34,7 @@ from typing import Any
 
 from voice import events
 from voice.budget import TurnReport
+from voice.history import heard
 from voice.realtime.events import RealtimeError
 from voice.realtime.report import compact_json, metadata, usage
 
@@ -162,10 +163,10 @@ class Translator:
         if spoken is None:
             return None
         end_bytes = audio_end_ms * BYTES_PER_MS
-        heard = " ".join(text for text, before in spoken.clauses if before < end_bytes)
+        said = heard(spoken.clauses, end_bytes)
         events = [self._ev("conversation.item.truncated", item_id=item_id, content_index=content_index,
                            audio_end_ms=min(audio_end_ms, spoken.audio_bytes // BYTES_PER_MS))]
-        return events, heard
+        return events, said
 
     def is_latest_assistant_item(self, item_id: str) -> bool:
         return bool(self._spoken) and self._spoken[-1].item_id == item_id
