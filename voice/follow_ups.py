@@ -34,14 +34,16 @@ def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
             reply = m.content if m.role == "assistant" else reply
             out.append(m)
             continue
-        full = None
+        full: str | None = None
+        person: str | None = None  # whom a pronoun in this message would mean
         if previous is not None:
             full = ellipsis.resolve(m.content, previous)
-            person = pronouns.person_named(previous, reply) or meant
-            meant = None
-            if full is None and person is not None:
-                full = pronouns.resolve(m.content, person)
-                meant = person if full is not None else None
+            if full is None:  # only then is a person looked for in the reply
+                person = pronouns.person_named(previous, reply) or meant
+        meant = None
+        if person is not None:
+            full = pronouns.resolve(m.content, person)
+            meant = person if full is not None else None
         out.append(m if full is None else replace(m, content=full))
         previous, reply = full or m.content, ""
     return out
