@@ -105,7 +105,7 @@ def _replace_number(prev: str, y: str) -> str | None:
     """The number of ``prev``'s only amount replaced by ``y`` ("10" for the "5" of "Convert 5 kilometers to
     miles."); None unless ``prev`` has one amount of a unit and no other number ("What is 6 times 7?" … "What
     about 8?" could be either number)."""
-    amounts = [m for m in _AMOUNT.finditer(prev) if _has_number(m.group()) and is_unit(m.group().split()[-1])]
+    amounts = _amounts(prev)
     if len(amounts) != 1:
         return None
     amount = amounts[0].group()
@@ -116,7 +116,12 @@ def _replace_number(prev: str, y: str) -> str | None:
 
 
 def _has_number(text: str) -> bool:
-    return re.search(rf"\d|\b(?:{NUMBER_WORDS})\b", text, re.IGNORECASE) is not None
+    return _A_NUMBER.search(text) is not None
+
+
+def _amounts(prev: str) -> list[re.Match[str]]:
+    """``prev``'s amounts of a unit ("5 miles", "twenty five kilos"), in order."""
+    return [m for m in _AMOUNT.finditer(prev) if _has_number(m.group()) and is_unit(m.group().split()[-1])]
 
 
 def _replace_amount_or_unit(prev: str, y: str) -> str | None:
@@ -124,7 +129,7 @@ def _replace_amount_or_unit(prev: str, y: str) -> str | None:
     a unit for a unit ("an ounce" for the "a pound" of "How many grams are in a pound?"): "What about 30 degrees
     Celsius?" is not the unit asked for in "What is 20 degrees Celsius in Fahrenheit?"."""
     if _has_number(y):
-        amounts = [m for m in _AMOUNT.finditer(prev) if _has_number(m.group()) and is_unit(m.group().split()[-1])]
+        amounts = _amounts(prev)
         if not amounts:
             return None
         last = amounts[-1]
