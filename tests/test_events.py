@@ -129,7 +129,15 @@ def test_a_newer_servers_events_decode_fields_unknown_here_are_ignored() -> None
 
 @pytest.mark.parametrize(
     "msg",
-    [Start(48000), Start(16000, output_sample_rate=24000, token="t0k"), EndTurn(), Reset(), Stop(), Played(3, 412.5)],
+    [
+        Start(48000),
+        Start(16000, output_sample_rate=24000, token="t0k"),
+        EndTurn(),
+        Reset(),
+        Stop(),
+        Played(3, 412.5),
+        Played(4, None, 980.0),
+    ],
 )
 def test_every_client_message_decodes_to_what_was_encoded(msg: Any) -> None:
     assert decode_client_text(encode_client(msg)) == msg

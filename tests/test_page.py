@@ -163,6 +163,16 @@ async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_r
                      status: document.getElementById('status').textContent })"""
             )
             assert shown["playing"] == 0 and shown["mark"] == "interrupted" and shown["status"] != "speaking"
+            # It said how much of the reply it had played (~1.5 s of the 3 s), and the server has it for the cut.
+            sent = await page.evaluate("turns.get('1').playedMs")
+            assert 0 < sent < 3000
+            (conn,) = server.sessions.values()
+            session = conn.session
+            for _ in range(100):
+                if session.cuts.reported is not None:
+                    break
+                await asyncio.sleep(0.05)
+            assert session.cuts.reported == (1, pytest.approx(sent))
             assert page.errors == []
     finally:
         await server.shutdown()

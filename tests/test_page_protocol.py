@@ -55,6 +55,8 @@ def test_stages_after_a_missing_mark_have_no_offset() -> None:
         ('{"type": "played", "turn_id": 3}', p.Played(3, None)),
         ('{"type": "played", "turn_id": 3, "mouth_to_ear_ms": 812.5}', p.Played(3, 812.5)),
         ('{"type": "played", "turn_id": 1, "mouth_to_ear_ms": 0}', p.Played(1, 0.0)),
+        ('{"type": "played", "turn_id": 2, "played_ms": 1520}', p.Played(2, None, 1520.0)),
+        ('{"type": "played", "turn_id": 2, "played_ms": 0, "mouth_to_ear_ms": 3.5}', p.Played(2, 3.5, 0.0)),
     ],
 )
 def test_played_decodes(text: str, expected: p.Played) -> None:
@@ -71,6 +73,8 @@ def test_played_decodes(text: str, expected: p.Played) -> None:
         ('{"type": "played", "turn_id": 1, "mouth_to_ear_ms": -1}', "'mouth_to_ear_ms'"),
         ('{"type": "played", "turn_id": 1, "mouth_to_ear_ms": "fast"}', "'mouth_to_ear_ms'"),
         ('{"type": "played", "turn_id": 1, "mouth_to_ear_ms": false}', "'mouth_to_ear_ms'"),
+        ('{"type": "played", "turn_id": 1, "played_ms": -0.5}', "'played_ms' must be milliseconds"),
+        ('{"type": "played", "turn_id": 1, "played_ms": [1]}', "'played_ms' must be milliseconds"),
         ('{"type": "played", "turn_id": 1, "played_at": 5}', "unknown field(s) in played: played_at"),
     ],
 )

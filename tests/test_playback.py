@@ -9,7 +9,7 @@ import pytest
 from voice import events
 from voice.history import History, heard
 from voice.model_api import ChatMessage
-from voice.playback import ClauseRecorder, Playback, new_reply
+from voice.playback import ClauseRecorder, LastCut, Playback, new_reply
 
 MS = 1_000_000
 CLAUSES = (("Here are three ideas.", 0.0), ("First, a walk.", 1500.0), ("Second, a book.", 2600.0))
@@ -30,15 +30,16 @@ def conversation(reply_text: str) -> tuple[History, ChatMessage]:
     return history, history.messages[-1]
 
 
-def playback(reply: ChatMessage | None, started_ns: int = 10 * MS) -> Playback:
-    return Playback(7, started_ns, CLAUSES, 3800.0, reply)
+def playback(reply: ChatMessage | None, started_ns: int = 10 * MS, turn_id: int = 7) -> Playback:
+    return Playback(turn_id, started_ns, CLAUSES, 3800.0, reply, "" if reply is None else reply.content)
 
 
 def test_a_cut_keeps_what_was_heard_marked_as_cut_short() -> None:
     history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
     p = playback(reply)
     assert p.playing(10 * MS + 2000 * MS) and not p.playing(10 * MS + 3800 * MS)
-    assert p.cut(history, 10 * MS + 2000 * MS)
+    kept = p.cut(history, 10 * MS + 2000 * MS)
+    assert kept is not None and kept.reply is history.messages[-1]
     assert history.messages == [
         ChatMessage("user", "Give me ideas."),
         ChatMessage("assistant", "Here are three ideas. First, a walk. …"),
@@ -49,29 +50,77 @@ def test_a_cut_keeps_what_was_heard_marked_as_cut_short() -> None:
 
 def test_a_reply_heard_to_its_last_clause_is_left_whole() -> None:
     history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
-    assert not playback(reply).cut(history, 10 * MS + 2700 * MS)
+    kept = playback(reply).cut(history, 10 * MS + 2700 * MS)
+    assert kept is not None and kept.reply is reply
     assert history.messages[-1] is reply
 
 
 def test_a_reply_heard_not_at_all_leaves_the_history() -> None:
     history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
-    assert playback(reply, started_ns=50 * MS).cut(history, 40 * MS)
+    assert playback(reply, started_ns=50 * MS).cut(history, 40 * MS) is None
     assert history.messages == [ChatMessage("user", "Give me ideas.")]
 
 
 def test_nothing_is_cut_when_the_reply_is_not_in_the_history() -> None:
     history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
-    assert not playback(None).cut(history, 10 * MS + 2000 * MS)
+    assert playback(None).cut(history, 10 * MS + 2000 * MS) is None
     other = ChatMessage("assistant", "Here are three ideas. First, a walk. Second, a book.")  # equal, not it
-    assert not playback(other).cut(history, 10 * MS + 2000 * MS)
+    assert playback(other).cut(history, 10 * MS + 2000 * MS) is None
+    assert playback(other).cut(history, 10 * MS + 2700 * MS) is None  # nothing to cut, and not there either
     assert history.messages[-1] is reply
 
 
 def test_the_cut_finds_the_reply_behind_a_newer_message() -> None:
     history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
     history.add("user", "Stop.")
-    assert playback(reply).cut(history, 10 * MS + 1000 * MS)
+    assert playback(reply).cut(history, 10 * MS + 1000 * MS) is not None
     assert [m.content for m in history.messages] == ["Give me ideas.", "Here are three ideas. …", "Stop."]
+
+
+def test_a_later_cut_that_knows_better_redoes_the_first() -> None:
+    history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
+    first = playback(reply).cut_at(history, 2000.0)
+    assert first is not None and history.messages[-1].content == "Here are three ideas. First, a walk. …"
+    fewer = first.cut_at(history, 900.0)  # the client had played less than the server thought
+    assert fewer is not None and [m.content for m in history.messages] == ["Give me ideas.", "Here are three ideas. …"]
+    more = fewer.cut_at(history, 3000.0)  # or more: every clause had started, so the reply is whole again
+    assert more is not None and history.messages[-1].content == "Here are three ideas. First, a walk. Second, a book."
+    assert more.cut_at(history, 0.0) is None and history.messages == [ChatMessage("user", "Give me ideas.")]
+
+
+def test_a_turn_left_cut_short_is_kept_as_it_was_when_all_of_it_was_heard() -> None:
+    # A cancelled turn already ends its reply with " …" (the clauses it had sent): all of them heard keeps that.
+    history, reply = conversation("Here are three ideas. First, a walk. Second, a book. …")
+    p = playback(reply)
+    cut = p.cut_at(history, 1000.0)
+    assert cut is not None and history.messages[-1].content == "Here are three ideas. …"
+    assert cut.cut_at(history, 2700.0) is not None
+    assert history.messages[-1].content == "Here are three ideas. First, a walk. Second, a book. …"
+
+
+def test_last_cut_redoes_its_cut_from_the_clients_report() -> None:
+    history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
+    cuts = LastCut()
+    cuts.cut(playback(reply), history, 10 * MS + 2000 * MS)  # the estimate: two clauses had started
+    assert history.messages[-1].content == "Here are three ideas. First, a walk. …"
+    cuts.report(6, 100.0)  # another turn's report changes nothing
+    assert history.messages[-1].content == "Here are three ideas. First, a walk. …"
+    cuts.report(7, 1200.0)  # the client had played 1.2 s: one clause
+    assert history.messages[-1].content == "Here are three ideas. …"
+    history.add("user", "Wait.")
+    cuts.report(7, 1700.0)  # a corrected report still finds the reply behind the newer message
+    assert [m.content for m in history.messages][1:] == ["Here are three ideas. First, a walk. …", "Wait."]
+
+
+def test_last_cut_uses_a_report_that_came_before_the_cut() -> None:
+    history, reply = conversation("Here are three ideas. First, a walk. Second, a book.")
+    cuts = LastCut()
+    cuts.report(7, 1600.0)
+    cuts.cut(playback(reply), history, 10 * MS + 3000 * MS)  # the estimate would keep all three
+    assert history.messages[-1].content == "Here are three ideas. First, a walk. …"
+    other_history, other_reply = conversation("Here are three ideas. First, a walk. Second, a book.")
+    cuts.cut(playback(other_reply, turn_id=8), other_history, 10 * MS + 1000 * MS)  # no report for turn 8
+    assert other_history.messages[-1].content == "Here are three ideas. …"
 
 
 def add_turn(history: History) -> None:

@@ -257,6 +257,28 @@ async def test_speech_during_playback_keeps_in_the_history_only_what_was_heard()
         await p.close()
 
 
+@pytest.mark.parametrize(("played_ms", "kept"), [(1_000_000.0, "all"), (1.0, "first")])
+async def test_the_clients_report_of_what_it_played_redoes_the_cut(played_ms: float, kept: str) -> None:
+    """The server's estimate keeps the long reply's first clause or two (above); a client that says it had
+    played all of it (or 1 ms of it) when it stopped gets the whole reply (or the first clause) kept instead."""
+    runtime = tagged_runtime(SCALE)
+    async with running(runtime) as srv:
+        p = await Probe.connect(srv.url)
+        report = await p.turn(tagged_speech("long1"))
+        since = len(p.events)
+        await p.send_audio(tagged_speech("s1t2"))
+        assert (await p.wait_type("interrupt", 5, since))["playback_only"] is True
+        await p.send_json({"type": "played", "turn_id": 1, "played_ms": played_ms})
+        await p.send_audio(np.zeros(8000, np.int16))
+        assert (await p.wait_type("turn_report", 5, turn_id=2))["outcome"] == "ok"
+        said = [m.content for m in runtime.llm.prompts[-1] if m.role == "assistant"]  # type: ignore[attr-defined]
+        clauses = [e["text"] for e in p.of_type("reply_text") if e["turn_id"] == 1]
+        assert len(clauses) > 2 and " ".join(clauses) == report["reply_text"]
+        assert said[-1] == (report["reply_text"] if kept == "all" else clauses[0] + " …")
+        assert p.errors() == []
+        await p.close()
+
+
 # ---------------------------------------------------------------------------------------------- sharing
 async def test_second_session_waits_for_the_model_and_the_wait_is_a_queue_stage() -> None:
     runtime = tagged_runtime(0.5 * FAKE_MS)  # STT 50 MS

@@ -72,10 +72,10 @@ async def feed(session: Session, clock: FakeClock, samples: np.ndarray) -> None:
 async def reply_held(session: Session) -> None:
     """Wait until the speculative reply holds frames and has stopped producing more (it now waits for the
     endpoint with its whole reply held: the fakes take no real time)."""
-    await until(lambda: session.speculation_held_frames > 0)
+    await until(lambda: session.speculator.held_frames > 0)
     seen = -1
-    while seen != session.speculation_held_frames:
-        seen = session.speculation_held_frames
+    while seen != session.speculator.held_frames:
+        seen = session.speculator.held_frames
         await asyncio.sleep(0.05)
 
 
@@ -113,7 +113,7 @@ async def held_at_a_pause(
     await start(session)
     await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.2)]))
     await reply_held(session)
-    assert session.speculations_started == 1
+    assert session.speculator.started == 1
     assert client.types() == ["ready", "speech_started"]
     return clock, session, reports, client
 
@@ -126,7 +126,7 @@ async def test_a_discarded_speculation_never_reaches_the_client_nor_the_history(
     await feed(session, clock, np.concatenate([tone(0.4), silence(SILENCE_MS / 1000 + 0.1)]))
     assert await session.wait_turns(timeout_s=10)
     await client.close()
-    assert session.speculations_started == 2 and session.speculations_discarded == 1
+    assert session.speculator.started == 2 and session.speculator.discarded == 1
     texts = [e.get("text") for e in client.events if e["type"] in ("transcript", "reply_text")]
     assert texts == ["second words", "Reply two."]
     assert client.types().count("speech_ended") == 1
@@ -168,7 +168,7 @@ async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_runtime
     assert await session.wait_turns(timeout_s=10)
     await client.close()
     (report,) = reports
-    assert session.speculations_started == 0 and not report.speculative
+    assert session.speculator.started == 0 and not report.speculative
     assert report.stages_ms["stt"] > 0.0 and "speech_ended" in client.types()
 
 
@@ -178,7 +178,7 @@ async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_run
     sessions: list[Session] = []
 
     def score(audio: np.ndarray) -> float:
-        started_when_asked.append(sessions[0].speculations_started)
+        started_when_asked.append(sessions[0].speculator.started)
         return 0.9  # complete: the turn ends after [turn] complete_silence_ms
 
     session, reports = make_session(fake_runtime, clock, turn_score=score)

@@ -13,7 +13,8 @@ from websockets.sync.server import ServerConnection, serve
 
 from voice import events
 from voice.events import encode_server
-from voice.talk import NoAudioDeviceError, Player, _check_devices, run_talk
+from voice.protocol import Played
+from voice.talk import NoAudioDeviceError, Player, _check_devices, _on_event, run_talk
 
 
 class FakeSoundDevice:
@@ -45,6 +46,24 @@ def test_player_plays_then_clears_on_interrupt() -> None:
     p.clear()
     p.callback(out, 3, None, None)
     assert out[:, 0].tolist() == [0, 0, 0]
+
+
+def test_an_interrupt_is_answered_with_how_much_of_that_turn_was_heard() -> None:
+    import numpy as np
+
+    p, rates = Player(), []
+    p.output_latency_s = 0.005
+    assert _on_event(events.AudioStart(1, 1000, 40), p, rates.append) is None
+    p.add(bytes(2 * 30))  # 30 ms of turn 1 at 1 kHz
+    assert _on_event(events.AudioStart(2, 1000, 40), p, rates.append) is None
+    p.add(bytes(2 * 50))  # then 50 ms of turn 2
+    out = np.zeros((40, 1), np.int16)
+    p.callback(out, 40, None, None)  # all of turn 1 and 10 ms of turn 2 go to the speaker
+    assert rates == [1000, 1000]
+    assert _on_event(events.Interrupt(2), p, rates.append) == Played(2, played_ms=5.0)  # 10 ms - 5 ms latency
+    p.callback(out, 40, None, None)  # cleared: nothing more of turn 2 plays
+    assert p.heard_ms(2) == 5.0 and p.heard_ms(1) == 25.0
+    assert _on_event(events.Interrupt(3), p, rates.append) is None  # a turn without audio: nothing to say
 
 
 # ---------------------------------------------------------------------------------------------- a whole session

@@ -251,7 +251,7 @@ async def test_a_timer_set_in_a_discarded_speculation_is_not_set(fake_runtime: R
     assert await session.wait_turns(timeout_s=10)
     await session.cancel_turns()
     await client.close()
-    assert session.speculations_discarded == 1
+    assert session.speculator.discarded == 1
     assert [t.duration_s for t in session.history.timers.timers] == [120.0]
     assert [e["text"] for e in client.events if e["type"] == "reply_text"] == ["Timer set for 2 minutes."]
 

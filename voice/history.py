@@ -45,14 +45,26 @@ class History:
         """The user stopped ``reply`` (an assistant message, found by identity) after hearing ``heard`` of it:
         keep that, marked as cut short (" …"), or drop the reply if nothing of it was heard. False when
         ``reply`` is no longer in the history (nothing changed)."""
-        for i in range(len(self.messages) - 1, -1, -1):
-            if self.messages[i] is reply:
-                if heard:
-                    self.messages[i] = ChatMessage("assistant", heard + " …")
-                else:
-                    del self.messages[i]
-                return True
-        return False
+        i = self._find(reply)
+        if i is not None:
+            self._put(i, heard + " …" if heard else "")
+        return i is not None
+
+    def rewrite_reply(self, reply: ChatMessage, content: str) -> ChatMessage | None:
+        """Put ``content`` in place of ``reply`` (an assistant message, found by identity), or drop it if
+        ``content`` is empty. The message now in its place, or None: dropped, or no longer in the history."""
+        i = self._find(reply)
+        return None if i is None else self._put(i, content)
+
+    def _find(self, message: ChatMessage) -> int | None:
+        return next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is message), None)
+
+    def _put(self, i: int, content: str) -> ChatMessage | None:
+        if not content:
+            del self.messages[i]
+            return None
+        self.messages[i] = ChatMessage(self.messages[i].role, content)
+        return self.messages[i]
 
     def clear(self) -> None:
         """Forget the messages (the timers keep running)."""

@@ -6,18 +6,21 @@ client to stop playing (``interrupt`` with ``playback_only``) and keeps in the h
 had started playing, followed by " …" — as a turn cancelled while it ran keeps the clauses it had sent. So
 the next reply knows what the user did not hear ("… and the third one?" is not answered as if it were said).
 
-The native protocol has no playback feedback from the client: playing is assumed to start when the first
-audio chunk was handed to the socket and to run at real time, and the user to have heard a clause once it had
-started when the server heard them speak (the VAD's lag, ~0.1–0.3 s, counts as heard: it keeps a clause
-rather than drop one that was heard). The OpenAI Realtime front gets the exact point from the client
-(``conversation.item.truncate``) and cuts the history with the same :func:`~voice.history.heard` and
-:meth:`~voice.history.History.cut_reply`.
+Where the cut falls is first estimated: playing is assumed to start when the first audio chunk was handed to
+the socket and to run at real time, and the user to have heard a clause once it had started when the server
+heard them speak (the VAD's lag, ~0.1–0.3 s, counts as heard: it keeps a clause rather than drop one that was
+heard). A client that stops the reply on ``interrupt`` may then say how much of its audio it had played
+(``played`` with ``played_ms``; the browser page and ``voice talk`` do): :class:`LastCut` redoes the cut from
+that, whichever of the two comes first. The estimate misses the network, the client's scheduling and its output
+latency; the report does not (what played while the interrupt was on its way counts as heard, like the VAD's
+lag). The OpenAI Realtime front gets the exact point from the client (``conversation.item.truncate``) and cuts
+the history with the same :func:`~voice.history.heard` and :meth:`~voice.history.History.cut_reply`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from voice import events
 from voice.history import History, heard
@@ -71,6 +74,8 @@ class Playback:
     audio_ms: float
     reply: ChatMessage | None
     """The reply's message in the history, which a barge-in cuts (None: the reply is not in the history)."""
+    reply_text: str
+    """The reply as the turn left it in the history (what a cut after its last clause had started keeps)."""
 
     @classmethod
     def of(
@@ -86,7 +91,8 @@ class Playback:
         if sent_ns is None:
             return None
         reply = new_reply(before, history.messages)
-        return cls(turn_id, sent_ns, tuple(recorder.clauses), recorder.audio_ms, reply)
+        text = "" if reply is None else reply.content
+        return cls(turn_id, sent_ns, tuple(recorder.clauses), recorder.audio_ms, reply, text)
 
     def playing(self, now_ns: int) -> bool:
         return now_ns < self.started_ns + round(self.audio_ms * 1e6)
@@ -95,10 +101,54 @@ class Playback:
         """What the user had heard by ``at_ns``: the clauses that had started playing."""
         return heard(self.clauses, (at_ns - self.started_ns) / 1e6)
 
-    def cut(self, history: History, at_ns: int) -> bool:
-        """Keep in ``history`` only what of the reply was heard by ``at_ns`` (followed by " …"). False when
-        nothing changed: all of it had started playing, or the reply is not in the history."""
-        said = self.heard(at_ns)
-        if self.reply is None or said == " ".join(text for text, _ in self.clauses):
-            return False
-        return history.cut_reply(self.reply, said)
+    def cut(self, history: History, at_ns: int) -> Playback | None:
+        """:meth:`cut_at` where the server estimates the client was at ``at_ns`` (monotonic clock)."""
+        return self.cut_at(history, (at_ns - self.started_ns) / 1e6)
+
+    def cut_at(self, history: History, played_ms: float) -> Playback | None:
+        """Keep in ``history`` only the clauses that had started playing ``played_ms`` into the reply, followed by
+        " …" (the reply as the turn left it, when every clause had started; no reply, when none had). Returns this
+        playback with ``reply`` the message now in the history, for a later cut that knows better; None when the
+        reply is not, or no longer, in the history."""
+        if self.reply is None:
+            return None
+        said = heard(self.clauses, played_ms)
+        whole = " ".join(text for text, _ in self.clauses)
+        content = self.reply_text if said == whole else (f"{said} …" if said else "")
+        if content == self.reply.content:
+            return self if any(m is self.reply for m in history.messages) else None
+        kept = history.rewrite_reply(self.reply, content)
+        return None if kept is None else replace(self, reply=kept)
+
+
+class LastCut:
+    """The reply last cut at a barge-in, so that the client's report of how much of it had played (``played`` with
+    ``played_ms``) can redo the cut exactly. Either may come first: a report that comes before its turn's cut
+    (a running turn still winding down) is kept and used for that cut instead of the estimate. Only the latest
+    cut and report are kept: a client reports on the reply it just stopped."""
+
+    def __init__(self) -> None:
+        self._cut: tuple[Playback, History] | None = None
+        self._report: tuple[int, float] | None = None
+
+    def cut(self, playback: Playback, history: History, at_ns: int) -> None:
+        """Cut ``playback``'s reply in ``history``: at the client's report for its turn if one came, else at
+        where the server estimates the client was at ``at_ns``."""
+        if self._report is not None and self._report[0] == playback.turn_id:
+            kept = playback.cut_at(history, self._report[1])
+        else:
+            kept = playback.cut(history, at_ns)
+        self._cut = None if kept is None else (kept, history)
+
+    @property
+    def reported(self) -> tuple[int, float] | None:
+        """The client's last report: (turn id, ms of its reply audio played)."""
+        return self._report
+
+    def report(self, turn_id: int, played_ms: float) -> None:
+        """The client stopped turn ``turn_id``'s reply after ``played_ms`` of its audio."""
+        self._report = (turn_id, played_ms)
+        if self._cut is not None and self._cut[0].turn_id == turn_id:
+            playback, history = self._cut
+            kept = playback.cut_at(history, played_ms)
+            self._cut = None if kept is None else (kept, history)

@@ -51,12 +51,16 @@ class Stop:
 
 @dataclass(frozen=True)
 class Played:
-    """The client started playing a turn's reply (optional; the browser page sends it)."""
+    """What the client played of a turn's reply (optional; the browser page and ``voice talk`` send it): once
+    when its first sample plays, and again, with ``played_ms``, when it stops the reply on ``interrupt``."""
 
     turn_id: int
-    """The turn whose first reply sample was played."""
+    """The turn whose reply this is about."""
     mouth_to_ear_ms: float | None = None
     """The client's own latency: its last voiced microphone frame → its first played sample, in ms."""
+    played_ms: float | None = None
+    """How much of the turn's reply audio the client had played when it stopped it, in ms. The server then
+    keeps in the history the clauses that had started by that point, instead of its own estimate."""
 
 
 ClientMessage = Start | EndTurn | Reset | Stop | Played
@@ -186,7 +190,7 @@ def encode_client(msg: ClientMessage) -> str:
     return json.dumps({"type": _CLIENT_TYPES[type(msg)], **fields}, separators=(",", ":"))
 
 
-_PLAYED_FIELDS = {"type", "turn_id", "mouth_to_ear_ms"}
+_PLAYED_FIELDS = {"type", "turn_id", "mouth_to_ear_ms", "played_ms"}
 
 
 def _decode_played(obj: dict[str, Any]) -> Played | ProtocolError:
@@ -199,10 +203,13 @@ def _decode_played(obj: dict[str, Any]) -> Played | ProtocolError:
     assert turn_id is not None
     if turn_id < 1:
         return ProtocolError(BAD_MESSAGE, f"field 'turn_id' must be a turn id (1 or more), got {turn_id}")
-    ms = obj.get("mouth_to_ear_ms")
-    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms < 3_600_000):
-        return ProtocolError(BAD_MESSAGE, f"field 'mouth_to_ear_ms' must be milliseconds (0 or more), got {ms!r}")
-    return Played(turn_id, None if ms is None else float(ms))
+    values: dict[str, float | None] = {}
+    for name in ("mouth_to_ear_ms", "played_ms"):
+        ms = obj.get(name)
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms < 3_600_000):
+            return ProtocolError(BAD_MESSAGE, f"field {name!r} must be milliseconds (0 or more), got {ms!r}")
+        values[name] = None if ms is None else float(ms)
+    return Played(turn_id, values["mouth_to_ear_ms"], values["played_ms"])
 
 
 def check_audio_frame(data: bytes, *, started: bool) -> ProtocolError | None:

@@ -24,11 +24,12 @@ from voice.endpoint import EndpointEvent, SpeechEnded, SpeechPaused, SpeechResum
 from voice.history import History
 from voice.listener import Listener, heard_ns, silence_after_speech_ms
 from voice.outbox import Outbox
-from voice.playback import ClauseRecorder, Playback
+from voice.playback import ClauseRecorder, LastCut, Playback
 from voice.protocol import (
     ALREADY_STARTED,
     PROTOCOL_VERSION,
     EndTurn,
+    Played,
     ProtocolError,
     Reset,
     Start,
@@ -87,6 +88,7 @@ class Session:
         self._turn_id = 0
         self._playback: Playback | None = None  # the last reply with audio (the client may be playing it)
         self._barge_in: tuple[int, int] | None = None  # (turn id, when the user talked over it, ns)
+        self.cuts = LastCut()  # the reply last cut at a barge-in, and the client's report of what it played
         self.turns: list[asyncio.Task[TurnReport]] = []
         self._reported: set[int] = set()
         self.speculator = Speculator(session_id)
@@ -127,6 +129,8 @@ class Session:
             self.history.timers.clear()
         elif isinstance(msg, Stop):
             self.stopping = True
+        elif isinstance(msg, Played) and msg.played_ms is not None:
+            self.cuts.report(msg.turn_id, msg.played_ms)
         return None
 
     @property
@@ -178,7 +182,7 @@ class Session:
                 # The reply is complete and sent, but the client is still playing it: stop playback, and keep
                 # in the history only what the user heard of it.
                 played, self._playback = self._playback, None
-                played.cut(self.history, now_ns)
+                self.cuts.cut(played, self.history, now_ns)
                 await self.outbox.send_event(server_events.Interrupt(played.turn_id, playback_only=True))
             return
         self._turn_id += 1
@@ -270,19 +274,6 @@ class Session:
         self.turns = [t for t in self.turns if not t.done()]
         self.turns.append(spec.task)
 
-    @property
-    def speculation_held_frames(self) -> int:
-        """Frames (events and audio chunks) the speculative reply in flight holds back from the client."""
-        return self.speculator.held_frames
-
-    @property
-    def speculations_started(self) -> int:
-        return self.speculator.started
-
-    @property
-    def speculations_discarded(self) -> int:
-        return self.speculator.discarded
-
     def _on_turn_report(self, report: TurnReport) -> None:
         self._reported.add(report.turn_id)
         self.on_report(report)
@@ -351,7 +342,7 @@ class Session:
             # Talked over: the turn kept the clauses it had sent (turn.cut_short), more than were heard by then.
             played = Playback.of(timer.turn_id, timer.marks_ns.get("first_audio_sent"), recorder, before, history)
             if played is not None and self._barge_in is not None and self._barge_in[0] == timer.turn_id:
-                played.cut(history, self._barge_in[1])
+                self.cuts.cut(played, history, self._barge_in[1])
             raise
         finally:
             self.outbox.forget_turn(timer.turn_id)

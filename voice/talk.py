@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.budget import TurnReport
 from voice.events import AudioStart, Error, Interrupt, ReplyText, ServerEvent, Transcript, decode_server
-from voice.protocol import UNKNOWN_TYPE, ProtocolError, Start, encode_client
+from voice.protocol import UNKNOWN_TYPE, ClientMessage, Played, ProtocolError, Start, encode_client
 
 RATE_HZ = 16_000
 FRAME_MS = 20
@@ -45,19 +45,46 @@ def _check_devices(sd: Any) -> None:
 
 
 class Player:
-    """Plays reply audio; ``clear`` drops everything queued (barge-in)."""
+    """Plays reply audio, counting how much of each turn's audio it has handed to the speaker; ``clear`` drops
+    everything queued (barge-in). Written by the event loop, read by PortAudio's thread (the lock)."""
 
     def __init__(self) -> None:
         self._buf = np.zeros(0, np.int16)
         self._lock = threading.Lock()
+        self._turn = 0  # the turn whose audio arrives now (0: none announced yet)
+        self._rates: dict[int, int] = {}  # each announced turn's sample rate
+        self._queued: list[list[int]] = []  # [turn id, its samples still in the buffer], in play order
+        self._played: dict[int, int] = {}  # samples handed to the speaker, per turn
+        self.output_latency_s = 0.0
+        """How long a sample handed to the speaker takes to be heard (the output stream's latency)."""
+
+    def start_turn(self, turn_id: int, rate_hz: int) -> None:
+        """The audio that follows is turn ``turn_id``'s, at ``rate_hz`` (``audio_start``)."""
+        with self._lock:
+            self._turn, self._rates[turn_id] = turn_id, rate_hz
 
     def add(self, pcm: bytes) -> None:
+        samples = np.frombuffer(pcm, np.int16)
         with self._lock:
-            self._buf = np.concatenate([self._buf, np.frombuffer(pcm, np.int16)])
+            self._buf = np.concatenate([self._buf, samples])
+            if self._queued and self._queued[-1][0] == self._turn:
+                self._queued[-1][1] += len(samples)
+            else:
+                self._queued.append([self._turn, len(samples)])
 
     def clear(self) -> None:
         with self._lock:
             self._buf = np.zeros(0, np.int16)
+            self._queued.clear()
+
+    def heard_ms(self, turn_id: int) -> float | None:
+        """How much of turn ``turn_id``'s audio has been heard, in ms (None: it had no audio)."""
+        with self._lock:
+            rate = self._rates.get(turn_id)
+            played = self._played.get(turn_id, 0)
+        if rate is None:
+            return None
+        return max(0.0, played * 1000 / rate - self.output_latency_s * 1000)
 
     def callback(self, out: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
         with self._lock:
@@ -65,15 +92,30 @@ class Player:
             out[:n, 0] = self._buf[:n]
             out[n:, 0] = 0
             self._buf = self._buf[n:]
+            while n and self._queued:
+                turn, queued = self._queued[0]
+                taken = min(n, queued)
+                self._played[turn] = self._played.get(turn, 0) + taken
+                n -= taken
+                if taken == queued:
+                    self._queued.pop(0)
+                else:
+                    self._queued[0][1] -= taken
 
 
-def _on_event(ev: ServerEvent | ProtocolError, player: Player, start_output: Callable[[int], None]) -> None:
-    """Act on one server event: play, stop playing, or print it."""
+def _on_event(
+    ev: ServerEvent | ProtocolError, player: Player, start_output: Callable[[int], None]
+) -> ClientMessage | None:
+    """Act on one server event: play, stop playing, or print it. Returns a message to send back, if any: on
+    ``interrupt``, how much of the reply had been heard (``played``), so the server keeps that in the history."""
     match ev:
-        case AudioStart(sample_rate=rate):
+        case AudioStart(turn_id=turn_id, sample_rate=rate):
             start_output(rate)
-        case Interrupt():
+            player.start_turn(turn_id, rate)
+        case Interrupt(turn_id=turn_id):
+            heard_ms = player.heard_ms(turn_id)
             player.clear()
+            return None if heard_ms is None else Played(turn_id, played_ms=round(heard_ms, 1))
         case Transcript(text=text):
             print(f"you: {text}", file=sys.stderr)
         case ReplyText(text=text):
@@ -84,6 +126,7 @@ def _on_event(ev: ServerEvent | ProtocolError, player: Player, start_output: Cal
             print(f"server error {code}: {message}", file=sys.stderr)
         case ProtocolError(code=code, message=message) if code != UNKNOWN_TYPE:
             print(f"bad event from the server: {message}", file=sys.stderr)
+    return None
 
 
 async def _talk(url: str, token: str | None, input_device: str | None, output_device: str | None) -> None:
@@ -109,6 +152,7 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                     samplerate=rate_hz, channels=1, dtype="int16", device=output_device, callback=player.callback
                 )
                 out_stream.start()
+                player.output_latency_s = float(getattr(out_stream, "latency", 0.0))
 
         def on_mic(indata: Any, frames: int, _t: Any, _s: Any) -> None:
             with contextlib.suppress(RuntimeError):  # the loop is already closed: the block is not needed
@@ -134,7 +178,9 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                     if isinstance(message, bytes):
                         player.add(message)
                     else:
-                        _on_event(decode_server(message), player, start_output)
+                        answer = _on_event(decode_server(message), player, start_output)
+                        if answer is not None:
+                            await ws.send(encode_client(answer))
             finally:
                 sender.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -58,7 +58,8 @@ function turnOf(id) {
     box.append(you, bot, wf, sum);
     $("conversation").append(box);
     turns.set(key, { id: key, box, you, bot, wf, sum, lastVoicedMs: null, endedMs: null, firstPlayMs: null,
-                     pageMs: null, report: null, interrupted: false, live: null });
+                     pageMs: null, report: null, interrupted: false, live: null, chunks: [], audioS: 0,
+                     playedMs: null });
   }
   return turns.get(key);
 }
@@ -234,6 +235,15 @@ function onMicFrame(f) {
   ws.send(pcm.buffer);  // silence while muted: the server's clock and VAD keep running
 }
 
+// How much of turn t's reply audio had reached the ear: each chunk is scheduled at an AudioContext time, and
+// the sample playing now is heard after the output latency.
+function playedMs(t) {
+  const heardAt = ctx.currentTime - ((ctx.outputLatency || 0) + (ctx.baseLatency || 0));
+  let played = 0;
+  for (const c of t.chunks) if (c.at <= heardAt) played = c.offsetS + Math.min(heardAt - c.at, c.durS);
+  return Math.round(played * 10000) / 10;
+}
+
 function stopPlayback() {
   for (const s of playing) { try { s.stop(); } catch (e) { /* already stopped */ } }
   playing = []; playAt = 0;
@@ -263,6 +273,7 @@ function play(bytes) {
     if (t.exported) { t.exported.page_mouth_to_ear_ms = t.pageMs; drawWaterfall(t); drawStats(); }
     setTimeout(() => { if (playing.length) setState("speaking"); }, Math.max(0, t.firstPlayMs - performance.now()));
   }
+  t.chunks.push({ at: playAt, offsetS: t.audioS, durS: buf.duration }); t.audioS += buf.duration;
   src.start(playAt); playAt += buf.duration;
   playing.push(src);
   const turnKey = t.id;
@@ -308,6 +319,11 @@ function onEvent(ev) {
       if (playing.length === 0 && state === "speaking") setState("listening");
       break;
     case "interrupt":
+      // Say how much of the reply was played, so the server keeps in the history what was heard.
+      if (ctx && t.chunks.length && ws && ws.readyState === WebSocket.OPEN) {
+        t.playedMs = playedMs(t);
+        ws.send(JSON.stringify({ type: "played", turn_id: Number(t.id), played_ms: t.playedMs }));
+      }
       stopPlayback();
       t.interrupted = true; t.box.classList.add("interrupted");
       t.bot.append(el("span", "interrupted", "mark"));
