@@ -44,6 +44,10 @@ NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
         ("Which year is it now?", "It's 2026."),
         ("What's the current month?", "It's December."),
         ("What month is this?", "It's December."),
+        # as Whisper sometimes writes them (heard from flite voices)
+        ("Which months are we in now?", "It's December."),
+        ("Do you know what months were in?", "It's December."),
+        ("What month were in?", "It's December."),
         # put otherwise, but about nothing else than the present moment
         ("Got the time?", "It's 17:20."),
         ("How late is it getting?", "It's 17:20."),
@@ -90,6 +94,10 @@ def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply
         "March.",
         "May I ask you something?",
         "How many days are in a week?",
+        "How many months are in a year?",
+        "Which months have 31 days?",
+        "What months are in winter?",
+        "What month were you born in?",
         # a number makes it about something else (Whisper's "What's 15 percent of 80?")
         "Was 15% on May 2.",
         "How late is the bakery open?",

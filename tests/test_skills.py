@@ -121,6 +121,9 @@ def test_the_wrapper_knows_the_configured_location() -> None:
         ("What if I add 6 to it?", "12 times 12 is 144.", "144 plus 6 is 150."),
         ("So, halve that.", "10 plus 10 is 20.", "20 halved is 10."),
         ("Divide it by four.", "10 plus 10 is 20.", "20 divided by 4 is 5."),
+        ("No, divide that by 5.", "25 times 4 is 100.", "100 divided by 5 is 20."),
+        ("No divide that by 5", "25 times 4 is 100.", "100 divided by 5 is 20."),  # Whisper's "now" (flite)
+        ("No, that's wrong.", "25 times 4 is 100.", None),
         ("Take 5 from that.", "There are 60 seconds in a minute.", "60 minus 5 is 55."),
         ("What is that times 3?", "It is 12.", "12 times 3 is 36."),
         ("Divide that by zero.", "It is 12.", "Dividing by zero has no answer."),

@@ -8,7 +8,8 @@ end?", "What time does the bakery open?", "What day is Christmas?") or about a t
 left?") is not matched, and goes on to the LLM or the timers. "Tomorrow" and "yesterday" shift the day.
 A question put in other words is still answered when its only topic is the present moment: every word is a
 field word (a weekday or month name too) or a filler ("Got the time?", "Is it the weekend?", "Are we in
-December?").
+December?"). Whisper's short window often writes "which month we're in" as "which months were in": both are
+taken.
 
 :func:`answer` takes the transcript already lower-cased, without end punctuation or leading fillers (as
 :func:`voice.skills.answer` cleans it). Pure.
@@ -40,7 +41,7 @@ _WEEKDAY = re.compile(
     rf"|^(?:what|which) day(?: of the week)?(?: is it)?(?: {_NOW})*$"
 )
 _MONTH_YEAR = re.compile(
-    r"\b(?:what|which) (?:month|year) (?:is it|is this|are we in|we're in)\b"
+    r"\b(?:what|which) (?:months?|year) (?:is it|is this|are we in|we're in|were in)\b"
     rf"|^{_ASK}?\s*(?:is )?(?:the )?(?:current |this )?(?:month|year)(?: is it)?(?: {_NOW})*$"
 )
 
@@ -62,6 +63,7 @@ def _words_only_about_now(t: str) -> set[str] | None:
     """The field words of ``t`` when all its other words are fillers (a question about the present and nothing
     else: "got the time?", "is it the weekend?"), else None."""
     words = set(re.findall(r"[a-z0-9'%.]*[a-z0-9%]", t))  # a number is a word: "15% on May 2" is not about now
+    words = {"month" if w == "months" else w for w in words}  # Whisper: "which months are we in now"
     fields = words & _FIELDS
     if not fields or not words <= _FILLER | _FIELDS | {"tomorrow", "yesterday"}:
         return None

@@ -121,8 +121,9 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
-_THEN = r"(?:(?:now|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) )?"
-"""What may come before a follow-up on the previous result: "now double that", "and if you double that"."""
+_THEN = r"(?:(?:now|no|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) )?"
+"""What may come before a follow-up on the previous result: "now double that", "and if you double that", "no,
+divide that by 5" (a correction; also Whisper's spelling of "now" at times)."""
 _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
     (rf"{_THEN}double {_THAT}", lambda a, b: a * 2, "doubled"),
     (rf"{_THEN}triple {_THAT}", lambda a, b: a * 3, "tripled"),
