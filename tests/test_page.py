@@ -173,6 +173,13 @@ async def test_speaking_over_the_reply_stops_its_playback(tmp_path: Path, fake_r
                     break
                 await asyncio.sleep(0.05)
             assert session.cuts.reported == (1, pytest.approx(sent))
+            # The clauses that had not started by then are struck through, the others not.
+            clauses = await page.evaluate(
+                """[...document.querySelectorAll('.turn.interrupted .clause')].map(
+                     (c) => [Number(c.dataset.startS), c.classList.contains('unheard')])"""
+            )
+            assert clauses and [unheard for _, unheard in clauses] == [start * 1000 >= sent for start, _ in clauses]
+            assert not clauses[0][1]
             assert page.errors == []
     finally:
         await server.shutdown()

@@ -312,7 +312,9 @@ function onEvent(ev) {
     case "audio_start": audioTurn = String(ev.turn_id); outRate = num(ev.sample_rate) || 22050; break;
     case "reply_text":
       if (!t.bot.textContent) t.bot.append(el("span", "assistant:", "who"));
-      t.bot.append(" ", el("span", String(ev.text), "clause"));
+      const clause = el("span", String(ev.text), "clause");
+      clause.dataset.startS = String(t.audioS);  // where its audio starts in the reply (it follows this event)
+      t.bot.append(" ", clause);
       break;
     case "audio_end":
       audioEnded.add(t.id);
@@ -320,9 +322,15 @@ function onEvent(ev) {
       break;
     case "interrupt":
       // Say how much of the reply was played, so the server keeps in the history what was heard.
-      if (ctx && t.chunks.length && ws && ws.readyState === WebSocket.OPEN) {
+      if (ctx && t.chunks.length) {
         t.playedMs = playedMs(t);
-        ws.send(JSON.stringify({ type: "played", turn_id: Number(t.id), played_ms: t.playedMs }));
+        if (ws && ws.readyState === WebSocket.OPEN) {
+          ws.send(JSON.stringify({ type: "played", turn_id: Number(t.id), played_ms: t.playedMs }));
+        }
+      }
+      // The clauses not yet started were not heard: struck through (the server drops them from the history).
+      for (const c of t.bot.querySelectorAll(".clause")) {
+        if (Number(c.dataset.startS) * 1000 >= (t.playedMs || 0)) c.classList.add("unheard");
       }
       stopPlayback();
       t.interrupted = true; t.box.classList.add("interrupted");
