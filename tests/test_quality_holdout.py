@@ -30,6 +30,7 @@ BLIND_SETS = (
     (BENCHMARKS_DIR / "quality_holdout3.toml", 45),
     (BENCHMARKS_DIR / "quality_holdout4.toml", 40),
     (BENCHMARKS_DIR / "quality_holdout5.toml", 45),
+    (BENCHMARKS_DIR / "quality_holdout6.toml", 40),
 )
 
 
