@@ -180,7 +180,8 @@ async def _talk(url: str, token: str | None, input_device: str | None, output_de
                     else:
                         answer = _on_event(decode_server(message), player, start_output)
                         if answer is not None:
-                            await ws.send(encode_client(answer))
+                            with contextlib.suppress(ConnectionClosed):  # the session ended: nothing to correct
+                                await ws.send(encode_client(answer))
             finally:
                 sender.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
