@@ -56,6 +56,10 @@ class History:
         i = self._find(reply)
         return None if i is None else self._put(i, content)
 
+    def holds(self, message: ChatMessage) -> bool:
+        """``message`` itself (not an equal one) is in the history."""
+        return self._find(message) is not None
+
     def _find(self, message: ChatMessage) -> int | None:
         return next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is message), None)
 

@@ -97,10 +97,6 @@ class Playback:
     def playing(self, now_ns: int) -> bool:
         return now_ns < self.started_ns + round(self.audio_ms * 1e6)
 
-    def heard(self, at_ns: int) -> str:
-        """What the user had heard by ``at_ns``: the clauses that had started playing."""
-        return heard(self.clauses, (at_ns - self.started_ns) / 1e6)
-
     def cut(self, history: History, at_ns: int) -> Playback | None:
         """:meth:`cut_at` where the server estimates the client was at ``at_ns`` (monotonic clock)."""
         return self.cut_at(history, (at_ns - self.started_ns) / 1e6)
@@ -116,7 +112,7 @@ class Playback:
         whole = " ".join(text for text, _ in self.clauses)
         content = self.reply_text if said == whole else (f"{said} …" if said else "")
         if content == self.reply.content:
-            return self if any(m is self.reply for m in history.messages) else None
+            return self if history.holds(self.reply) else None
         kept = history.rewrite_reply(self.reply, content)
         return None if kept is None else replace(self, reply=kept)
 
