@@ -18,7 +18,8 @@ NOW = datetime(2026, 12, 3, 16, 5)
      ("two hundred and five", 205), ("a thousand", 1000), ("three thousand four hundred", 3400),
      ("banana", None), ("and", None), ("20 5", 25), ("two hundred fifty five", 255),
      # Parts that don't fill empty places are two numbers or digits said one by one, not a sum (it was 18).
-     ("3 8 7", None), ("three eight seven", None), ("twenty thirty", None), ("ten five", None)],
+     ("3 8 7", None), ("three eight seven", None), ("twenty thirty", None), ("ten five", None),
+     ("minus 10", -10), ("negative two hundred", -200), ("minus", None), ("minus banana", None)],
 )  # fmt: skip
 def test_parse_number(text: str, value: float | None) -> None:
     assert parse_number(text) == value
@@ -73,6 +74,13 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("What's three quarters plus a half?", "Three quarters plus a half is 1.25."),
         ("What is the square root on 49?", "The square root of 49 is 7."),  # Whisper's "on" for "of"
         ("Add 8 to that.", None),  # arithmetic on the previous answer: follow_up
+        ("What do you get if you divide 156 by 12?", "156 divided by 12 is 13."),
+        ("What do we get when we multiply 6 by 7?", "6 times 7 is 42."),
+        ("What do you get if you mix red and blue?", None),
+        ("Hey, convert 70 kilograms to pounds for me.", "70 kilograms is 154.3236 pounds."),
+        ("What's 6 times 7, please?", "6 times 7 is 42."),
+        ("What is minus 5 plus 3?", "-5 plus 3 is -2."),
+        ("Convert this for me.", None),
     ],
 )
 def test_answers(transcript: str, reply: str | None) -> None:
@@ -130,6 +138,9 @@ def test_the_wrapper_knows_the_configured_location() -> None:
         ("Double that.", "Paris is the capital of France.", None),  # no number to work on
         ("Double that.", "It's 12:30.", None),  # a clock time is not a result
         ("Double the recipe.", "It is 12.", None),
+        ("Okay, and can you divide that by 8?", "25 times 4 is 100.", "100 divided by 8 is 12.5."),
+        ("Could you please double it?", "It is 12.", "12 doubled is 24."),
+        ("Can you tell me that again?", "It is 12.", None),
     ],
 )
 def test_follow_up_arithmetic_on_the_previous_answer(transcript: str, previous: str, reply: str | None) -> None:

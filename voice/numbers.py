@@ -20,8 +20,11 @@ NUMBER_WORDS = "|".join((*_UNITS, *_TENS, *_SCALES))
 
 
 def parse_number(text: str) -> float | None:
-    """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``; else None."""
+    """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``, ``"minus
+    10"``; else None."""
     t = text.strip().lower().replace(",", "")
+    if (m := re.fullmatch(r"(?:minus|negative)\s+(.+)", t)) and (n := parse_number(m.group(1))) is not None:
+        return -n
     if re.fullmatch(r"-?\d+(\.\d+)?", t):
         return float(t)
     words = [w for w in re.split(r"[\s-]+", t) if w]

@@ -38,6 +38,7 @@ def _clean(transcript: str) -> str:
     t = transcript.lower().strip()
     t = re.sub(r"[?!.]+$", "", t).strip()
     t = re.sub(r"^(hey|ok|okay|so|um|uh|please|can you tell me|could you tell me|tell me)[, ]+", "", t)
+    t = re.sub(r"(?<=\S)(?:,? (?:for me|please))+$", "", t)  # "convert 70 kilograms to pounds for me"
     return re.sub(r"\s+", " ", t)
 
 
@@ -66,6 +67,7 @@ def _said(text: str, value: float) -> str:
 
 
 def _arithmetic(t: str) -> str | None:
+    t = re.sub(r"^what do (?:you|i|we) get (?:if|when) (?:you|i|we) ", "", t)  # "… if you divide 156 by 12"
     t = re.sub(r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t)  # Whisper drops "is"
     for pattern, form in _IMPERATIVES:
         t = re.sub(pattern, form, t)
@@ -121,9 +123,9 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
-_THEN = r"(?:(?:now|no|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) )?"
+_THEN = r"(?:(?:now|no|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) |(?:can|could|would|will) you (?:please )?)?"
 """What may come before a follow-up on the previous result: "now double that", "and if you double that", "no,
-divide that by 5" (a correction; also Whisper's spelling of "now" at times)."""
+divide that by 5" (a correction; also Whisper's spelling of "now" at times), "and can you divide that by 8"."""
 _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
     (rf"{_THEN}double {_THAT}", lambda a, b: a * 2, "doubled"),
     (rf"{_THEN}triple {_THAT}", lambda a, b: a * 3, "tripled"),
