@@ -49,6 +49,10 @@ from voice.prompt_view import PromptView
         ("How many feet are in 3 miles?", "And 2.5?", "How many feet are in 2.5 miles?"),
         ("What is 20 degrees Celsius in Fahrenheit?", "What about 35?", "What is 35 degrees Celsius in Fahrenheit?"),
         ("How many feet are in 3 miles?", "What about 2.5 miles?", "How many feet are in 2.5 miles?"),
+        ("What's 20 degrees Celsius in Fahrenheit?", "Hmm, and what about minus 10?", "What's minus 10 degrees Celsius in Fahrenheit?"),  # noqa: E501
+        # "And" with an amount of a unit
+        ("Convert 100 feet to metres, please.", "And 250 feet?", "Convert 250 feet to metres, please?"),
+        ("How many kilometres are in ten miles?", "and 3 miles", "How many kilometres are in 3 miles?"),
         # interjections before it
         ("What is the capital of France?", "Um, and what about Germany?", "What is the capital of Germany?"),
     ],
@@ -82,6 +86,9 @@ def test_an_elliptical_follow_up_is_written_out_from_the_previous_question(
         ("What's the capital of France?", "What about 10?"),  # no amount
         ("Set a timer for 5 minutes.", "What about 10?"),  # not a question (the timers' own follow-up)
         ("How many feet are in 3 miles?", "10?"),  # neither "and" nor "what about"
+        ("How many feet are in 3 miles?", "250 feet?"),
+        ("What's the capital of France?", "And 250 feet?"),  # no amount to replace
+        ("What is 6 times 7?", "And minus 8?"),  # either number
         ("Can you tell me a story?", "How about a joke?"),  # "how about" a thing: only for the same noun
         ("How far is the sun from the earth?", "And the moon?"),  # which of the two?
         ("How many grams are in 3 pounds?", "What about an ounce?"),  # a unit for an amount

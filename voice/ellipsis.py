@@ -76,7 +76,8 @@ def resolve(follow_up: str, previous: str) -> str | None:
         return None
     name = _is_name(y)
     thing = not name and words[0].lower() in _ARTICLES and len(words) > 1
-    if how is None and p is None and not ((name or thing) and said_and):
+    amount = is_unit(words[-1]) and _has_number(y)  # "And 250 feet?" after "Convert 100 feet to metres."
+    if how is None and p is None and not ((name or thing or amount) and said_and):
         return None
     if p is not None:
         out = _after_preposition(prev, p.lower(), y)
@@ -96,8 +97,11 @@ _AMOUNT = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})*)\
 """A number and the word after it (its unit, when that is one): "5 miles", "twenty five kilos", "20 degrees Celsius"."""
 
 
-_BARE_NUMBER = re.compile(rf"\d[\d,]*(?:\.\d+)?|(?:{NUMBER_WORDS})(?:[\s-]+(?:{NUMBER_WORDS}|and))*", re.IGNORECASE)
-"""A number and nothing else: "10", "2.5", "twenty five", "two hundred and ten"."""
+_BARE_NUMBER = re.compile(
+    rf"(?:(?:minus|negative) |-)?(?:\d[\d,]*(?:\.\d+)?|(?:{NUMBER_WORDS})(?:[\s-]+(?:{NUMBER_WORDS}|and))*)",
+    re.IGNORECASE,
+)
+"""A number and nothing else: "10", "2.5", "twenty five", "two hundred and ten", "minus 10"."""
 _A_NUMBER = re.compile(rf"\d[\d,.]*|\b(?:{NUMBER_WORDS})\b", re.IGNORECASE)
 
 
