@@ -41,6 +41,9 @@ def test_a_question_about_a_note_gets_it_back_in_the_assistants_words(question: 
     [
         ("Remember that I parked on level 2.", "OK, I'll remember that you parked on level 2."),
         ("remember my bike lock code is 1234", "OK, I'll remember that your bike lock code is 1234."),
+        ("Just so you remember, I parked on level four.", "OK, I'll remember that you parked on level four."),
+        ("So you know, my keys are in the drawer.", "OK, I'll remember that your keys are in the drawer."),
+        ("So you know, the shop closes at six.", None),  # not about the user
         ("Remember to buy milk.", None),  # a reminder, not a note: the calendar refusal or the LLM
         ("I remember that day well.", None),
         ("Do you remember me?", None),

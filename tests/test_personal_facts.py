@@ -53,6 +53,9 @@ def test_statements(said: str, fact: Fact | None) -> None:
         (["My cat is named Luna."], "What's my cat called?", "Your cat's name is Luna."),
         (["My cat is named Luna."], "what is the name of my cat", "Your cat's name is Luna."),
         (["Call me Bea."], "Do you remember my name?", "Your name is Bea."),
+        (["Hi, my name is Priya.", "What's 9 times 7?"], "Sorry, what did I say my name was?", "Your name is Priya."),
+        (["Hi, my name is Priya."], "What did I see my name was?", "Your name is Priya."),  # tiny.en's "see"
+        (["Hi, my name is Priya."], "What did I say my dog was called?", None),
         (
             ["My name is Ann.", "Actually, call me Bea."],
             "What's my name?",

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from voice import personal_facts
 
 _NOTE = re.compile(
-    r"(?:(?:ok(?:ay)?|hey|so|and|please)[, ]+)*(?:please )?(?:remember|note|keep in mind|don'?t forget)"
+    r"(?:(?:ok(?:ay)?|hey|so|and|please)[, ]+)*(?:please )?"
+    r"(?:remember|note|keep in mind|don'?t forget|(?:just )?so you (?:remember|know)|for (?:the|your) record)"
     r"(?: that)?[, ]+(?P<note>(?:i|i'm|i've|my|we|we're|our)\b.+)",
     re.IGNORECASE,
 )
