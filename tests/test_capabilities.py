@@ -21,6 +21,8 @@ NEEDS = [
     ("Did I leave the oven on?", "devices"),
     ("Are the windows closed?", "devices"),
     ("Set the air conditioning to 19.", "devices"),
+    ("Can you bump the thermostat up to 22 degrees?", "devices"),
+    ("Crank up the heating.", "devices"),
     ("Mute the TV.", "devices"),
     ("How warm is it in here?", "sensors"),
     ("What's the humidity in the bedroom?", "sensors"),
@@ -61,6 +63,7 @@ NEEDS = [
 
 FOR_THE_LLM = [
     "How does a thermostat work?",
+    "Can you bump up my mood with a joke?",
     "Why does it rain?",
     "What causes thunderstorms?",
     "What is the temperature on the surface of Venus?",

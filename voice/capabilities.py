@@ -56,7 +56,8 @@ LIMITS: tuple[Limit, ...] = (
         "devices",
         _re(
             _START + rf"(?:turn|switch|power|shut)(?: {_THINGS}{_DEVICE})? (?:on|off|up|down)\b",
-            _START + rf"(?:turn|switch|power|shut) (?:on|off|up|down) {_THINGS}{_DEVICE}\b",
+            _START + rf"(?:turn|switch|power|shut|bump|crank) (?:on|off|up|down) {_THINGS}{_DEVICE}\b",
+            _START + rf"(?:bump|crank) {_THINGS}{_DEVICE} (?:up|down)\b",
             _START + rf"(?:dim|brighten|lock|unlock|open|close|shut|start|stop|pause|mute|unmute|arm|disarm)"
             rf" {_THINGS}{_DEVICE}\b",
             _START + rf"(?:set|change|put|raise|lower) {_THINGS}{_DEVICE}\b",
