@@ -27,6 +27,7 @@ COMMANDS: list[tuple[str, object]] = [
     ("Set a time her for five minutes.", SetTimer(300.0)),
     ("Set a five-minute timer.", SetTimer(300.0)),
     ("Start a timer for an hour and a half.", SetTimer(5400.0)),
+    ("set a timer for the hour and a half.", SetTimer(5400.0)),  # tiny.en's "the" for "an" (espeak-ng en-us)
     ("Timer for half a minute.", SetTimer(30.0)),
     ("Set a timer for one and a half minutes.", SetTimer(90.0)),
     ("Set a timer for 1 hour 30 minutes.", SetTimer(5400.0)),
@@ -53,6 +54,7 @@ COMMANDS: list[tuple[str, object]] = [
     ("cancelled all timers", CancelTimer(every=True)),
     # a request to set one whose duration was not heard
     ("Set a timer.", AskDuration()),
+    ("Set a timer for the minutes.", AskDuration()),  # "the" is one only before a unit of one
     ("Could you set a timer for another and a half?", AskDuration()),  # tiny.en: "an hour and a half"
     ("Start a timer for the pasta.", AskDuration("pasta")),
 ]
@@ -102,7 +104,8 @@ def test_set_list_cancel_and_ring_in_order() -> None:
     assert timers.handle("set a timer for 10 minutes", book, 0) == "Timer set for 10 minutes."
     assert timers.handle("set a pasta timer for 90 seconds", book, 0) == "Pasta timer set for 1 minute and 30 seconds."
     assert timers.handle("how much time is left on my timers", book, 30 * S) == (
-        "You have 2 timers: pasta timer, 1 minute left; 10 minute timer, 9 minutes and 30 seconds left."
+        "You have 2 timers: pasta timer for 1 minute and 30 seconds, 1 minute left; "
+        "10 minute timer, 9 minutes and 30 seconds left."
     )
     assert timers.handle("cancel the timer", book, 30 * S) is not None
     assert len(book.timers) == 2  # ambiguous: nothing cancelled, the reply asks which

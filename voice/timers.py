@@ -127,7 +127,8 @@ def _normalize(text: str) -> str:
 
 def _number_before(words: list[str], start: int, end: int) -> float | None:
     """The longest run of words ending at ``end`` (exclusive) and starting at or after ``start`` that is a
-    number ("ten", "twenty five", "one and a half", "2.5"); ``a``/``an`` alone is one."""
+    number ("ten", "twenty five", "one and a half", "2.5"); ``a``/``an`` alone is one, and so is ``the``
+    before a unit in the singular."""
     for j in range(start, end):
         cand = " ".join(words[j:end])
         half = 0.0
@@ -136,7 +137,9 @@ def _number_before(words: list[str], start: int, end: int) -> float | None:
         value = parse_number(cand)
         if value is not None:
             return value + half
-    if end - 1 >= start and words[end - 1] in ("a", "an"):
+    # "the" as Whisper's spelling of "an" before a unit of one: "set a timer for the hour and a half"
+    one = ("a", "an", "the") if end < len(words) and not words[end].endswith("s") else ("a", "an")
+    if end - 1 >= start and words[end - 1] in one:
         if end - 2 >= start and words[end - 2] == "half":
             return 0.5
         return 1.0
@@ -182,6 +185,12 @@ def _describe(t: Timer) -> str:
     return say_duration(t.duration_s).replace("hours", "hour").replace("minutes", "minute").replace(
         "seconds", "second"
     ) + " timer"
+
+
+def _listed(t: Timer) -> str:
+    """``"10 minute timer"``, or ``"pasta timer for 12 minutes"``: in a list the duration set tells timers apart
+    as much as their names do."""
+    return f"{t.label} timer for {say_duration(t.duration_s)}" if t.label else _describe(t)
 
 
 def _label(t: str) -> str:
@@ -264,7 +273,7 @@ def _list(book: TimerBook, now_ns: int) -> str:
     """The answer to "what timers do I have?"."""
     if not book.timers:
         return "No timers are running."
-    left = [f"{_describe(t)}, {say_duration((t.due_ns - now_ns) / NS_PER_S)} left" for t in book.timers]
+    left = [f"{_listed(t)}, {say_duration((t.due_ns - now_ns) / NS_PER_S)} left" for t in book.timers]
     if len(left) == 1:
         return f"Your {left[0]}."
     return f"You have {len(left)} timers: " + "; ".join(left) + "."
