@@ -3,10 +3,11 @@
 "Remember that I parked on level 3, spot 42." … "Where did I park?" SmolLM2-135M answered "I'm sorry for your
 loss, but I don't have the ability to remember specific locations." (the third held-out quality set,
 2026-12-04). :mod:`voice.personal_facts` keeps facts of fixed forms (a name, a favourite, a birth year); a note
-is any sentence after "remember (that)" that is about the user ("I …", "my …", "we …", "our …"), kept as said,
-and acknowledged ("OK, I'll remember that …"). A plain statement about the user ("I parked on level three, row
-B.") is a note too, kept without a word (the LLM replies to it as to any other), and found only by a question
-that recalls what was said ("Where did I park?", "Where are my keys?"), not by "How do I …?".
+is any sentence after "remember (that)" (or "so you know", "just so you remember") that is about the user ("I
+…", "my …", "we …", "our …"), kept as said, and acknowledged ("OK, I'll remember that …"). A plain statement
+about the user ("I parked on level three, row B.") is a note too, kept without a word (the LLM replies to it as
+to any other), and found only by a question that recalls what was said ("Where did I park?", "Where are my
+keys?"), not by "How do I …?".
 
 A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
 answered with the latest note that shares a word with it, other than the small words every question has

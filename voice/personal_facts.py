@@ -7,9 +7,9 @@ called Rex." then "What is my dog's name?" got "I'm so sorry for your loss…", 
 * statements: "my name is …", "call me …", "my <someone>'s name is …", "my <someone> is called/named …",
   "I have a <pet> called …", "my favourite <thing> is …", "I live in …", "my <someone> lives in …",
   "I was born in <year>", "remember (the number) …";
-* questions: "what's my name", "what is my <someone>'s name", "what is my <someone> called", "what's my
-  favourite <thing>", "where do I live", "where does my <someone> live", "how old am I", "how old will I be in
-  <year>", "what (number) did I ask you to remember".
+* questions: "what's my name" (or "what did I say my name was"), "what is my <someone>'s name", "what is my
+  <someone> called", "what's my favourite <thing>", "where do I live", "where does my <someone> live", "how old
+  am I", "how old will I be in <year>", "what (number) did I ask you to remember".
 
 The facts are read again from the conversation's own user turns at each question; nothing is kept beside the
 history, so they are forgotten with it. The latest statement of a fact wins. A statement gets a short
