@@ -121,7 +121,8 @@ def test_machine_info_records_the_start_and_finish_completes_it() -> None:
     assert "cpu_at_start" in m.to_json() and m.command == "voice bench"
     done = finish(m)
     assert "cpu_at_start" not in done.to_json() and done.other_processes_cpu_percent is not None
-    assert list(done.to_json())[-4:] == list(FINISH_JSON)
+    tail = [*FINISH_JSON, *(["cpu_features"] if done.cpu_features is not None else [])]  # after finish's keys
+    assert list(done.to_json())[-len(tail) :] == tail
     assert json.loads(json.dumps(done.to_json())) == done.to_json()  # JSON as it is
 
 
@@ -151,3 +152,19 @@ def test_a_json_result_carries_the_record_as_json(tmp_path: Path) -> None:
     assert same_json(json.loads((tmp_path / "r.json").read_text()), {"machine": FAKE_MACHINE_JSON, "rows": [1]})
     with pytest.raises(TypeError, match="object is not JSON serializable"):
         write_json(tmp_path / "x.json", {"x": object()})
+
+
+def test_the_cpu_features_are_read_from_cpuinfo_in_a_fixed_order() -> None:
+    x86 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu avx2 sse4_2 avx fma avx512f avx512_vnni xsave\n"
+    assert machine.cpu_features(x86) == ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni")
+    assert machine.cpu_features("processor\t: 0\nFeatures\t: fp asimd asimddp crc32\n") == ("asimd", "asimddp")
+    assert machine.cpu_features("flags\t\t: fpu vme\n") == ()
+    assert machine.cpu_features("model name\t: something\n") is None
+
+
+def test_a_record_with_cpu_features_shows_them_beside_the_model_and_reads_back() -> None:
+    m = dataclasses.replace(FAKE_MACHINE, cpu_features=("avx", "avx2"))
+    assert "| Machine | Test CPU (avx avx2), " in machine_markdown(m)
+    assert list(m.to_json())[-1] == "cpu_features" and Machine.from_json(m.to_json()) == m
+    assert "| Machine | Test CPU (no vector extensions), " in machine_markdown(dataclasses.replace(m, cpu_features=()))
+    assert "| Machine | Test CPU, " in machine_markdown(FAKE_MACHINE)  # not recorded: as before

@@ -38,6 +38,28 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+_VECTOR_FLAGS = (
+    "sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+    "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16", "neon", "asimd", "asimddp", "sve",
+)  # fmt: skip
+
+
+def cpu_features(cpuinfo: str | None = None) -> tuple[str, ...] | None:
+    """The vector instruction sets the CPU has, of those the libraries' kernels choose between, in
+    :data:`_VECTOR_FLAGS`' order, from ``/proc/cpuinfo``'s flags (``cpuinfo``: its text); None without it."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            have = set(value.split())
+            return tuple(f for f in _VECTOR_FLAGS if f in have)
+    return None
+
+
 def git_commit(repo: Path = REPO_ROOT) -> str:
     """``<sha>`` of HEAD, with ``+dirty`` when tracked files differ from it; ``unknown`` outside git."""
     try:
@@ -132,6 +154,7 @@ def machine_info(argv: list[str] | None = None, config: Path | None = None) -> M
         env={k: os.environ[k] for k in _ENV if k in os.environ},
         cpu_at_start=cpu_snapshot(),
         config_changes=None if config is None else config_changes(config, DEFAULT_CONFIG_PATH),
+        cpu_features=cpu_features(),
     )
 
 
@@ -168,12 +191,13 @@ def machine_markdown(info: Machine) -> str:
         )
     libs = ", ".join(f"{k} {v}" for k, v in info.libraries.items())
     env = ", ".join(f"{k}={v}" for k, v in info.env.items()) or "none set"
+    features = "" if info.cpu_features is None else f" ({' '.join(info.cpu_features) or 'no vector extensions'})"
     return "\n".join(
         [
             "| | |",
             "|---|---|",
             f"| Date | {date} |",
-            f"| Machine | {info.cpu_model}, {info.cores_usable} usable cores "
+            f"| Machine | {info.cpu_model}{features}, {info.cores_usable} usable cores "
             f"({info.cores_logical} logical, {info.cores_physical} physical), "
             f"{info.ram_total_gb} GB RAM, no GPU used |",
             f"| OS / Python | {info.os} / Python {info.python} |",

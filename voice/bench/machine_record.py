@@ -94,6 +94,10 @@ class Machine:
     config_changes: tuple[str, ...] | None = None
     """How the run's ``--config`` file differed from the repo's ``config.toml``, key by key
     (:func:`voice.bench.config_diff.config_changes`; empty: in nothing); None: no ``--config`` given."""
+    cpu_features: tuple[str, ...] | None = None
+    """The CPU's vector instruction sets that pick the libraries' kernels (``avx2``, ``avx512f``, ``avx_vnni``,
+    …; ``/proc/cpuinfo``): two machines of one model name may differ in them, and so in timings and, through
+    rounding, in Whisper's transcripts. None: not recorded (results before 2026-12-05)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of a read record this class does not know, with their values, in their order."""
 
@@ -108,6 +112,7 @@ class Machine:
     def from_json(cls, data: dict[str, Any]) -> Machine:
         own = {k: v for k, v in data.items() if k in _KNOWN}
         guard, end, changes = own.get("guard"), own.get("load_average_at_end"), own.get("config_changes")
+        features = own.get("cpu_features")
         return cls(
             **{
                 **own,
@@ -115,6 +120,7 @@ class Machine:
                 "guard": None if guard is None else GuardSummary.from_json(guard),
                 "load_average_at_end": None if end is None else tuple(end),
                 "config_changes": None if changes is None else tuple(changes),
+                "cpu_features": None if features is None else tuple(features),
             },
             extra={k: v for k, v in data.items() if k not in _KNOWN},
         )
