@@ -55,6 +55,7 @@ def test_statements(said: str, fact: Fact | None) -> None:
         (["Call me Bea."], "Do you remember my name?", "Your name is Bea."),
         (["Hi, my name is Priya.", "What's 9 times 7?"], "Sorry, what did I say my name was?", "Your name is Priya."),
         (["Hi, my name is Priya."], "What did I see my name was?", "Your name is Priya."),  # tiny.en's "see"
+        (["Bye, my name is Daniel."], "Do you remember my name?", "Your name is Daniel."),  # tiny.en's "bye"
         (["Hi, my name is Priya."], "What did I say my dog was called?", None),
         (
             ["My name is Ann.", "Actually, call me Bea."],

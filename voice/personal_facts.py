@@ -61,8 +61,8 @@ class Fact:
 def _clean(text: str) -> str:
     t = re.sub(r"[?!.,;:\"]+(?=\s|$)", " ", text.strip())
     t = re.sub(
-        r"^(?:(?:ok(?:ay)?|hey|hi|hello|hiya|good (?:morning|afternoon|evening)|so|and|well|oh|please|actually|no"
-        r"|sorry)\s+)+",
+        r"^(?:(?:ok(?:ay)?|hey|hi|hello|hiya|bye|good (?:morning|afternoon|evening)|so|and|well|oh|please|actually"
+        r"|no|sorry)\s+)+",  # "bye": tiny.en's "hi" at times ("Bye, my name is Daniel.")
         "",
         t,
         flags=re.IGNORECASE,
