@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
+from voice.bench import quality
 from voice.bench.quality import as_stt_writes, run_item
 from voice.bench.quality_result import SpokenRow, VoiceSummary
 from voice.bench.quality_set import load_items
@@ -83,6 +84,16 @@ def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_runti
     s = summarize_spoken([row, right])
     assert (s.judged.right_pct, s.asked_again_pct, s.right_or_asked_again_pct) == (50.0, 50.0, 100.0)
     assert s.by_voice["test"].asked_again_pct == 50.0
+    # Unsure of the earlier turn: the reply asks again, the bench's user goes on to the question, which then
+    # finds no timer. Wrong, and the row says why.
+    earlier_unsure = fake_runtime(stt=FakeStt(texts=("Set a tamer for fife.", texts[1]), avg_logprobs=(-0.9, -0.1),
+                                              latency_ms=1))  # fmt: skip
+    lost = run_spoken_item(earlier_unsure, config, SpokenItem(item, "test", (audio,), audio))
+    assert not lost.right and not lost.asked_again and lost.earlier_asked_again == (True,)
+    assert "an earlier turn was asked again" in lost.failed and lost.reply == "No timers are running."
+    assert SpokenRow.from_json(lost.to_json()) == lost and "earlier_asked_again" not in right.to_json()
+    assert quality._heard(lost) == "(earlier, asked again: Set a tamer for fife.) Cancel the timer."
+    assert quality._heard(right) == "(earlier: Set a timer for five minutes.) Cancel the timer."
 
 
 def test_by_voice_groups_each_voice_each_engine_and_pools_the_recordings() -> None:

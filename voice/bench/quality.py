@@ -298,8 +298,10 @@ def spoken_table(models: Sequence[ModelQuality[SpokenSummary, SpokenRow]]) -> tu
 
 
 def _heard(r: SpokenRow) -> str:
-    """What the loop heard; a follow-up's earlier turns first."""
-    return "".join(f"(earlier: {e}) " for e in r.earlier_heard) + r.transcript
+    """What the loop heard; a follow-up's earlier turns first, with those the reply asked to say again marked."""
+    again = r.earlier_asked_again or (False,) * len(r.earlier_heard)
+    earlier = zip(r.earlier_heard, again, strict=True)
+    return "".join(f"(earlier{', asked again' if a else ''}: {e}) " for e, a in earlier) + r.transcript
 
 
 def run_spoken(

@@ -105,13 +105,19 @@ class SpokenRow:
     """The STT's confidence for the question (the lowest of its turns'), 3 decimals; None: not given."""
     earlier_heard: tuple[str, ...] = ()
     """What the session heard of a follow-up's earlier turns."""
+    earlier_asked_again: tuple[bool, ...] = ()
+    """For each of :attr:`earlier_heard`, whether the reply asked to say it again (the bench's user does not:
+    the turn is then missing from the history the question is answered from)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The row's JSON; the last three keys only when one is set (results before them stay as written)."""
+        """The row's JSON; the three keys after ``failed`` only when one is set, and ``earlier_asked_again`` only
+        when an earlier turn was asked again (results before them stay as written)."""
         d = fields_json(self)
         if self.stt_avg_logprob is None and not self.asked_again and not self.earlier_heard:
             for key in ("asked_again", "stt_avg_logprob", "earlier_heard"):
                 del d[key]
+        if not any(self.earlier_asked_again):
+            del d["earlier_asked_again"]
         return d
 
     @classmethod
@@ -122,6 +128,7 @@ class SpokenRow:
             "outcomes": tuple(data["outcomes"]),
             "failed": tuple(data["failed"]),
             "earlier_heard": tuple(data.get("earlier_heard", ())),
+            "earlier_asked_again": tuple(data.get("earlier_asked_again", ())),
         })
 
 

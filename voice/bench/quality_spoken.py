@@ -161,6 +161,13 @@ def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -
     verdict = judge(spoken.item, reply, datetime.now().astimezone())
     # Asked to say it again: not an answer, whatever the checks say; counted on its own.
     asked_again = any(r.asked_again for r in answered)
+    earlier_user = [r for r in earlier if r.initiator == "user"]
+    earlier_asked_again = tuple(r.asked_again for r in earlier_user)
+    failed = verdict.failed
+    if asked_again:
+        failed = (*failed, "asked to say it again")
+    elif any(earlier_asked_again) and not verdict.right:
+        failed = (*failed, "an earlier turn was asked again")
     confidences = [r.stt_avg_logprob for r in reports if r.stt_avg_logprob is not None]
     return SpokenRow(
         id=spoken.item.id,
@@ -180,10 +187,11 @@ def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -
         refused=verdict.refused,
         repeats=verdict.repeats,
         hit_cap=any(r.generated_tokens >= config.llm.max_reply_tokens for r in answered),
-        failed=(*verdict.failed, "asked to say it again") if asked_again else verdict.failed,
+        failed=failed,
         asked_again=asked_again,
         stt_avg_logprob=_round(min(confidences)) if confidences else None,
-        earlier_heard=tuple(r.transcript for r in earlier if r.initiator == "user"),
+        earlier_heard=tuple(r.transcript for r in earlier_user),
+        earlier_asked_again=earlier_asked_again if any(earlier_asked_again) else (),
     )
 
 
