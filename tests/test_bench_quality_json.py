@@ -49,10 +49,10 @@ def text_result(monkeypatch: pytest.MonkeyPatch) -> quality.TextResult:
     items = {i.id: i for i in load_items(SET)}
     config = make_config(llm={"skills": True, "max_reply_tokens": 6})
     llm = SkillsLlm(
-        FakeLlm(replies=("Madrid is the capital of Spain.", "I can't do that, sorry friend okay."))
+        FakeLlm(replies=("Mars is called the red planet.", "I can't do that, sorry friend okay."))
     )
     rows = [
-        quality.run_item(llm, config, items[k]) for k in ("t-cancel", "k-capital-spain", "a-add", "x-lamp")
+        quality.run_item(llm, config, items[k]) for k in ("t-cancel", "k-red-planet", "a-add", "x-lamp")
     ]
     model = quality.ModelQuality("fake", quality.summarize(rows), tuple(rows))
     return quality.result_of(config, Path("set.toml"), FAKE_MACHINE, None, [model])
@@ -163,10 +163,10 @@ TEXT_JSON: dict[str, Any] = {
                     "failed": [],
                 },
                 {
-                    "id": "k-capital-spain",
+                    "id": "k-red-planet",
                     "category": "knowledge",
-                    "question": "What is the capital of Spain?",
-                    "reply": "Madrid is the capital of Spain.",
+                    "question": "Which planet is called the red planet?",
+                    "reply": "Mars is called the red planet.",
                     "tokens": 6,
                     "by": "llm",
                     "ttft_ms": 37.5,

@@ -34,20 +34,20 @@ def test_the_same_checks_give_the_same_verdicts(monkeypatch: pytest.MonkeyPatch,
 def test_a_stricter_check_turns_its_item_wrong_and_the_summary_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
     result = text_result(monkeypatch)
     before = {r.id: r for r in result.models[0].rows}
-    assert before["k-capital-spain"].right and result.models[0].summary.judged.right_pct == 100.0
-    items = stricter(load_items(SET), "k-capital-spain", none_of=("capital of spain.",))
+    assert before["k-red-planet"].right and result.models[0].summary.judged.right_pct == 100.0
+    items = stricter(load_items(SET), "k-red-planet", none_of=("the red planet.",))
     judged, changes = rejudge(result, items, note="N")
     assert [(c.llm, c.id, c.right_before, c.right_now, c.failed) for c in changes] == [
-        ("fake", "k-capital-spain", True, False, ("contains 'capital of spain.'",))
+        ("fake", "k-red-planet", True, False, ("contains 'the red planet.'",))
     ]
     rows = {r.id: r for r in judged.models[0].rows}
-    assert not rows["k-capital-spain"].right and rows["k-capital-spain"].failed == ("contains 'capital of spain.'",)
-    assert rows["k-capital-spain"].reply == before["k-capital-spain"].reply  # the reply is kept as it was
+    assert not rows["k-red-planet"].right and rows["k-red-planet"].failed == ("contains 'the red planet.'",)
+    assert rows["k-red-planet"].reply == before["k-red-planet"].reply  # the reply is kept as it was
     assert judged.models[0].summary.judged.right_pct == 75.0
     assert judged.machine == result.machine  # the run's machine record, not this one's
-    change = "fake `k-capital-spain` right → wrong (contains 'capital of spain.')"
+    change = "fake `k-red-planet` right → wrong (contains 'the red planet.')"
     assert judged.rejudged == f"N. Verdicts changed: {change}."
-    assert "**N. Verdicts changed: fake `k-capital-spain`" in quality.markdown(judged)
+    assert "**N. Verdicts changed: fake `k-red-planet`" in quality.markdown(judged)
     assert QualityResult.from_json(judged.to_json()) == judged
 
 
@@ -83,10 +83,10 @@ def test_a_recording_row_is_judged_by_its_item(fake_runtime: RuntimeFactory) -> 
 def test_an_item_asked_otherwise_or_gone_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     result = text_result(monkeypatch)
     items = load_items(SET)
-    with pytest.raises(BenchError, match=r"'k-capital-spain' asked 'What is the capital of Spain\?' in the result"):
-        rejudge(result, stricter(items, "k-capital-spain", question="What is the capital of Peru?"), note="N")
-    with pytest.raises(BenchError, match="'k-capital-spain' of the result is not in the question set"):
-        rejudge(result, [i for i in items if i.id != "k-capital-spain"], note="N")
+    with pytest.raises(BenchError, match=r"'k-red-planet' asked 'Which planet is called the red planet\?' in the"):
+        rejudge(result, stricter(items, "k-red-planet", question="Which planet is called the blue planet?"), note="N")
+    with pytest.raises(BenchError, match="'k-red-planet' of the result is not in the question set"):
+        rejudge(result, [i for i in items if i.id != "k-red-planet"], note="N")
     # --as-transcribed rows asked the question as the STT writes it.
     spelt = dataclasses.replace(result, as_transcribed=True)
     with pytest.raises(BenchError, match=r"'t-cancel' asked 'Cancel the timer\.' in the result but asks 'cancel the"):
@@ -103,7 +103,7 @@ def test_the_command_writes_beside_the_source_and_runs_no_model(
     source = tmp_path / "run.json"
     source.write_text(json.dumps(text_result(monkeypatch).to_json()))
     strict = tmp_path / "set.toml"
-    strict.write_text(SET.read_text().replace('any = ["Madrid"]', 'any = ["Madrid"]\nnone = ["Spain."]', 1))
+    strict.write_text(SET.read_text().replace('any = ["Mars"]', 'any = ["Mars"]\nnone = ["planet."]', 1))
     assert run(args_for("--rejudge", str(source), "--questions", str(strict), "--out", str(tmp_path / "again"))) == 0
     again = QualityResult.from_json(json.loads((tmp_path / "again.json").read_text()))
     assert again.models[0].summary.judged.right_pct == 75.0

@@ -1,6 +1,6 @@
 """Local skills: exact answers matched on the transcript, without the LLM (current time and date:
-:mod:`voice.clock_questions`; arithmetic; prices and percentages: :mod:`voice.money_sums`; unit conversion,
-location, thanks).
+:mod:`voice.clock_questions`; arithmetic; prices and percentages: :mod:`voice.money_sums`; unit conversion;
+countries' capitals, languages and currencies: :mod:`voice.country_facts`; location, thanks).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from voice import clock_questions, money_sums
+from voice import clock_questions, country_facts, money_sums
 from voice.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
 from voice.units import convert, convert_previous
 
@@ -119,7 +119,13 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return "You're welcome."
     if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
         return "Goodbye."
-    return clock_questions.answer(t, now) or _arithmetic(t) or money_sums.answer(t) or convert(t)
+    return (
+        clock_questions.answer(t, now)
+        or _arithmetic(t)
+        or money_sums.answer(t)
+        or convert(t)
+        or country_facts.answer(t)
+    )
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
