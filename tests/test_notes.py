@@ -44,6 +44,7 @@ def test_a_question_about_a_note_gets_it_back_in_the_assistants_words(question: 
         ("Just so you remember, I parked on level four.", "OK, I'll remember that you parked on level four."),
         ("So you know, my keys are in the drawer.", "OK, I'll remember that your keys are in the drawer."),
         ("So you know, the shop closes at six.", None),  # not about the user
+        ("Remember I parked on level 4, spot 8-12?", "OK, I'll remember that you parked on level 4, spot 8-12."),
         ("Remember to buy milk.", None),  # a reminder, not a note: the calendar refusal or the LLM
         ("I remember that day well.", None),
         ("Do you remember me?", None),

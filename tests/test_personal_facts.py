@@ -56,6 +56,7 @@ def test_statements(said: str, fact: Fact | None) -> None:
         (["Hi, my name is Priya.", "What's 9 times 7?"], "Sorry, what did I say my name was?", "Your name is Priya."),
         (["Hi, my name is Priya."], "What did I see my name was?", "Your name is Priya."),  # tiny.en's "see"
         (["Bye, my name is Daniel."], "Do you remember my name?", "Your name is Daniel."),  # tiny.en's "bye"
+        (["hi, my name is Priya", "what's 2 plus 2?"], "What's my name again?", "Your name is Priya."),
         (["Hi, my name is Priya."], "What did I say my dog was called?", None),
         (
             ["My name is Ann.", "Actually, call me Bea."],

@@ -68,7 +68,7 @@ def _words(text: str) -> set[str]:
 
 def note(transcript: str) -> str | None:
     """The note in a "remember that I …" statement, as said (no end mark), else None."""
-    m = _NOTE.fullmatch(transcript.strip().rstrip(".!"))
+    m = _NOTE.fullmatch(transcript.strip().rstrip(".!?"))  # Whisper ends some with "?": "…, spot 8-12?"
     return m.group("note").strip() if m else None
 
 

@@ -174,5 +174,5 @@ def answer(transcript: str, earlier_user_turns: Sequence[str], now: datetime) ->
     first, without ``transcript``), or None (the LLM answers)."""
     if (fact := _statement(transcript)) is not None:
         return _acknowledge(fact)
-    t = _clean(transcript).lower()
+    t = re.sub(r"\s+again$", "", _clean(transcript).lower())  # "what's my name again?"
     return _question(t, lambda: facts(earlier_user_turns), now)
