@@ -39,7 +39,7 @@ _FIRST_WORD = re.compile(r"[A-Za-z']+")
 
 _INTERJECTIONS = re.compile(
     r"^(?:(?:u+h*m+|u+h+|e+r+m*|h+m+|oh|ah|hey|ok(?:ay)?)\b[,.!]*\s+"
-    r"|(?:well|wait|sorry|actually|alright|all right|right|so|look|listen)[,.!]+\s+)+",
+    r"|(?:well|wait|sorry|actually|alright|all right|right|so|look|listen|quick one|quick question)[,.!]+\s+)+",
     re.IGNORECASE,
 )
 
