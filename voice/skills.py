@@ -1,6 +1,7 @@
 """Local skills: exact answers matched on the transcript, without the LLM (current time and date:
 :mod:`voice.clock_questions`; arithmetic; prices and percentages: :mod:`voice.money_sums`; unit conversion;
-countries' capitals, languages and currencies: :mod:`voice.country_facts`; location, thanks).
+countries' capitals, languages and currencies: :mod:`voice.country_facts`; chemical elements' symbols and atomic
+numbers: :mod:`voice.element_facts`; location, thanks).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -14,7 +15,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from voice import clock_questions, country_facts, money_sums
+from voice import clock_questions, country_facts, element_facts, money_sums
 from voice.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
 from voice.units import convert, convert_previous
 
@@ -125,6 +126,7 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         or money_sums.answer(t)
         or convert(t)
         or country_facts.answer(t)
+        or element_facts.answer(t)
     )
 
 
