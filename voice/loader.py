@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from voice import skills
 from voice.compute import ComputeGate
 from voice.config import Config
 from voice.model_api import Llm
@@ -83,6 +84,9 @@ def load_runtime(
         llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
     if config.llm.skills:
         llm = SkillsLlm(llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups)
+        t0 = time.perf_counter()
+        skills.load_data()  # else on the first question about a country or an element (~0.1 s)
+        log.info("loaded the skills' data (countries, elements) in %.0f ms", (time.perf_counter() - t0) * 1000)
     if config.tts.backend == "wyoming":
         tts = _remote("tts", config.tts.uri, lambda: WyomingTts(config.tts))
     else:
