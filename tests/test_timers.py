@@ -55,6 +55,7 @@ COMMANDS: list[tuple[str, object]] = [
     # a request to set one whose duration was not heard
     ("Set a timer.", AskDuration()),
     ("Set a timer for the minutes.", AskDuration()),  # "the" is one only before a unit of one
+    ("For the second time, set a timer for 5 minutes.", SetTimer(300.0)),  # an ordinal, not a second
     ("Could you set a timer for another and a half?", AskDuration()),  # tiny.en: "an hour and a half"
     ("Start a timer for the pasta.", AskDuration("pasta")),
 ]

@@ -128,7 +128,7 @@ def _normalize(text: str) -> str:
 def _number_before(words: list[str], start: int, end: int) -> float | None:
     """The longest run of words ending at ``end`` (exclusive) and starting at or after ``start`` that is a
     number ("ten", "twenty five", "one and a half", "2.5"); ``a``/``an`` alone is one, and so is ``the``
-    before a unit in the singular."""
+    before "hour" or "minute" (not "second": "for the second time")."""
     for j in range(start, end):
         cand = " ".join(words[j:end])
         half = 0.0
@@ -138,7 +138,7 @@ def _number_before(words: list[str], start: int, end: int) -> float | None:
         if value is not None:
             return value + half
     # "the" as Whisper's spelling of "an" before a unit of one: "set a timer for the hour and a half"
-    one = ("a", "an", "the") if end < len(words) and not words[end].endswith("s") else ("a", "an")
+    one = ("a", "an", "the") if end < len(words) and words[end] in ("hour", "minute") else ("a", "an")
     if end - 1 >= start and words[end - 1] in one:
         if end - 2 >= start and words[end - 2] == "half":
             return 0.5
