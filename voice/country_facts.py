@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Country:
+    """One country as the replies name it, with the facts the skill says."""
+
     name: str
     """As said in a reply: "the United Kingdom", "Spain"."""
     capital: str

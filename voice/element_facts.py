@@ -27,6 +27,8 @@ from voice.numbers import parse_number
 
 @dataclass(frozen=True)
 class Element:
+    """One element of the table: its English name (American spelling, as the table has it), symbol, number."""
+
     name: str
     symbol: str
     number: int
