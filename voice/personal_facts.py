@@ -138,7 +138,7 @@ def _question(t: str, known: Callable[[], dict[str, str]], now: datetime) -> str
         return found.format(facts_now[subject]) if subject in facts_now else unknown
 
     if re.fullmatch(r"(?:what'?s|what is|do you (?:know|remember)) my name|who am i"
-                    r"|what did i (?:say|see|tell you) my name (?:was|is)", t):  # fmt: skip  # "see": Whisper's
+                    r"|what did i (?:say|see|tell you) my name (?:was|is)", t):  # fmt: skip  # "see": tiny.en's "say"
         return told("name", "Your name is {}.", "I don't know your name: you haven't told me.")
     for pattern in (
         rf"(?:what'?s|what is|do you (?:know|remember)) my {_WHO}{_POSSESSIVE} name",
