@@ -51,6 +51,7 @@ COMMANDS: list[tuple[str, object]] = [
     ("Consolol timers.", CancelTimer(every=True)),
     ("Console the 10-minute timer", CancelTimer(duration_s=600.0)),
     ("Can solve my timer.", CancelTimer()),
+    ("Consul oil timers", CancelTimer(every=True)),  # tiny.en on en-gb, another VM (2026-12-05)
     ("cancelled all timers", CancelTimer(every=True)),
     # a request to set one whose duration was not heard
     ("Set a timer.", AskDuration()),

@@ -35,7 +35,7 @@ _UNITS_S = {
 _TIMER_WORD = r"(?:timers?|times|time her|timor|tymer)"
 #: Words Whisper writes for "cancel" before a timer word: tiny.en hears espeak-ng's British and Australian
 #: voices say "console", "council" or "consolol" (cancel all), the American ones "can solve" (test_real_models).
-_CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consolol|can solve)"
+_CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consul|consolol|can solve)"
 _SET_A_TIMER = re.compile(rf"\b(?:set|start|make|create)\b(?: me)? (?:an?|the|my|another)\b.*\b{_TIMER_WORD}\b")
 """A request to set a timer, with or without its duration."""
 _HOW_TO = re.compile(r"how (?:do|can|would|should|could) (?:i|you|we|one)\b|how to\b")
