@@ -23,12 +23,13 @@ import pytest
 
 from tests.conftest import SPEECH_DIR, make_config
 from voice.audio import analyse_speech, load_audio, pcm16_to_float
+from voice.backends.llm_skills import SkillsLlm
 from voice.backends.stt_whisper import WhisperStt
 from voice.client import SpokenClip, converse
 from voice.config import Config, LlmConfig, SttConfig
 from voice.history import History, fit_prompt
 from voice.loader import load_runtime
-from voice.model_api import ChatMessage, PromptInfo, TextDelta, Tts
+from voice.model_api import ChatMessage, Llm, PromptInfo, TextDelta, Tts
 from voice.models import DEFAULT_MODELS_ROOT
 from voice.runtime import ModelRuntime
 
@@ -57,6 +58,12 @@ def real() -> Iterator[ModelRuntime]:
     runtime = load_runtime(make_config())
     yield runtime
     runtime.close()
+
+
+def bare_llm(runtime: ModelRuntime) -> Llm:
+    """The LLM without the skills in front of it: the tests of its turns and its KV reuse ask capitals, which
+    :mod:`voice.country_facts` answers since 2026-12-05."""
+    return runtime.llm.inner if isinstance(runtime.llm, SkillsLlm) else runtime.llm
 
 
 @pytest.fixture
@@ -113,7 +120,8 @@ def test_whisper_is_sure_of_clean_recordings_on_both_windows(real: ModelRuntime)
 def test_unsure_beam_redecodes_only_unsure_turns(tmp_path: Path) -> None:
     """``[stt] unsure_beam_size``: a greedy decode under ``ask_again_below_logprob`` is decoded again with a
     beam, and the surer result kept; a sure decode is left exactly as it was. On these espeak-ng clips tiny.en's
-    greedy decode mishears two questions, unsure, and the beam hears them right."""
+    greedy decode is unsure of two questions and mishears one or both (which, depends on the VM's CPU), and the
+    beam hears every misheard one right."""
     from voice.backends.stt_whisper import WhisperStt
     from voice.config import SttConfig
 
@@ -125,21 +133,24 @@ def test_unsure_beam_redecodes_only_unsure_turns(tmp_path: Path) -> None:
         "Who wrote Romeo and Juliet?": espeak("Who wrote Romeo and Juliet?", tmp_path, voice="en-us+m7"),
         "Who painted the Mona Lisa?": espeak("Who painted the Mona Lisa?", tmp_path, voice="en-us"),
     }
-    unsure = 0
+    unsure = misheard = kept = 0
     warm_up = retry.unsure_redecodes, retry.unsure_redecodes_kept, plain.unsure_redecodes
     for phrase, audio in clips.items():
         before, after = plain.hear(audio), retry.hear(audio)
         assert before.avg_logprob is not None and after.avg_logprob is not None
         if before.avg_logprob >= threshold:
             assert after == before, phrase
-        else:
-            unsure += 1
-            assert words(before.text) != words(phrase), before
+            continue
+        unsure += 1
+        assert after.avg_logprob >= before.avg_logprob, (before, after)  # the surer of the two is kept
+        kept += after != before
+        if words(before.text) != words(phrase):
+            misheard += 1
             assert words(after.text) == words(phrase) and after.avg_logprob > before.avg_logprob, (before, after)
-    assert unsure == 2
+    assert unsure == 2 and misheard >= 1
     assert (retry.unsure_redecodes, retry.unsure_redecodes_kept, plain.unsure_redecodes) == (
         warm_up[0] + 2,
-        warm_up[1] + 2,
+        warm_up[1] + kept,
         0,
     )
 
@@ -215,8 +226,9 @@ CANCEL_COMMANDS = ("Cancel the timer.", "Cancel my timer.", "Cancel the ten minu
 
 @pytest.mark.parametrize("voice", ["en-us", "en-us+m7", "en-gb", "en-gb+f3", "en-au"])
 def test_spoken_cancel_commands_are_heard_as_cancel(real: ModelRuntime, tmp_path: Path, voice: str) -> None:
-    """tiny.en hears espeak-ng's "cancel" as "council", "console" (British, Australian) or "can solve"
-    (American) as often as right: the timer skill takes those before a timer word (voice.timers)."""
+    """tiny.en hears espeak-ng's "cancel" as "council", "console", "consul" (British, Australian) or "can solve"
+    (American) as often as right: the timer skill takes those before a timer word (voice.timers). Which one
+    differs between VMs (the CPU's vector instructions change the decode's rounding)."""
     from voice import timers
 
     heard = [real.stt.transcribe(espeak(phrase, tmp_path, voice=voice)) for phrase in CANCEL_COMMANDS]
@@ -273,17 +285,18 @@ def test_smart_turn_hears_whether_a_sentence_is_finished(tmp_path: Path) -> None
 
 
 def test_llm_caches_the_prompt_prefix_across_turns(real: ModelRuntime) -> None:
+    llm = bare_llm(real)
     system = ChatMessage("system", LlmConfig().system_prompt)
     msgs = [system, ChatMessage("user", "What is the capital of France?")]
-    out = list(real.llm.generate(msgs, max_tokens=40, cancel=threading.Event()))
+    out = list(llm.generate(msgs, max_tokens=40, cancel=threading.Event()))
     first = out[0]
     assert isinstance(first, PromptInfo)
     # The system prompt was evaluated at start-up, so even the first turn reuses it.
-    assert first.reused_tokens >= real.llm.count_tokens([system]) - 8 and first.evaluated_tokens > 0
+    assert first.reused_tokens >= llm.count_tokens([system]) - 8 and first.evaluated_tokens > 0
     reply = "".join(e.text for e in out if isinstance(e, TextDelta))
     assert "paris" in reply.lower()
     msgs += [ChatMessage("assistant", reply), ChatMessage("user", "And of Germany?")]
-    second = next(iter(real.llm.generate(msgs, max_tokens=1, cancel=threading.Event())))
+    second = next(iter(llm.generate(msgs, max_tokens=1, cancel=threading.Event())))
     assert isinstance(second, PromptInfo)
     # Everything up to the end of the first reply is reused; only the new message is evaluated.
     assert second.reused_tokens >= first.prompt_tokens + len(out) - 3
@@ -339,9 +352,11 @@ def test_piper_speech_is_intelligible(real: ModelRuntime) -> None:
     assert "weather" in heard and "sunny" in heard
 
 
-async def test_full_conversation_over_websocket(runtime: ModelRuntime, tmp_path: Path, real: ModelRuntime) -> None:
+async def test_full_conversation_over_websocket(tmp_path: Path, real: ModelRuntime) -> None:
     from voice.server import VoiceServer
 
+    # The LLM's turns, not the country skill's.
+    runtime = ModelRuntime(vad=real.vad, stt=real.stt, llm=bare_llm(real), tts=real.tts)
     server = VoiceServer(make_config(server={"port": 0}), runtime)
     await server.start()
     try:
@@ -352,6 +367,7 @@ async def test_full_conversation_over_websocket(runtime: ModelRuntime, tmp_path:
         conv = await converse(server.url, [utterance(q) for q in qs])
     finally:
         await server.shutdown()
+        runtime.close()
     assert not conv.errors
     t1, t2 = (conv.turns[k] for k in sorted(conv.turns))
     for turn, place, answer in ((t1, "france", "paris"), (t2, "germany", "berlin")):

@@ -19,7 +19,8 @@ from voice.runtime import ModelRuntime
 
 log = logging.getLogger("voice.demo")
 
-DEFAULT_QUESTIONS = ("What is the capital of France?", "And what is the capital of Germany?")
+DEFAULT_QUESTIONS = ("What is the largest ocean?", "And what is the longest river in Africa?")
+"""Two questions for the LLM (capitals are a skill's since 2026-12-05): the second turn reuses the first's KV."""
 LEAD_IN_S = 0.3
 
 
