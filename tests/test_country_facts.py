@@ -55,6 +55,8 @@ def test_questions_about_a_country_get_the_datas_answer(question: str, reply: st
         "What language is this?",
         "What language should I learn?",
         "What currency should I invest in?",
+        "What currency does it use?",  # "IT" is Italy's code, not a name anyone asks by
+        "What's the capital of it?",
         "What currency does Croatia use?",  # the data's kuna is no longer an ISO currency: not said wrongly
         "Who was the first president of France?",
         "Which country has the most people?",

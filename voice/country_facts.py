@@ -54,6 +54,8 @@ _WITH_THE = frozenset({
 })  # fmt: skip
 _MORE_NAMES = {
     "america": "United States", "the states": "United States", "us": "United States", "u s": "United States",
+    "usa": "United States", "u s a": "United States", "uk": "United Kingdom", "u k": "United Kingdom",
+    "uae": "United Arab Emirates",
     "britain": "United Kingdom", "north macedonia": "Republic of Macedonia", "czechia": "Czech Republic",
     "the vatican": "Vatican City State", "vatican": "Vatican City State", "burma": "Myanmar",
 }  # fmt: skip
@@ -104,7 +106,9 @@ def _tables() -> tuple[dict[str, Country], dict[str, Country]]:
             languages=tuple(dict.fromkeys(_language_name(c) for c in info.languages() or [])),
             currency=_currency_name(info.currencies() or []),
         )
-        names = [name, *(a for a in info.alt_spellings() or [] if len(a) >= 4 or a.isupper())]
+        # Not the two- and three-letter codes among the spellings: "IT" would make "What currency does it use?"
+        # a question about Italy. The few codes people say are in _MORE_NAMES.
+        names = [name, *(a for a in info.alt_spellings() or [] if len(a) >= 4)]
         for n in names:
             by_name.setdefault(_key(n), country)
         by_capital.setdefault(_key(capital), country)
