@@ -40,6 +40,8 @@ NOW = datetime(2026, 12, 5, 9, 0)
         ("What is the currency of Japan?", "The currency of Japan is the Yen."),
         ("What currency does Switzerland use?", "The currency of Switzerland is the Swiss Franc."),
         ("What money do they use in the US?", "The currency of the United States is the US Dollar."),
+        ("What's the capital of the States?", "The capital of the United States is Washington D.C."),  # an alias
+        ("What is the capital of the Vatican?", "The capital of the Vatican City State is Vatican City."),
     ],
 )
 def test_questions_about_a_country_get_the_datas_answer(question: str, reply: str) -> None:

@@ -110,8 +110,8 @@ def _arithmetic(t: str) -> str | None:
 def load_data() -> None:
     """Load the data of the skills that have a table (countries, elements), which they otherwise load on the first
     question that needs it (~0.1 s)."""
-    country_facts.country("")
-    element_facts.answer("")
+    country_facts.load()
+    element_facts.load()
 
 
 def answer(transcript: str, now: datetime, location: str = "") -> str | None:
