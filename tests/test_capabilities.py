@@ -43,6 +43,8 @@ NEEDS = [
     ("Read me my newest messages.", "phone"),  # 2026-12-04, after the third held-out set
     ("Check my inbox.", "phone"),
     ("Do I have any new emails?", "phone"),
+    ("called my mother.", "phone"),  # tiny.en's "Call my mother." (main set, spoken, 2026-12-05)
+    ("Texted my brother.", "phone"),
     ("Who is winning the Arsenal game?", "news"),
     ("Is there much traffic on the motorway?", "maps"),  # 2026-12-04, after the fourth held-out set
     ("Navigate to the nearest petrol station.", "maps"),
@@ -69,6 +71,9 @@ FOR_THE_LLM = [
     "What is the temperature on the surface of Venus?",
     "What is a weather front?",
     "Who invented the telephone?",
+    "I called my mother.",
+    "Called my mother yesterday, she says hello.",
+    "What is it called?",
     "Who invented the camera?",
     "What is fake news?",
     "How do you play chess?",

@@ -124,6 +124,9 @@ LIMITS: tuple[Limit, ...] = (
         "phone",
         _re(
             _START + r"(?:call|phone|ring|dial|facetime|text|message|email|e-mail) (?!me\b)(?:my |the )?[\w'-]+",
+            # Whisper writes the imperative in the past at times: "Call my mother." → "called my mother." Only the
+            # whole transcript ("Called my mother yesterday, she's fine." tells, it does not ask).
+            _POLITE + r"(?:called|phoned|rang|texted|messaged|emailed|e-mailed) my [\w'-]+$",
             _START + r"send (?:a |an )?(?:text|message|email|e-mail|sms)\b",
             r"\bread (?:me )?(?:my |the )?(?:(?:latest|last|new|newest|recent|unread) )?"
             r"(?:messages|texts|emails|e-mails|mail)\b",
