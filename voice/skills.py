@@ -1,7 +1,7 @@
 """Local skills: exact answers matched on the transcript, without the LLM (current time and date:
 :mod:`voice.clock_questions`; arithmetic; prices and percentages: :mod:`voice.money_sums`; unit conversion;
 countries' capitals, languages and currencies: :mod:`voice.country_facts`; chemical elements' symbols and atomic
-numbers: :mod:`voice.element_facts`; location, thanks).
+numbers: :mod:`voice.element_facts`; the planets: :mod:`voice.planet_facts`; location, thanks).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from voice import clock_questions, country_facts, element_facts, money_sums
+from voice import clock_questions, country_facts, element_facts, money_sums, planet_facts
 from voice.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
 from voice.units import convert, convert_previous
 
@@ -134,6 +134,7 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         or convert(t)
         or country_facts.answer(t)
         or element_facts.answer(t)
+        or planet_facts.answer(t)
     )
 
 
@@ -166,8 +167,11 @@ def _last_number(text: str) -> float | None:
 def follow_up(transcript: str, previous_reply: str) -> str | None:
     """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
     when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
-    :func:`voice.units.convert_previous`); else None."""
+    :func:`voice.units.convert_previous`), or a planet question about the planet it named ("Is it bigger than
+    Earth?", :func:`voice.planet_facts.follow_up`); else None."""
     t = _clean(transcript)
+    if (about_planet := planet_facts.follow_up(t, previous_reply)) is not None:
+        return about_planet
     if (converted := convert_previous(t, previous_reply)) is not None:
         return converted
     prev = _last_number(previous_reply)
