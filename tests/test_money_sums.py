@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from voice.money_sums import answer
-from voice.skills import _clean
+from voice.skills import _clean, follow_up
 from voice.skills import answer as skills_answer
 
 
@@ -74,3 +74,42 @@ def test_a_sum_with_a_price_or_a_percentage_is_answered_exactly(question: str, r
 )
 def test_other_questions_with_numbers_are_left_alone(question: str) -> None:
     assert answer(_clean(question)) is None
+
+
+@pytest.mark.parametrize(
+    ("first", "again", "reply"),
+    [
+        (
+            "What's the dinner bill split 3 ways if it's 90 dollars?",  # the seventh held-out set
+            "...and what if it's split 5 ways?",
+            "90 dollars split 5 ways is 18 dollars each.",
+        ),
+        (
+            "Split £3.03 3 ways.",
+            "And between 2 people?",
+            "3 pounds and 3 pence split 2 ways is 1 pound and 52 pence each.",
+        ),
+        (
+            "Split 150 dollars between 4 people.",
+            "What about 6 of us?",
+            "150 dollars split 6 ways is 25 dollars each.",
+        ),
+        ("Split 120 4 ways.", "How about five ways instead?", "120 split 5 ways is 24 each."),
+    ],
+)
+def test_a_split_bill_is_split_again_another_way(first: str, again: str, reply: str) -> None:
+    said = skills_answer(first, datetime(2026, 12, 5, 9, 0))
+    assert said is not None
+    assert follow_up(again, said) == reply
+
+
+@pytest.mark.parametrize(
+    ("previous", "again"),
+    [
+        ("6 times 7 is 42.", "What if it's split 5 ways?"),  # no bill was split
+        ("90 dollars split 3 ways is 30 dollars each.", "What about 20 percent?"),
+        ("90 dollars split 3 ways is 30 dollars each.", "And 0 ways?"),
+    ],
+)
+def test_only_a_split_bill_is_split_again(previous: str, again: str) -> None:
+    assert follow_up(again, previous) is None

@@ -45,7 +45,9 @@ def _say(x: float, currency: str | None) -> str:
         return say_number(round(x, 2))
     whole, part = divmod(round(x * 100), 100)
     unit = currency[:-1] if whole == 1 else currency
-    small = ("penny" if part == 1 else "pence") if currency == "pounds" else ("cent" if part == 1 else "cents")
+    small = (
+        ("penny" if part == 1 else "pence") if currency == "pounds" else ("cent" if part == 1 else "cents")
+    )
     if not part:
         return f"{whole} {unit}"
     return f"{whole} {unit} and {part} {small}" if whole else f"{part} {small}"
@@ -140,3 +142,26 @@ def _split(t: str) -> str | None:
         return None
     a = parts[1][0]
     return f"{_say(a.value, a.currency)} split {say_number(people)} ways is {_say(a.value / people, a.currency)} each."
+
+
+_SPLIT_REPLY = re.compile(
+    r"(?P<whole>\d[\d,]*(?:\.\d+)?)(?: (?P<cur>dollar|euro|pound)s?)?(?: and (?P<cents>\d+) (?:cents?|pence|penny))?"
+    r" split \S+ ways is "
+)
+_SPLIT_AGAIN = re.compile(
+    r"\W*(?:(?:and|so|ok|okay|no|now)[, ]+)?(?:(?:what|how) (?:if|about) )?"
+    r"(?:(?:it'?s|it is|it was|we|they|there are|there were) )?(?:(?:split|shared|divided|split it|share it) )?"
+    rf"(?:(?:between|among|amongst|by|into|for) )?(?P<n>{_NUMBER}) (?:people|persons|ways|of us|friends)"
+    r"(?: instead)?"
+)
+
+
+def follow_up(t: str, previous_reply: str) -> str | None:
+    """The same bill split another way, after a split: "...and what if it's split 5 ways?", "And between 4
+    people?" (cleaned transcript ``t``, the previous answer ``previous_reply``); else None."""
+    said, again = _SPLIT_REPLY.match(previous_reply), _SPLIT_AGAIN.fullmatch(t)
+    if said is None or again is None or (whole := parse_number(said.group("whole"))) is None:
+        return None
+    total = whole + int(said.group("cents") or 0) / 100
+    currency = f" {said.group('cur')}s" if said.group("cur") else ""
+    return _split(_normalize(f"split {total:.2f}{currency} {again.group('n')} ways"))

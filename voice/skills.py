@@ -69,14 +69,18 @@ def _said(text: str, value: float) -> str:
 
 def _arithmetic(t: str) -> str | None:
     t = re.sub(r"^what do (?:you|i|we) get (?:if|when) (?:you|i|we) ", "", t)  # "… if you divide 156 by 12"
-    t = re.sub(r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t)  # Whisper drops "is"
+    t = re.sub(
+        r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t
+    )  # Whisper drops "is"
     for pattern, form in _IMPERATIVES:
         t = re.sub(pattern, form, t)
     t = re.sub(r"\s*(equals?|is)$", "", t)
     t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)  # twenty-five
     t = re.sub(r"(?<=\d)\s*([+*/x-])\s*(?=\d)", r" \1 ", t)  # 6x7, 6 - 7
     t = re.sub(r"(?<=\d)\s*%", " percent", t)  # Whisper writes "10%"
-    m = re.fullmatch(r"(?:the )?square root (?:of |on )?(.+)", t)  # Whisper often drops the "of", or writes "on"
+    m = re.fullmatch(
+        r"(?:the )?square root (?:of |on )?(.+)", t
+    )  # Whisper often drops the "of", or writes "on"
     if m and (n := parse_number(m.group(1))) is not None and n >= 0:
         return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
     m = re.fullmatch(r"(.+?) of (.+)", t)  # "a third of 60", "two thirds of ninety", "3/4 of 12"
@@ -123,7 +127,9 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         if location.strip():
             return f"You're in {location.strip()}."
         return "I don't know where you are: I have no location service, and no location is set."
-    if re.fullmatch(r"(ok |okay )?(thanks|thank you)( very much| so much| a lot)?(,? that'?s all| bye| goodbye)?", t):
+    if re.fullmatch(
+        r"(ok |okay )?(thanks|thank you)( very much| so much| a lot)?(,? that'?s all| bye| goodbye)?", t
+    ):
         return "You're welcome."
     if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
         return "Goodbye."
@@ -168,10 +174,13 @@ def follow_up(transcript: str, previous_reply: str) -> str | None:
     """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
     when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
     :func:`voice.units.convert_previous`), or a planet question about the planet it named ("Is it bigger than
-    Earth?", :func:`voice.planet_facts.follow_up`); else None."""
+    Earth?", :func:`voice.planet_facts.follow_up`), or the bill just split, divided another way ("And what if it's
+    split 5 ways?", :func:`voice.money_sums.follow_up`); else None."""
     t = _clean(transcript)
     if (about_planet := planet_facts.follow_up(t, previous_reply)) is not None:
         return about_planet
+    if (split := money_sums.follow_up(t, previous_reply)) is not None:
+        return split
     if (converted := convert_previous(t, previous_reply)) is not None:
         return converted
     prev = _last_number(previous_reply)
