@@ -32,6 +32,7 @@ BLIND_SETS = (
     (BENCHMARKS_DIR / "quality_holdout5.toml", 45),
     (BENCHMARKS_DIR / "quality_holdout6.toml", 40),
     (BENCHMARKS_DIR / "quality_holdout7.toml", 45),
+    (BENCHMARKS_DIR / "quality_holdout8.toml", 47),
 )
 
 
