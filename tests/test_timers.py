@@ -36,6 +36,8 @@ COMMANDS: list[tuple[str, object]] = [
     ("Set a pasta timer for 8 minutes.", SetTimer(480.0, "pasta")),
     ("Set a timer called eggs for 3 minutes.", SetTimer(180.0, "eggs")),
     ("Set a timer for ten minutes for the pizza.", SetTimer(600.0, "pizza")),
+    ("Set a 3 minute timer for the end.", SetTimer(180.0, "end")),  # tiny.en's "eggs" (eighth set): a set, not "end"
+    ("Start a timer for 10 minutes to stop the oven.", SetTimer(600.0)),
     ("Remind me in 2 minutes.", SetTimer(120.0)),
     ("Could you time four minutes for my tea?", SetTimer(240.0, "tea")),  # "time" as the verb
     ("Time 45 seconds.", SetTimer(45.0)),

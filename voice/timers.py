@@ -215,8 +215,12 @@ def parse(text: str) -> TimerCommand | None:
     has_timer_word = re.search(r"\b(?:timers?|time her|timor|tymer)\b|\btimes (?:after|for|of)\b", t) is not None
     # "time" as the verb of a request: "Time three minutes.", "Can you time 3 minutes for my eggs?"
     has_timer_word |= re.match(r"(?:(?:can|could|would|will) you |please )?time\b(?! is\b)", t) is not None
-    if re.search(rf"\b({_CANCEL_WORD}|stop|delete|remove|clear|end|turn off|kill|dismiss)\b", t) and re.search(
-        r"\btimers?\b", t
+    # A request that starts by setting one sets it, whatever its label: "Set a 3 minute timer for the end."
+    sets = re.match(r"(?:(?:can|could|would|will) you |please )?(?:set|start|make|create)\b", t) is not None
+    if (
+        not sets
+        and re.search(rf"\b({_CANCEL_WORD}|stop|delete|remove|clear|end|turn off|kill|dismiss)\b", t)
+        and re.search(r"\btimers?\b", t)
     ):
         every = re.search(r"\b(all|every|timers)\b", t) is not None
         return CancelTimer(every=every, label="" if every else _label(t), duration_s=parse_duration_s(t))
