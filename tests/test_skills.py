@@ -81,6 +81,9 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("What's 6 times 7, please?", "6 times 7 is 42."),
         ("What is minus 5 plus 3?", "-5 plus 3 is -2."),
         ("Convert this for me.", None),
+        ("Can you convert 100 degrees Fahrenheit to Celsius?", "100 degrees Fahrenheit is 37.8 degrees Celsius."),
+        ("Could you multiply 6 by 7?", "6 times 7 is 42."),
+        ("Can you hear me?", None),
     ],
 )
 def test_answers(transcript: str, reply: str | None) -> None:
@@ -141,6 +144,11 @@ def test_the_wrapper_knows_the_configured_location() -> None:
         ("Okay, and can you divide that by 8?", "25 times 4 is 100.", "100 divided by 8 is 12.5."),
         ("Could you please double it?", "It is 12.", "12 doubled is 24."),
         ("Can you tell me that again?", "It is 12.", None),
+        ("Now take away 30.", "100 plus 50 is 150.", "150 minus 30 is 120."),  # the eighth held-out set
+        ("Add 5.", "100 plus 50 is 150.", "150 plus 5 is 155."),
+        ("Then divide by 3.", "100 plus 50 is 150.", "150 divided by 3 is 50."),
+        ("Add milk to my list.", "100 plus 50 is 150.", None),
+        ("Take 5.", "100 plus 50 is 150.", None),  # a rest, not a sum
     ],
 )
 def test_follow_up_arithmetic_on_the_previous_answer(transcript: str, previous: str, reply: str | None) -> None:

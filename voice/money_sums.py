@@ -45,9 +45,7 @@ def _say(x: float, currency: str | None) -> str:
         return say_number(round(x, 2))
     whole, part = divmod(round(x * 100), 100)
     unit = currency[:-1] if whole == 1 else currency
-    small = (
-        ("penny" if part == 1 else "pence") if currency == "pounds" else ("cent" if part == 1 else "cents")
-    )
+    small = ("penny" if part == 1 else "pence") if currency == "pounds" else ("cent" if part == 1 else "cents")
     if not part:
         return f"{whole} {unit}"
     return f"{whole} {unit} and {part} {small}" if whole else f"{part} {small}"

