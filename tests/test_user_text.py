@@ -45,6 +45,8 @@ def test_the_stt_spelling_becomes_the_typed_one(heard: str, typed: str) -> None:
         ("Oh! Sorry, where did I park?", "where did I park?"),
         ("Quick one, which element has atomic number one?", "which element has atomic number one?"),
         ("Quick question: is it Monday?", "Quick question: is it Monday?"),  # only a comma or end mark after it
+        ("They, what language do they speak in Brazil?", "what language do they speak in Brazil?"),  # Whisper's "Hey,"
+        ("They, in turn, asked me.", "They, in turn, asked me."),  # only before a question
         # a word that can start a request counts only with a comma or end mark after it
         ("Right now, what time is it?", "Right now, what time is it?"),
         ("So what's up?", "So what's up?"),
