@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import make_config
 from voice.ask_again import needed, understood
+from voice.model_api import ChatMessage
 
 UNSURE, SURE = -0.8, -0.3
 
@@ -63,3 +64,56 @@ def test_sure_or_empty_transcripts_and_ask_again_off_never_ask() -> None:
     assert not needed(make_config(), "and on Spain", None)  # no confidence given (a Wyoming STT server)
     assert not needed(make_config(), "", UNSURE)
     assert not needed(make_config(stt={"ask_again": False}), "and on Spain", UNSURE)
+
+
+ITALY = [
+    ChatMessage("user", "What is the capital of Italy?"),
+    ChatMessage("assistant", "The capital of Italy is Rome."),
+]
+CELSIUS = [
+    ChatMessage("user", "Convert 20 degrees Celsius to Fahrenheit."),
+    ChatMessage("assistant", "20 degrees Celsius is 68 degrees Fahrenheit."),
+]
+SUM = [ChatMessage("user", "What is 20 plus 5?"), ChatMessage("assistant", "20 plus 5 is 25.")]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "text"),
+    [
+        (CELSIUS, "and 30"),  # heard word for word, unsure (the eighth held-out set)
+        (ITALY, "How about Germany?"),
+        (SUM, "Now double that."),
+    ],
+)
+def test_an_unsure_follow_up_a_skill_answers_from_the_conversation_is_answered(
+    earlier: list[ChatMessage], text: str
+) -> None:
+    assert not understood(text)  # alone, it is not a command
+    assert understood(text, "", earlier)
+    assert not needed(make_config(), text, UNSURE, earlier)
+    assert needed(make_config(stt={"skills_take_unsure": False}), text, UNSURE, earlier)
+
+
+def test_writing_out_follow_ups_off_leaves_only_those_on_the_previous_answer() -> None:
+    config = make_config(llm={"resolve_follow_ups": False})
+    assert needed(config, "and 30", UNSURE, CELSIUS)
+    assert not needed(config, "Now double that.", UNSURE, SUM)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "text"),
+    [
+        (SUM, "Double hit."),  # tiny.en's "double that", unsure: nothing a skill takes
+        (ITALY, "and on Spain"),  # "And of Spain?" misheard: nothing to write it out from
+        (
+            [ChatMessage("user", "My name is Sam."), ChatMessage("assistant", "Nice to meet you, Sam.")],
+            "What is my name?",
+        ),
+        (
+            [ChatMessage("user", "Who wrote Hamlet?"), ChatMessage("assistant", "William Shakespeare wrote Hamlet.")],
+            "When was he born?",
+        ),
+    ],
+)
+def test_an_unsure_follow_up_no_skill_answers_is_asked_again(earlier: list[ChatMessage], text: str) -> None:
+    assert needed(make_config(), text, UNSURE, earlier)

@@ -227,7 +227,7 @@ class _Turn:
         self.timer.mark("stt_done")
         text = self.progress.transcript = heard.text.strip()
         self.progress.stt_avg_logprob = heard.avg_logprob
-        self.progress.asked_again = ask_again.needed(self.config, text, heard.avg_logprob)
+        self.progress.asked_again = ask_again.needed(self.config, text, heard.avg_logprob, self.history.messages)
         if text and not self.progress.asked_again:
             self.history.add("user", text)
         await self.sink.send_event(events.Transcript(self.tid, text))
