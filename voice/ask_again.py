@@ -6,10 +6,10 @@ transcript that a local skill recognises whole, as a command or question it answ
 conversion, the clock, a timer, a request the assistant cannot carry out), is answered anyway. A misrecognition
 seldom forms such a command, and the skill's reply says back what it understood ("7 times 30 is 210.", "Timer
 set for 8 minutes."), so a wrong hearing is plain to hear. The same holds for a follow-up that a skill answers
-from the conversation with such a reply: one written out from the previous question ("and on Spain" → "The
-capital of Spain is Madrid.", "and 30?" after a conversion) or worked on the previous answer ("double that" →
-"25 doubled is 50."). Unsure transcripts that only the LLM would answer, or that need a fact the user told ("What
-is my name?", whose answer would not show a mishearing), are still asked again. Pure.
+from the conversation with such a reply: one written out from the previous question ("How about Germany?" after
+a capital → "The capital of Germany is Berlin.", "and 30?" after a conversion) or worked on the previous answer
+("double that" → "25 doubled is 50."). Unsure transcripts that only the LLM would answer, or that need a fact
+the user told ("What is my name?", whose answer would not show a mishearing), are still asked again. Pure.
 """
 
 from __future__ import annotations

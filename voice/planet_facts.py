@@ -2,7 +2,7 @@
 from the sun, how many there are, their order from the sun, their size, year, distance from the sun and (for the
 four inner ones) moons, and whether one is bigger than another.
 
-SmolLM2-135M gets these wrong, and confidently, in every question set that asked one (``voice bench quality``,
+SmolLM2-135M got these wrong, and confidently, in five of the eight question sets (``voice bench quality``,
 2026-12-05): "The largest planet in the solar system is Jupiter, but it's actually Saturn." (main set), "The
 planet closest to the sun is Venus." (second held-out set), "The solar system consists of 92 planets" (first),
 "Venus, which has a year of approximately 243 Earth days" for the shortest year (fourth). The facts are few,
