@@ -104,7 +104,8 @@ class SttConfig:
     ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
     skills_take_unsure: bool = True
     """With ``[llm] skills``: an unsure transcript that a local skill recognises whole (a sum, a conversion, the
-    clock, a timer, a request it cannot carry out) is answered, not asked again (:mod:`voice.ask_again`)."""
+    clock, a timer, a request it cannot carry out), or as a follow-up it answers from the conversation ("and
+    30?" after a conversion), is answered, not asked again (:mod:`voice.ask_again`)."""
     unsure_beam_size: int = 0
     """When a short-window greedy decode is unsure (below ``ask_again_below_logprob``), decode the same encoded
     audio again with this beam and keep whichever is surer, before asking the user again; 0 = never. Only
