@@ -50,7 +50,7 @@ NOW = datetime(2026, 12, 5, 9, 0)
             "No: Uranus is only slightly wider than Neptune. Neptune is heavier, though.",
         ),
         ("Which is bigger, Venus or Earth?", "Earth is bigger: Earth is only slightly wider than Venus."),
-        ("How big is Saturn?", "Saturn is 120,536 kilometres across, about 9 times as wide as Earth."),
+        ("How big is Saturn?", "Saturn is 120,536 kilometres across, about 9.4 times as wide as Earth."),
         ("Which planet has the Great Red Spot?", "Jupiter has the Great Red Spot, a storm wider than Earth."),
     ],
 )

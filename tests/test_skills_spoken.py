@@ -99,3 +99,10 @@ def test_a_spoken_elliptical_follow_up_is_answered_as_the_question_written_out(
     (_, first), (heard, second) = _conversation(stt, said, tmp_path)
     assert "5280 feet" in first
     assert "2640 feet" in second, (heard, second)
+
+
+def test_a_spoken_planet_question_and_its_follow_up_about_it(stt: WhisperStt, tmp_path: Path) -> None:
+    said = [("flite:rms", "Which planet is closest to the sun?"), ("flite:awb", "Is it bigger than Earth?")]
+    (heard_first, first), (heard, second) = _conversation(stt, said, tmp_path)
+    assert first.startswith("Mercury is the closest planet to the sun"), (heard_first, first)
+    assert second == "No: Earth is about 2.6 times as wide as Mercury.", (heard, second)

@@ -77,8 +77,8 @@ def _km(million_km: float) -> str:
 
 
 def _times(ratio: float) -> str:
-    """ "about 11 times", "about 1.9 times" (a ratio above 1)."""
-    return f"about {round(ratio)} times" if ratio >= 1.95 else f"about {ratio:.1f} times"
+    """ "about 11 times", "about 2.6 times" (a ratio above 1)."""
+    return f"about {round(ratio)} times" if ratio >= 9.95 else f"about {ratio:.1f} times"
 
 
 def _size(p: Planet) -> str:
