@@ -52,6 +52,10 @@ NOW = datetime(2026, 12, 5, 9, 0)
         ("Which is bigger, Venus or Earth?", "Earth is bigger: Earth is only slightly wider than Venus."),
         ("How big is Saturn?", "Saturn is 120,536 kilometres across, about 9.4 times as wide as Earth."),
         ("Which planet has the Great Red Spot?", "Jupiter has the Great Red Spot, a storm wider than Earth."),
+        (
+            "Which planet is famous for its big rings?",  # the eighth held-out set, after its blind runs
+            "Saturn is famous for its rings, of ice and rock; Jupiter, Uranus and Neptune have faint rings too.",
+        ),
     ],
 )
 def test_questions_about_the_planets_get_the_tables_answer(question: str, reply: str) -> None:

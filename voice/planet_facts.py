@@ -128,6 +128,9 @@ _ASK = r"(?:(?:and|so|now|okay|ok|do you know|tell me|name) )*"
 _WHICH = r"(?:which|what)(?: one)?"
 _IN = r"(?: (?:in|of) (?:our|the) solar system)?"
 _RED_SPOT = re.compile(rf"{_ASK}{_WHICH} planet (?:has|is home to) (?:the |a )?(?:great )?red spot")
+_RINGS = re.compile(
+    rf"{_ASK}{_WHICH} planet (?:is (?:famous|known|best known) for|has) (?:its |the |big |famous |beautiful )*rings"
+)
 _HOW_MANY = re.compile(
     rf"{_ASK}how many planets (?:are there|are|is there|do we have)(?: in (?:our|the) solar system)?"
     r"|how many planets (?:are )?(?:in|does|make up) (?:our|the) solar system(?: have)?"
@@ -252,6 +255,8 @@ def answer(t: str) -> str | None:
         )
     if _RED_SPOT.fullmatch(t):
         return "Jupiter has the Great Red Spot, a storm wider than Earth."
+    if _RINGS.fullmatch(t):
+        return "Saturn is famous for its rings, of ice and rock; Jupiter, Uranus and Neptune have faint rings too."
     for pattern in _NTH:
         if (m := pattern.fullmatch(t)) and (n := _ordinal(m.group("n"))) is not None:
             return f"The {_ORDINALS[n - 1]} planet from the sun is {PLANETS[n - 1].name}."
