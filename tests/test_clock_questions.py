@@ -33,6 +33,7 @@ NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
         ("What was the date yesterday?", "Yesterday was Thursday, 3 December 2026."),
         # the weekday, and yes/no about it
         ("Which day of the week is it?", "Today is Friday."),
+        ("Sorry, what day on the week is it today?", "Today is Friday."),  # tiny.en's "on" (sixth set, spoken)
         ("What day is today?", "Today is Friday."),
         ("What day is it tomorrow?", "Tomorrow is Saturday."),
         ("Is today Friday?", "Yes, today is Friday."),

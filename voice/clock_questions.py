@@ -37,8 +37,8 @@ _DATE = re.compile(
     rf"|\bwhat date is (?:it|{_WHEN})\b|\bwhat(?:'?s| is| was) the date {_WHEN}\b|\b(?:current|today'?s) date\b"
 )
 _WEEKDAY = re.compile(
-    rf"\b(?:what|which) day (?:of the week )?(?:is it|is this|are we|(?:is|was) {_WHEN}|is it {_WHEN})\b"
-    rf"|^(?:what|which) day(?: of the week)?(?: is it)?(?: {_NOW})*$"
+    rf"\b(?:what|which) day (?:(?:of|on|in) the week )?(?:is it|is this|are we|(?:is|was) {_WHEN}|is it {_WHEN})\b"
+    rf"|^(?:what|which) day(?: (?:of|on|in) the week)?(?: is it)?(?: {_NOW})*$"
 )
 _MONTH_YEAR = re.compile(
     r"\b(?:what|which) (?:months?|year) (?:is it|is this|are we in|we're in|were in)\b"
