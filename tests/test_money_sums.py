@@ -95,6 +95,7 @@ def test_other_questions_with_numbers_are_left_alone(question: str) -> None:
             "150 dollars split 6 ways is 25 dollars each.",
         ),
         ("Split 120 4 ways.", "How about five ways instead?", "120 split 5 ways is 24 each."),
+        ("Split 90 dollars 3 ways.", "And what if it split five ways?", "90 dollars split 5 ways is 18 dollars each."),
     ],
 )
 def test_a_split_bill_is_split_again_another_way(first: str, again: str, reply: str) -> None:

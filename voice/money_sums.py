@@ -148,7 +148,7 @@ _SPLIT_REPLY = re.compile(
 )
 _SPLIT_AGAIN = re.compile(
     r"\W*(?:(?:and|so|ok|okay|no|now)[, ]+)?(?:(?:what|how) (?:if|about) )?"
-    r"(?:(?:it'?s|it is|it was|we|they|there are|there were) )?(?:(?:split|shared|divided|split it|share it) )?"
+    r"(?:(?:it'?s|it is|it was|it|we|they|there are|there were) )?(?:(?:split|shared|divided|split it|share it) )?"
     rf"(?:(?:between|among|amongst|by|into|for) )?(?P<n>{_NUMBER}) (?:people|persons|ways|of us|friends)"
     r"(?: instead)?"
 )
