@@ -133,12 +133,19 @@ def _split(t: str) -> str | None:
         rf"\b(?:between|among|amongst|by|into|for)? ?(?P<n>{_NUMBER}) (?:people|persons|ways|of us|friends)\b",
         t,
     )
-    if m is None or (people := parse_number(m.group("n"))) is None or people < 1:
+    if m is None:
         return None
     parts = _parts(t[: m.start()] + " " + t[m.end() :])
     if parts is None or parts[0] or len(parts[1]) != 1:
         return None
-    a = parts[1][0]
+    return _split_ways(parts[1][0], m.group("n"))
+
+
+def _split_ways(a: _Amount, ways: str) -> str | None:
+    """ "90 dollars split 4 ways is 22 dollars and 50 cents each."; None when ``ways`` is not a number of one or
+    more."""
+    if (people := parse_number(ways)) is None or people < 1:
+        return None
     return f"{_say(a.value, a.currency)} split {say_number(people)} ways is {_say(a.value / people, a.currency)} each."
 
 
@@ -161,5 +168,4 @@ def follow_up(t: str, previous_reply: str) -> str | None:
     if said is None or again is None or (whole := parse_number(said.group("whole"))) is None:
         return None
     total = whole + int(said.group("cents") or 0) / 100
-    currency = f" {said.group('cur')}s" if said.group("cur") else ""
-    return _split(_normalize(f"split {total:.2f}{currency} {again.group('n')} ways"))
+    return _split_ways(_Amount(total, _CURRENCIES.get(said.group("cur") or "")), again.group("n"))
