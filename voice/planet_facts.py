@@ -112,18 +112,24 @@ def _year(p: Planet) -> str:
     )
 
 
+_MERCURY, _VENUS, _JUPITER, _NEPTUNE = (_BY_NAME[n] for n in ("mercury", "venus", "jupiter", "neptune"))
 _SUPERLATIVES: tuple[tuple[str, str, str], ...] = (  # the adjective, what follows "planet", the reply
-    (r"largest|biggest", "", "Jupiter is the largest planet in the solar system, about 11 times as wide as Earth."),
-    (r"smallest|littlest|tiniest", "", "Mercury is the smallest planet in the solar system, 4,879 kilometres across."),
-    (r"hottest", "", "Venus is the hottest planet, about 464 degrees Celsius on average: its thick atmosphere traps "
-     "the heat, so it is hotter than Mercury, which is closer to the sun."),
+    (r"largest|biggest", "", f"Jupiter is the largest planet in the solar system, "
+     f"{_times(_JUPITER.diameter_km / _EARTH.diameter_km)} as wide as Earth."),
+    (r"smallest|littlest|tiniest", "", f"Mercury is the smallest planet in the solar system, "
+     f"{_MERCURY.diameter_km:,} kilometres across."),
+    (r"hottest", "", f"Venus is the hottest planet, about {_VENUS.mean_temperature_c} degrees Celsius on average: "
+     "its thick atmosphere traps the heat, so it is hotter than Mercury, which is closer to the sun."),
     (r"(?:closest|nearest)", r" (?:to )?the sun", "Mercury is the closest planet to the sun, on average "
-     f"{_km(57.9)} away."),
+     f"{_km(_MERCURY.sun_distance_million_km)} away."),
     (r"(?:farthest|furthest|most distant)", r" (?:away )?from the sun", "Neptune is the farthest planet from "
-     f"the sun, on average {_km(4515.0)} away."),
-    (r"(?:with |that has )?the shortest year", "", "Mercury has the shortest year: 88 Earth days."),
-    (r"(?:with |that has )?the longest year", "", "Neptune has the longest year: about 164.8 Earth years."),
+     f"the sun, on average {_km(_NEPTUNE.sun_distance_million_km)} away."),
+    (r"(?:with |that has )?the shortest year", "", f"Mercury has the shortest year: {round(_MERCURY.year_days)} "
+     "Earth days."),
+    (r"(?:with |that has )?the longest year", "", "Neptune has the longest year: about "
+     f"{_NEPTUNE.year_days / 365.25:.1f} Earth years."),
 )  # fmt: skip
+"""The planet each names is checked against the table by the tests; the figures are the table's."""
 _ASK = r"(?:(?:and|so|now|okay|ok|do you know|tell me|name) )*"
 _WHICH = r"(?:which|what)(?: one)?"
 _IN = r"(?: (?:in|of) (?:our|the) solar system)?"
