@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from voice.clock import FakeClock
-from voice.compute import ComputeGate
-from voice.config import Config, parse_config
-from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
-from voice.runtime import ModelRuntime
+from voice.config.config import Config, parse_config
+from voice.runtime.compute import ComputeGate
+from voice.runtime.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
+from voice.runtime.runtime import ModelRuntime
 
 SPEECH_DIR = Path(
     os.environ.get("VOICE_SPEECH_DIR", Path(__file__).resolve().parents[2] / "shared" / "speech")

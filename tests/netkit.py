@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tests.conftest import make_config
-from voice.runtime import ModelRuntime
-from voice.server import VoiceServer
+from voice.runtime.runtime import ModelRuntime
+from voice.serve.server import VoiceServer
 
 # Server settings for socket tests: any port, audio as fast as the test sends it.
 FAST: dict[str, Any] = {"port": 0, "max_ingress_realtime": 1000.0}

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import make_config
-from voice.ask_again import needed, understood
-from voice.model_api import ChatMessage
+from voice.runtime.model_api import ChatMessage
+from voice.turn.ask_again import needed, understood
 
 UNSURE, SURE = -0.8, -0.3
 

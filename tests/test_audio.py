@@ -32,7 +32,7 @@ def test_the_sessions_resampler_holds_back_little_audio() -> None:
     """What a 24/48 kHz client's audio waits in the streaming resampler is added to every endpoint."""
     import soxr
 
-    from voice.listener import RESAMPLE_QUALITY
+    from voice.turn.listener import RESAMPLE_QUALITY
 
     for rate in (24_000, 48_000):
         stream = soxr.ResampleStream(rate, 16_000, 1, dtype="float32", quality=RESAMPLE_QUALITY)

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.bench_results import RESULTS, same_json
-from voice.bench.e2e_compare import AddedLatency, added_latency, compare_lines
-from voice.bench.e2e_result import E2eResult
-from voice.bench.e2e_turn import TurnResult
+from voice.bench.e2e.compare import AddedLatency, added_latency, compare_lines
+from voice.bench.e2e.result import E2eResult
+from voice.bench.e2e.turn import TurnResult
 
 #: A sample of no value (``stats.describe([])``), keys in order.
 NOTHING = {"n": 0, "p50": None, "p95": None, "max": None, "min": None, "mean": None}

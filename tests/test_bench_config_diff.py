@@ -11,7 +11,7 @@ from voice.bench.config_diff import config_changes
 from voice.bench.machine import machine_markdown
 from voice.bench.machine_record import Machine
 from voice.bench.scaffold import BenchRun
-from voice.config import DEFAULT_CONFIG_PATH
+from voice.config.config import DEFAULT_CONFIG_PATH
 
 BASE = """\
 [stt]

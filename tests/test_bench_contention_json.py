@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from voice.bench import contention, contention_report, machine
-from voice.bench.contention_result import ContentionResult
+from voice.bench import machine
+from voice.bench.contention import measure as contention
+from voice.bench.contention import report as contention_report
+from voice.bench.contention.result import ContentionResult
 from voice.cli import build_parser
 
 EXPECTED: dict[str, Any] = {
@@ -312,6 +314,6 @@ def test_the_committed_result_reads_back_and_gives_its_markdown() -> None:
     result = ContentionResult.from_json(data)
     assert json.dumps(result.to_json()) == json.dumps(data)
     md = results / "2026-12-02-contention.md"
-    # voice/engine.py, which the method names, became voice/runtime.py after the run (issue 10)
-    committed = md.read_text(encoding="utf-8").replace("`voice/engine.py`", "`voice/runtime.py`")
+    # voice/engine.py, which the method names, became voice/runtime/runtime.py after the run (issue 10)
+    committed = md.read_text(encoding="utf-8").replace("`voice/engine.py`", "`voice/runtime/runtime.py`")
     assert contention_report.markdown(result, results / "2026-12-02-contention.png", md) + "\n" == committed

@@ -19,21 +19,21 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone, tones_are_speech
-from voice import events
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.clips import load_clips
-from voice.bench.e2e import E2eOptions, method_meta, run_plan, run_plan_in_process
-from voice.bench.e2e_meta import E2eMeta
-from voice.bench.e2e_report import console_summary, markdown, plot
-from voice.bench.e2e_result import E2eResult, summarize
-from voice.bench.e2e_turn import make_plan
+from voice.bench.e2e.measure import E2eOptions, method_meta, run_plan, run_plan_in_process
+from voice.bench.e2e.meta import E2eMeta
+from voice.bench.e2e.report import console_summary, markdown, plot
+from voice.bench.e2e.result import E2eResult, summarize
+from voice.bench.e2e.turn import make_plan
 from voice.bench.machine import machine_info
-from voice.budget import LlmMetrics, TurnReport
 from voice.client import SpokenClip, converse
-from voice.config import Config
-from voice.events import encode_server
-from voice.fakes import FakeLlm, FakeStt, FakeTts
-from voice.runtime import ModelRuntime
+from voice.config.config import Config
+from voice.runtime.fakes import FakeLlm, FakeStt, FakeTts
+from voice.runtime.runtime import ModelRuntime
+from voice.wire import events
+from voice.wire.events import encode_server
+from voice.wire.report import LlmMetrics, TurnReport
 
 RATE = 16_000
 # Tone/silence lengths are whole 20 ms client frames and whole 512-sample VAD frames, so the fake VAD
@@ -257,7 +257,7 @@ async def test_real_server_with_fakes_measures_the_configured_latency(
             assert key in turn
         for stage in ("endpoint_silence", "stt", "llm_ttft", "tts_first_audio", "send"):
             assert isinstance(turn[f"{stage}_ms"], float)
-    # The speech end is found on 5 ms hops (voice.speech_end).
+    # The speech end is found on 5 ms hops (voice.turn.speech_end).
     assert data["turns"][0]["endpoint_silence_ms"] == pytest.approx(SILENCE_MS, abs=5)
 
     png, md = tmp_path / "out" / "e2e.png", tmp_path / "out" / "e2e.md"
@@ -272,7 +272,7 @@ async def test_vad_ending_before_the_energy_end_does_not_hang(fake_runtime: Runt
     """A click after the speech (too short for the VAD to make a turn of it) moves the energy-based speech
     end past the turn's end: the client must still finish, after ``settle_s``, instead of timing out."""
     config, runtime, _, _ = pipeline(fake_runtime)
-    from voice.server import VoiceServer
+    from voice.serve.server import VoiceServer
 
     audio = np.concatenate([silence(LEAD_S), tone(TONE_S), silence(0.6), tone(0.03), silence(0.1)])
     click_end = round((LEAD_S + TONE_S + 0.6 + 0.03) * RATE)

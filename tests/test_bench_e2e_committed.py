@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from tests.bench_results import RESULTS, same_json
-from voice.bench.e2e_report import console_summary, markdown
-from voice.bench.e2e_result import E2eResult
-from voice.bench.matrix_result import ComboRun, MeasuredRow
+from voice.bench.e2e.report import console_summary, markdown
+from voice.bench.e2e.result import E2eResult
+from voice.bench.matrix.result import ComboRun, MeasuredRow
 
 NAMES = sorted(p.stem for p in RESULTS.glob("*.json") if '"tool": "voice bench e2e"' in p.read_text("utf-8"))
 

@@ -22,13 +22,13 @@ from tests.bench_results import (
     same_json,
     sha256,
 )
-from voice.bench import e2e_cmd
-from voice.bench.e2e import E2eOptions, verdict_lines
-from voice.bench.e2e_meta import ClipInfo
-from voice.bench.e2e_report import markdown
-from voice.bench.e2e_result import E2eResult, E2eSummary, summarize
-from voice.bench.e2e_turn import PlanItem, TurnResult
-from voice.config import Config
+from voice.bench.e2e import command as e2e_cmd
+from voice.bench.e2e.measure import E2eOptions, verdict_lines
+from voice.bench.e2e.meta import ClipInfo
+from voice.bench.e2e.report import markdown
+from voice.bench.e2e.result import E2eResult, E2eSummary, summarize
+from voice.bench.e2e.turn import PlanItem, TurnResult
+from voice.config.config import Config
 
 #: sha256 of the JSON (``json.dumps``), the Markdown and the console text the dict-based code wrote (the JSON's
 #: with the clips of :func:`clip_json`, before the meta and the clips were typed).
@@ -153,7 +153,7 @@ def run_e2e(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> tup
     monkeypatch.setattr(e2e_cmd, "load_config", lambda p: Config())
     monkeypatch.setattr(e2e_cmd, "load_clips", lambda folder, names: (clips, ["c.wav: a warning"]))
     monkeypatch.setattr(e2e_cmd, "run_plan", run_plan)
-    monkeypatch.setattr("voice.bench.e2e_compare.run_compared", run_compared)
+    monkeypatch.setattr("voice.bench.e2e.compare.run_compared", run_compared)
     committed_machine(monkeypatch, "2026-12-04-e2e-ask-again.json")
     argv = ["bench", "e2e", "--url", "ws://fake/", "--speech", "/speech", "--repeats", "3", "--warmup", "2", *extra]
     written, md = run_command(argv, tmp_path / "r")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.bench_results import FAKE_MACHINE, FAKE_MACHINE_JSON, RESULTS, ended, same_json
-from voice.bench.e2e import E2eOptions, method_meta
-from voice.bench.e2e_meta import ClipInfo, E2eMeta, E2eMethod
-from voice.bench.e2e_result import E2eResult
+from voice.bench.e2e.measure import E2eOptions, method_meta
+from voice.bench.e2e.meta import ClipInfo, E2eMeta, E2eMethod
+from voice.bench.e2e.result import E2eResult
 
 #: The method of a result made before the uncertain turns, the normalized WER, the protocol and the burst check.
 OLD_METHOD = {

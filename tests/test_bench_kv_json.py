@@ -12,10 +12,10 @@ import pytest
 
 from tests.bench_results import FINISHED_MACHINE_JSON, check_committed, fake_machine, same_json
 from tests.conftest import make_config
-from voice.bench import kv
-from voice.bench.kv_result import KvResult, TurnTiming
+from voice.bench.kv import measure as kv
+from voice.bench.kv.result import KvResult, TurnTiming
 from voice.cli import main
-from voice.kvcache import KvStats
+from voice.runtime.kvcache import KvStats
 
 METHOD = (kv.__doc__ or "").strip()
 

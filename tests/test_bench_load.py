@@ -13,7 +13,8 @@ from tests.bench_results import FAKE_MACHINE
 from tests.conftest import RuntimeFactory, make_config, silence, tone, tones_are_speech
 from tests.test_bench_e2e import LEAD_S, TONE_S, pipeline, write_clip
 from voice.bench.clips import BenchError, Clip, load_clips
-from voice.bench.load import (
+from voice.bench.load.command import markdown, plot
+from voice.bench.load.measure import (
     LoadOptions,
     LoadTurn,
     capacity,
@@ -21,11 +22,10 @@ from voice.bench.load import (
     run_sweep_in_process,
     summarize_level,
 )
-from voice.bench.load_cmd import markdown, plot
-from voice.bench.load_result import LoadMeta, LoadMethod, LoadResult, LoadVariant
+from voice.bench.load.result import LoadMeta, LoadMethod, LoadResult, LoadVariant
 from voice.client import converse
-from voice.fakes import FakeLlm, FakeStt, FakeTts
-from voice.server import VoiceServer
+from voice.runtime.fakes import FakeLlm, FakeStt, FakeTts
+from voice.serve.server import VoiceServer
 
 
 def clips_in(folder: Path, names: tuple[str, ...] = ("a.wav", "b.wav", "c.wav")) -> list[Clip]:

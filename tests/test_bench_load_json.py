@@ -14,11 +14,12 @@ import pytest
 
 from tests.bench_results import check_committed, fake_machine
 from tests.conftest import make_config
-from voice.bench import load, load_cmd
-from voice.bench.load import TalkerPlan
-from voice.bench.load_result import LoadOptions, LoadResult
+from voice.bench.load import command as load_cmd
+from voice.bench.load import measure as load
+from voice.bench.load.measure import TalkerPlan
+from voice.bench.load.result import LoadOptions, LoadResult
 from voice.cli import main
-from voice.kvcache import KvStats
+from voice.runtime.kvcache import KvStats
 
 #: sha256 of the JSON (``json.dumps``) and of the Markdown the dict-based code wrote for the same fake runs (the
 #: JSON's with the fake machine record of :mod:`tests.bench_results` as a dict, at d5b686f).

@@ -20,9 +20,10 @@ from tests.bench_results import (
     fake_machine,
     same_json,
 )
-from voice.bench import matrix, matrix_report
-from voice.bench.e2e_result import summarize
-from voice.bench.matrix_result import FailedRow, MatrixResult, MeasuredRow
+from voice.bench.e2e.result import summarize
+from voice.bench.matrix import measure as matrix
+from voice.bench.matrix import report as matrix_report
+from voice.bench.matrix.result import FailedRow, MatrixResult, MeasuredRow
 from voice.cli import main
 
 KEEP = "<keep>"

@@ -15,8 +15,8 @@ import pytest
 from tests.conftest import tone
 from voice.audio import analyse_speech
 from voice.bench.clips import Clip
-from voice.bench.pauses import natural_gap, splice_point, with_pause
-from voice.speech_end import SpeechEnd
+from voice.bench.pauses.measure import natural_gap, splice_point, with_pause
+from voice.turn.speech_end import SpeechEnd
 
 RATE = 16_000
 

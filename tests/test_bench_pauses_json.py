@@ -13,8 +13,8 @@ import pytest
 
 from tests.bench_results import check_committed, check_run, committed_machine, run_command
 from tests.test_bench_pauses import RATE, clip_with_gap
-from voice.bench import pauses
-from voice.bench.pauses_result import PausesResult
+from voice.bench.pauses import measure as pauses
+from voice.bench.pauses.result import PausesResult
 
 #: sha256 of the JSON (``json.dumps``) and of the Markdown the dict-based code wrote for the same fake runs.
 DIGESTS = {

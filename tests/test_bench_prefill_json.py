@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from voice.bench import machine, prefill
-from voice.bench.prefill_result import PrefillResult
+from voice.bench import machine
+from voice.bench.prefill import measure as prefill
+from voice.bench.prefill.result import PrefillResult
 from voice.cli import build_parser
-from voice.model_api import ChatMessage, PromptInfo
+from voice.runtime.model_api import ChatMessage, PromptInfo
 
 EXPECTED: dict[str, Any] = {
     "tool": "voice bench prefill",

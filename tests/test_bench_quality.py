@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
-from voice.bench import quality
-from voice.bench.quality import as_stt_writes, run_item
-from voice.bench.quality_result import SpokenRow, VoiceSummary
-from voice.bench.quality_set import load_items
-from voice.bench.quality_spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
-from voice.fakes import FakeLlm, FakeStt
+from voice.bench.quality import measure as quality
+from voice.bench.quality.measure import as_stt_writes, run_item
+from voice.bench.quality.question_set import load_items
+from voice.bench.quality.result import SpokenRow, VoiceSummary
+from voice.bench.quality.spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
+from voice.runtime.fakes import FakeLlm, FakeStt
 
 SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
 

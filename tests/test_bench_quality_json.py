@@ -14,12 +14,12 @@ import pytest
 
 from tests.bench_results import FAKE_MACHINE, FAKE_MACHINE_JSON, check_committed, same_json
 from tests.conftest import RuntimeFactory, make_config, silence, tone
-from voice.backends.llm_skills import SkillsLlm
-from voice.bench import quality
-from voice.bench.quality_result import QualityResult, SpokenSetup
-from voice.bench.quality_set import load_items
-from voice.bench.quality_spoken import SpokenItem, run_spoken_item, summarize_spoken
-from voice.fakes import FakeLlm, FakeStt
+from voice.bench.quality import measure as quality
+from voice.bench.quality.question_set import load_items
+from voice.bench.quality.result import QualityResult, SpokenSetup
+from voice.bench.quality.spoken import SpokenItem, run_spoken_item, summarize_spoken
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm, FakeStt
 
 SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
 SYSTEM_PROMPT = make_config().llm.system_prompt

@@ -1,4 +1,4 @@
-"""``voice bench remote``'s report on data (the sitting itself runs real models: see benchmarks/README.md)."""
+"""``voice bench remote``'s report on data (the sitting itself runs real models: see docs/measuring.md)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import make_config
-from voice.bench.e2e_result import summarize
-from voice.bench.quality_result import TextRow, TextSummary
-from voice.bench.quality_set import JudgedSummary
-from voice.bench.remote import HEADER, markdown, remote_config, rows
-from voice.bench.remote_result import E2eBackend, E2eComparison, RemoteResult, TextBackend, TextComparison
+from voice.bench.e2e.result import summarize
+from voice.bench.quality.question_set import JudgedSummary
+from voice.bench.quality.result import TextRow, TextSummary
+from voice.bench.remote.measure import HEADER, markdown, remote_config, rows
+from voice.bench.remote.result import E2eBackend, E2eComparison, RemoteResult, TextBackend, TextComparison
 from voice.bench.stats import describe
 
 
@@ -68,7 +68,7 @@ def test_rows_put_text_and_mouth_to_ear_side_by_side() -> None:
 
 
 def test_the_markdown_lists_the_replies_that_differ(monkeypatch: Any) -> None:
-    monkeypatch.setattr("voice.bench.remote.machine_markdown", lambda m: "machine")
+    monkeypatch.setattr("voice.bench.remote.measure.machine_markdown", lambda m: "machine")
     md = markdown(result(["same", "x"], ["same", "y"]), None, Path("r.md"))
     assert "Replies that differ" in md and "| q1 | x | y |" in md and "q0" not in md.split("differ")[1]
     assert "Replies that differ" not in markdown(result(["s"], ["s"]), None, Path("r.md"))

@@ -18,13 +18,16 @@ from tests.bench_results import RESULTS, committed_machine, digests, run_command
 from tests.conftest import make_config
 from tests.test_bench_e2e_json import EMPTY_SUMMARY, FakeClip, scripted
 from tests.test_bench_quality_json import SET, Tick
-from voice.bench import e2e, quality, remote, scaffold
-from voice.bench.e2e import E2eOptions
-from voice.bench.e2e_turn import PlanItem, TurnResult
-from voice.bench.quality_result import TextRow
-from voice.bench.quality_set import Item
-from voice.bench.remote_result import E2eComparison, RemoteResult, TextComparison
-from voice.fakes import FakeLlm
+from voice.bench import scaffold
+from voice.bench.e2e import measure as e2e
+from voice.bench.e2e.measure import E2eOptions
+from voice.bench.e2e.turn import PlanItem, TurnResult
+from voice.bench.quality import measure as quality
+from voice.bench.quality.question_set import Item
+from voice.bench.quality.result import TextRow
+from voice.bench.remote import measure as remote
+from voice.bench.remote.result import E2eComparison, RemoteResult, TextComparison
+from voice.runtime.fakes import FakeLlm
 
 #: sha256 of the JSON (``json.dumps``), the Markdown and the console text the dict-based code wrote.
 DIGESTS = {

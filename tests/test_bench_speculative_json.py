@@ -13,11 +13,12 @@ import pytest
 
 from tests.bench_results import FAKE_MACHINE_JSON, check_committed, ended, fake_machine, same_json
 from tests.conftest import make_config
-from voice.bench import scaffold, speculative
+from voice.bench import scaffold
 from voice.bench.machine_record import GuardSummary
-from voice.bench.speculative import Prompt
-from voice.bench.speculative_report import markdown
-from voice.bench.speculative_result import Decoded, SpeculativeResult
+from voice.bench.speculative import measure as speculative
+from voice.bench.speculative.measure import Prompt
+from voice.bench.speculative.report import markdown
+from voice.bench.speculative.result import Decoded, SpeculativeResult
 from voice.cli import main
 
 SYSTEM_PROMPT = make_config().llm.system_prompt

@@ -9,8 +9,8 @@ import pytest
 
 from voice.bench.clips import BenchError
 from voice.bench.machine import machine_info
-from voice.bench.stt_levers import LeverClip, load_variants, markdown, summarize
-from voice.bench.stt_levers_result import LeverClipRow, LeversResult, LeverVariant
+from voice.bench.stt.levers import LeverClip, load_variants, markdown, summarize
+from voice.bench.stt.levers_result import LeverClipRow, LeversResult, LeverVariant
 
 
 def test_variants_override_the_configs_stt_keys_and_nothing_else(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.bench_results import check_committed, check_run, committed_machine, run_command
-from voice.bench import stt_levers
-from voice.bench.stt_levers_result import LeversResult
+from voice.bench.stt import levers as stt_levers
+from voice.bench.stt.levers_result import LeversResult
 
 #: sha256 of the JSON (``json.dumps``) and of the Markdown the dict-based code wrote for the same fake runs.
 DIGESTS = {
@@ -82,7 +82,7 @@ def run_levers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> 
     clips = [FakeClip("a.wav", "Play the Beatles."), FakeClip("b.wav", "Turn on the lamp."), FakeClip("n.wav", None)]
     monkeypatch.setattr(stt_levers, "load_clips", lambda folder, names: (clips, ["n.wav: no transcript"]))
     monkeypatch.setattr(stt_levers, "load_stt", lambda config, model: FakeStt(config))
-    monkeypatch.setattr("voice.bench.quality_spoken.spoken_items", spoken_items)
+    monkeypatch.setattr("voice.bench.quality.spoken.spoken_items", spoken_items)
     ticks = itertools.accumulate(50_000_000 + 1_000_000 * (k * 7919 % 40) for k in itertools.count())
     monkeypatch.setattr(stt_levers.time, "perf_counter_ns", lambda: next(ticks))
     committed_machine(monkeypatch, "2026-12-04-stt-levers.json")

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.bench_results import check_committed, check_run, committed_machine, run_command
-from voice.bench import stt_window
-from voice.bench.stt_window_result import SttWindowResult
+from voice.bench.stt import window as stt_window
+from voice.bench.stt.window_result import SttWindowResult
 
 #: sha256 of the JSON (``json.dumps``) and of the Markdown the dict-based code wrote for the same fake runs.
 DIGESTS = {

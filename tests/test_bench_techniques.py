@@ -8,10 +8,10 @@ import itertools
 import pytest
 
 from voice.bench.clips import BenchError
-from voice.bench.e2e_turn import TurnResult
-from voice.bench.techniques import Step, _row, select, steps
-from voice.bench.techniques_result import StepRow
-from voice.config import Config
+from voice.bench.e2e.turn import TurnResult
+from voice.bench.techniques.measure import Step, _row, select, steps
+from voice.bench.techniques.result import StepRow
+from voice.config.config import Config
 
 
 def test_steps_start_serial_and_end_at_the_defaults() -> None:

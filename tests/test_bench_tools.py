@@ -13,28 +13,26 @@ import soundfile
 
 from tests.bench_results import FAKE_MACHINE
 from tests.conftest import silence, tone, tones_are_speech
-from voice.bench import (
-    contention,
-    contention_report,
-    matrix,
-    matrix_report,
-    prefill,
-    speculative,
-    speculative_report,
-)
 from voice.bench.clips import BenchError, load_clips, read_transcripts
-from voice.bench.contention_result import ContentionResult, PolicyRun
-from voice.bench.e2e_result import summarize
-from voice.bench.e2e_turn import TurnResult
+from voice.bench.contention import measure as contention
+from voice.bench.contention import report as contention_report
+from voice.bench.contention.result import ContentionResult, PolicyRun
+from voice.bench.e2e.result import summarize
+from voice.bench.e2e.turn import TurnResult
 from voice.bench.machine import command_line, machine_info, machine_markdown
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import md_table
-from voice.bench.matrix_result import FailedRow, MatrixMeta, MatrixResult, MeasuredRow, Row
-from voice.bench.prefill_result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
-from voice.bench.speculative_result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
+from voice.bench.matrix import measure as matrix
+from voice.bench.matrix import report as matrix_report
+from voice.bench.matrix.result import FailedRow, MatrixMeta, MatrixResult, MeasuredRow, Row
+from voice.bench.prefill import measure as prefill
+from voice.bench.prefill.result import LengthTiming, PrefillMeta, PrefillResult, PrefillRow
+from voice.bench.speculative import measure as speculative
+from voice.bench.speculative import report as speculative_report
+from voice.bench.speculative.result import PromptRow, SpeculativeMeta, SpeculativeResult, SpeedUp
 from voice.bench.stats import Described, corpus_wer, describe, normalize_text, verdict, wer
 from voice.cli import build_parser, main
-from voice.model_api import ChatMessage
+from voice.runtime.model_api import ChatMessage
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

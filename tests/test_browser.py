@@ -15,7 +15,7 @@ import pytest
 
 from tests.cdp import CHROMIUM, chromium
 from tests.conftest import make_config
-from voice.runtime import ModelRuntime
+from voice.runtime.runtime import ModelRuntime
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./dev installs it)")
 async def test_browser_page_talks_to_the_server(tmp_path: Path) -> None:
     from voice.loader import load_runtime
-    from voice.server import VoiceServer
+    from voice.serve.server import VoiceServer
 
     wav = tmp_path / "q.wav"
     raw = tmp_path / "raw.wav"

@@ -2,9 +2,10 @@ import json
 
 import pytest
 
-from voice.budget import MARKS, STAGES, JsonlSink, LlmMetrics, TurnTimer, build_report, percentile
 from voice.clock import FakeClock
-from voice.config import BudgetConfig
+from voice.config.config import BudgetConfig
+from voice.turn.budget import JsonlSink, TurnTimer, build_report
+from voice.wire.report import MARKS, STAGES, LlmMetrics, percentile
 
 
 def timer_with(clock: FakeClock, gaps_ms: list[float]) -> TurnTimer:

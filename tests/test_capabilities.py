@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from voice.bench.quality_set import REFUSAL
-from voice.capabilities import LIMITS, cannot, limit_for
+from voice.bench.quality.question_set import REFUSAL
+from voice.skills.capabilities import LIMITS, cannot, limit_for
 
 NEEDS = [
     ("Switch the kitchen lights off, please.", "devices"),
@@ -119,9 +119,9 @@ def test_every_limit_says_what_it_cannot_do_and_is_tested() -> None:
 def test_the_skills_layer_refuses_before_the_llm_and_passes_the_rest_on() -> None:
     import threading
 
-    from voice.backends.llm_skills import SkillsLlm
-    from voice.fakes import FakeLlm
-    from voice.model_api import ChatMessage, PromptInfo, TextDelta
+    from voice.conversation.skills_llm import SkillsLlm
+    from voice.runtime.fakes import FakeLlm
+    from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
 
     llm = SkillsLlm(FakeLlm(replies=("The lamp is on.", "A thermostat measures heat.")))
     sys = ChatMessage("system", "S")

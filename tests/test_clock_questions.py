@@ -7,9 +7,9 @@ from datetime import datetime
 
 import pytest
 
-from voice.clock_questions import answer
-from voice.skills import _clean
-from voice.skills import answer as skills_answer
+from voice.skills.answer import answer as skills_answer
+from voice.skills.answer import clean
+from voice.skills.clock_questions import answer
 
 NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
 
@@ -64,7 +64,7 @@ NOW = datetime(2026, 12, 4, 17, 20)  # a Friday
     ],
 )
 def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply: str) -> None:
-    assert answer(_clean(question), NOW) == reply
+    assert answer(clean(question), NOW) == reply
     assert skills_answer(question, NOW) == reply  # and through the skills, which clean the transcript first
 
 
@@ -106,4 +106,4 @@ def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply
     ],
 )
 def test_another_moment_or_a_timer_is_not_answered_with_the_clock(question: str) -> None:
-    assert answer(_clean(question), NOW) is None
+    assert answer(clean(question), NOW) is None

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from voice.compute import ComputeGate, Priority, run_blocking
+from voice.runtime.compute import ComputeGate, Priority, run_blocking
 
 
 def test_gate_serializes_and_prefers_priority() -> None:

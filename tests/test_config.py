@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from voice.config import DEFAULT_CONFIG_PATH, Config, ConfigError, load_config, parse_config
+from voice.config.config import DEFAULT_CONFIG_PATH, Config, ConfigError, load_config, parse_config
 
 
 def test_repository_config_matches_defaults() -> None:

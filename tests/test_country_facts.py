@@ -9,11 +9,11 @@ from datetime import datetime
 import countryinfo
 import pytest
 
-from voice import country_facts
-from voice.backends.llm_skills import SkillsLlm
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, TextDelta
-from voice.skills import answer
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills import country_facts
+from voice.skills.answer import answer
 
 NOW = datetime(2026, 12, 5, 9, 0)
 
@@ -83,7 +83,7 @@ def test_every_country_in_the_data_is_found_by_its_name_with_its_capital() -> No
 
 def test_an_elliptical_follow_up_reaches_the_skill_written_out() -> None:
     """ "And what about Peru?" after a capital question (the sixth held-out set: SmolLM2 answered "The root of
-    the word 'nairobi' is 'enk'."), written out by :mod:`voice.ellipsis`, is the skill's."""
+    the word 'nairobi' is 'enk'."), written out by :mod:`voice.conversation.ellipsis`, is the skill's."""
     messages = [ChatMessage("user", "What's the capital of Kenya?"), ChatMessage("assistant", "Nairobi."),
                 ChatMessage("user", "And what about Peru?")]  # fmt: skip
     llm = SkillsLlm(FakeLlm(replies=("I am the LLM.",)), clock=lambda: NOW)

@@ -9,11 +9,11 @@ from datetime import datetime
 import periodictable
 import pytest
 
-from voice import element_facts
-from voice.backends.llm_skills import SkillsLlm
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, TextDelta
-from voice.skills import answer
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills import element_facts
+from voice.skills.answer import answer
 
 NOW = datetime(2026, 12, 5, 9, 0)
 

@@ -1,5 +1,5 @@
 """Elliptical follow-ups are written out from the user's previous question, and only those: a new request that
-happens to start with "how about" is left as it is (voice.ellipsis)."""
+happens to start with "how about" is left as it is (voice.conversation.ellipsis)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from datetime import datetime
 import pytest
 
 from tests.conftest import make_config
-from voice.backends.llm_skills import SkillsLlm
-from voice.ellipsis import resolve
-from voice.fakes import FakeLlm
-from voice.follow_ups import resolve_messages
-from voice.model_api import ChatMessage, TextDelta
-from voice.prompt_view import PromptView
+from voice.conversation.ellipsis import resolve
+from voice.conversation.follow_ups import resolve_messages
+from voice.conversation.prompt_view import PromptView
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
 
 
 @pytest.mark.parametrize(

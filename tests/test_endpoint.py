@@ -3,8 +3,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from voice.config import TurnConfig, VadConfig
-from voice.endpoint import Endpointer, SpeechEnded, SpeechPaused, SpeechStarted
+from voice.config.config import TurnConfig, VadConfig
+from voice.turn.endpoint import Endpointer, SpeechEnded, SpeechPaused, SpeechStarted
 
 FRAME = 512  # 32 ms at 16 kHz
 

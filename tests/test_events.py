@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from voice import events
-from voice.budget import LlmMetrics, TurnReport
-from voice.protocol import (
+from voice.wire import events
+from voice.wire.protocol import (
     _PLAYED_FIELDS,
     _START_FIELDS,
     BAD_JSON,
@@ -29,6 +28,7 @@ from voice.protocol import (
     decode_client_text,
     encode_client,
 )
+from voice.wire.report import LlmMetrics, TurnReport
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
 
@@ -163,7 +163,7 @@ def _table(heading: str) -> dict[str, set[str]]:
 
 def test_the_server_event_table_lists_exactly_the_fields_of_each_type() -> None:
     documented = _table("## Server → client")
-    assert set(documented) == set(events.EVENT_TYPES), "event types in docs/protocol.md vs voice/events.py"
+    assert set(documented) == set(events.EVENT_TYPES), "event types in docs/protocol.md vs voice/wire/events.py"
     for kind, cls in events.EVENT_TYPES.items():
         if cls is TurnReport:
             continue  # its own section, below

@@ -35,14 +35,14 @@ from tests.netkit import (
     ws_frame,
 )
 from tests.units import FAKE_MS, MS
-from voice.compute import ComputeGate
-from voice.fakes import Delay, FakeTts, FakeVad
-from voice.protocol import EndTurn, Reset, Stop, decode_client_text
 from voice.reliability.probe import Probe
 from voice.reliability.soak import Ask, fake_ask, run_soak, stop_trial
 from voice.reliability.tagged import TaggedStt, echo_llm, reply_for, tagged_runtime, tagged_speech
-from voice.runtime import ModelRuntime
-from voice.server import VoiceServer
+from voice.runtime.compute import ComputeGate
+from voice.runtime.fakes import Delay, FakeTts, FakeVad
+from voice.runtime.runtime import ModelRuntime
+from voice.serve.server import VoiceServer
+from voice.wire.protocol import EndTurn, Reset, Stop, decode_client_text
 
 CLI = [sys.executable, "-c", "import sys; from voice.cli import main; sys.exit(main())"]
 MIB = 1024 * 1024
@@ -85,7 +85,7 @@ async def test_disconnect_mid_reply_frees_the_models_within_250_ms_100_of_100() 
 def test_a_cancelled_step_stops_waiting_for_the_compute_gate_at_once() -> None:
     """A cancelled LLM step waiting behind another model's long step gives up at once (it used to wait for
     that step, then run one more token)."""
-    from voice.compute import Priority, StepCancelled
+    from voice.runtime.compute import Priority, StepCancelled
 
     gate = ComputeGate()
     interrupted: list[bool] = []
@@ -334,7 +334,7 @@ def test_after_500_bad_messages_the_server_and_the_other_session_are_fine(
 async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
     # A long exchange is ~100 "tokens": the window holds ~5. Little reply audio (5 ms per character). The probe
     # speaks again as soon as a reply is made, while it would still play: barge-in is off, so that this does not
-    # cut each reply to its first clause (voice.playback) and the history grows as a listening user's would.
+    # cut each reply to its first clause (voice.serve.playback) and the history grows as a listening user's would.
     runtime = tagged_runtime(0.01 * FAKE_MS, context=600, audio_ms_per_char=5.0)
     async with running(runtime, vad={"barge_in": False}) as srv:
         p = await Probe.connect(srv.url)
@@ -472,9 +472,9 @@ def test_preflight_loads_no_backend(tmp_path: Path) -> None:
     _sparse_models(root)
     code = (
         "import os, sys\n"
-        "from voice.config import Config\n"
+        "from voice.config.config import Config\n"
         "from voice.models import DEFAULT_CATALOGUE, Catalogue\n"
-        "from voice.preflight import check_model_files\n"
+        "from voice.models.preflight import check_model_files\n"
         f"check_model_files(Config(), {str(root)!r}, Catalogue.load(DEFAULT_CATALOGUE))\n"
         "print(sorted(m for m in sys.modules if m.startswith('voice.backends')), os.environ.get('GOMP_SPINCOUNT'))"
     )

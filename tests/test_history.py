@@ -1,8 +1,8 @@
 import pytest
 
-from voice.fakes import render_words
-from voice.history import ContextTooSmallError, History, fit_prompt
-from voice.model_api import ChatMessage
+from voice.conversation.history import ContextTooSmallError, History, fit_prompt
+from voice.runtime.fakes import render_words
+from voice.runtime.model_api import ChatMessage
 
 SYSTEM = ChatMessage("system", "be brief")
 

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from voice.backends.llm_llama import LlamaLlm
-from voice.config import LlmConfig
-from voice.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.config.config import LlmConfig
 from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 

@@ -10,15 +10,16 @@ import pytest
 
 from tests.conftest import RuntimeFactory, make_config
 from tests.test_turn import UTT, ListSink
-from voice.backends.llm_skills import SkillsLlm
-from voice.budget import TurnReport, TurnTimer
 from voice.clock import FakeClock
-from voice.fakes import Delay, FakeLlm, FakeStt
-from voice.history import History
-from voice.kvcache import MIN_RESTORE_GAIN_TOKENS, REDUNDANT_TAIL_TOKENS, KvCache, common_prefix
-from voice.metrics import Metrics
-from voice.model_api import ChatMessage, PromptInfo, TextDelta
-from voice.turn import run_turn
+from voice.conversation.history import History
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import Delay, FakeLlm, FakeStt
+from voice.runtime.kvcache import MIN_RESTORE_GAIN_TOKENS, REDUNDANT_TAIL_TOKENS, KvCache, common_prefix
+from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.serve.metrics import Metrics
+from voice.turn.budget import TurnTimer
+from voice.turn.pipeline import run_turn
+from voice.wire.report import TurnReport
 
 
 def seq(start: int, n: int) -> list[int]:

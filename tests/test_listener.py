@@ -14,8 +14,8 @@ import pytest
 from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.audio import float_to_pcm16
 from voice.clock import FakeClock
-from voice.endpoint import SpeechEnded
-from voice.listener import Listener, heard_ns, silence_after_speech_ms
+from voice.turn.endpoint import SpeechEnded
+from voice.turn.listener import Listener, heard_ns, silence_after_speech_ms
 
 CLIENT_FRAME_MS = 20
 LEAD_S, TONE_S = 0.3, 0.61  # the tone ends mid-way through a client frame and a VAD frame

@@ -24,10 +24,10 @@ from voice.backends.llm_openai import (
     parse_chunk,
     prompt_info,
 )
-from voice.config import LlmConfig
-from voice.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.config.config import LlmConfig
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_runtime, tagged_speech
+from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
 
 ASK = [ChatMessage("system", "Be brief."), ChatMessage("user", "What is the capital of France?")]
 
@@ -284,7 +284,7 @@ async def test_a_server_that_is_not_up_gives_an_error_event_every_turn() -> None
     ],
 )
 def test_bad_llm_backend_settings_are_named(llm: dict[str, object], message: str) -> None:
-    from voice.config import ConfigError
+    from voice.config.config import ConfigError
 
     with pytest.raises(ConfigError, match=message):
         make_config(llm=llm)
@@ -292,7 +292,7 @@ def test_bad_llm_backend_settings_are_named(llm: dict[str, object], message: str
 
 def test_the_openai_backend_needs_no_local_model_file() -> None:
     from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
-    from voice.preflight import check_model_files
+    from voice.models.preflight import check_model_files
 
     if not (DEFAULT_MODELS_ROOT / "stt").is_dir() or not (DEFAULT_MODELS_ROOT / "tts").is_dir():
         pytest.skip("needs the default STT and TTS models in models/ (voice models pull)")

@@ -21,10 +21,10 @@ from voice.audio import load_audio
 from voice.backends.llm_llama import LlamaLlm
 from voice.backends.llm_openai import OpenAiLlm
 from voice.bench.llama_server import LlamaServer, llama_server
-from voice.config import LlmConfig, load_config
-from voice.model_api import ChatMessage, TextDelta
+from voice.config.config import LlmConfig, load_config
 from voice.models import DEFAULT_MODELS_ROOT, find_gguf
 from voice.reliability.probe import Probe
+from voice.runtime.model_api import ChatMessage, TextDelta
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 CLI = [sys.executable, "-c", "import sys; from voice.cli import main; sys.exit(main())"]

@@ -1,8 +1,8 @@
 from datetime import UTC, datetime
 
-from voice.grounding import Grounding, note
-from voice.loops import ReplyGuard
-from voice.model_api import ChatMessage
+from voice.conversation.grounding import Grounding, note
+from voice.conversation.loops import ReplyGuard
+from voice.runtime.model_api import ChatMessage
 
 
 def emitted(pieces: list[str], max_sentences: int) -> str:

@@ -1,5 +1,5 @@
 """Prices and percentages are answered exactly however the sum is put; questions with other numbers, or with
-nothing to do with the percentage, are left to the other skills and the LLM (voice.money_sums)."""
+nothing to do with the percentage, are left to the other skills and the LLM (voice.skills.money_sums)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from datetime import datetime
 
 import pytest
 
-from voice.money_sums import answer
-from voice.skills import _clean, follow_up
-from voice.skills import answer as skills_answer
+from voice.skills.answer import answer as skills_answer
+from voice.skills.answer import clean, follow_up
+from voice.skills.money_sums import answer
 
 
 @pytest.mark.parametrize(
@@ -55,7 +55,7 @@ from voice.skills import answer as skills_answer
     ],
 )  # fmt: skip
 def test_a_sum_with_a_price_or_a_percentage_is_answered_exactly(question: str, reply: str) -> None:
-    assert answer(_clean(question)) == reply
+    assert answer(clean(question)) == reply
     assert skills_answer(question, datetime(2026, 12, 4, 12)) == reply  # and through the skills
 
 
@@ -73,7 +73,7 @@ def test_a_sum_with_a_price_or_a_percentage_is_answered_exactly(question: str, r
     ],
 )
 def test_other_questions_with_numbers_are_left_alone(question: str) -> None:
-    assert answer(_clean(question)) is None
+    assert answer(clean(question)) is None
 
 
 @pytest.mark.parametrize(

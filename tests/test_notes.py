@@ -1,5 +1,5 @@
 """What the user asked the assistant to remember is said back when a question is about it, and only then
-(voice.notes)."""
+(voice.skills.notes)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from voice.backends.llm_skills import SkillsLlm
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, TextDelta
-from voice.notes import answer
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills.notes import answer
 
 TOLD = [
     "Please remember that my passport is in the blue folder.",
@@ -66,7 +66,7 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
     assert answer("What do I need to bake a cake?", ["I want to bake a cake."]) is None
     recalled = answer("What did I say I wanted to bake?", ["I want to bake a cake."])
     assert recalled == "You told me you want to bake a cake."
-    # A fact of voice.personal_facts is not a note: the question needs knowledge on top of it (the LLM's).
+    # A fact of voice.skills.personal_facts is not a note: the question needs knowledge on top of it (the LLM's).
     assert answer("Which country do I live in?", ["I live in Lisbon."]) is None
     assert answer("Which country does my sister live in?", ["My sister lives in Paris."]) is None
 

@@ -24,8 +24,8 @@ from websockets.http11 import Request, Response
 
 from tests.cdp import CHROMIUM, Page, chromium
 from tests.conftest import RuntimeFactory, make_config
-from voice.server import VoiceServer
-from voice.webpage import page_file
+from voice.serve.server import VoiceServer
+from voice.serve.webpage import page_file
 
 pytestmark = [
     pytest.mark.slow,

@@ -7,10 +7,11 @@ import itertools
 
 import pytest
 
-from voice import protocol as p
-from voice.budget import MARKS, STAGES, TurnTimer, build_report
 from voice.clock import FakeClock
-from voice.config import BudgetConfig
+from voice.config.config import BudgetConfig
+from voice.turn.budget import TurnTimer, build_report
+from voice.wire import protocol as p
+from voice.wire.report import MARKS, STAGES
 
 
 def _timer(gaps_ms: list[float]) -> TurnTimer:

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from voice.backends.llm_skills import SkillsLlm
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, TextDelta
-from voice.personal_facts import Fact, answer, facts
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills.personal_facts import Fact, answer, facts
 
 NOW = datetime(2026, 12, 4, 18, 0)
 

@@ -8,12 +8,12 @@ from datetime import datetime
 
 import pytest
 
-from voice import planet_facts
-from voice.backends.llm_skills import SkillsLlm
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, TextDelta
-from voice.planet_facts import PLANETS
-from voice.skills import answer, follow_up
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills import planet_facts
+from voice.skills.answer import answer, follow_up
+from voice.skills.planet_facts import PLANETS
 
 NOW = datetime(2026, 12, 5, 9, 0)
 

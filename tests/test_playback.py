@@ -1,4 +1,4 @@
-"""What the user heard of a reply they talked over (voice.playback), without sockets."""
+"""What the user heard of a reply they talked over (voice.serve.playback), without sockets."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from voice import events
-from voice.history import History, heard
-from voice.model_api import ChatMessage
-from voice.playback import ClauseRecorder, LastCut, Playback, new_reply
+from voice.conversation.history import History, heard
+from voice.runtime.model_api import ChatMessage
+from voice.serve.playback import ClauseRecorder, LastCut, Playback, new_reply
+from voice.wire import events
 
 MS = 1_000_000
 CLAUSES = (("Here are three ideas.", 0.0), ("First, a walk.", 1500.0), ("Second, a book.", 2600.0))

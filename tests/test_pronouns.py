@@ -1,15 +1,15 @@
-"""A question naming a person by a pronoun is written out with whom the reply before named (voice.pronouns,
-voice.follow_ups); other pronouns and other questions are left as they are."""
+"""A question naming a person by a pronoun is written out with whom the reply before named (voice.conversation.pronouns,
+voice.conversation.follow_ups); other pronouns and other questions are left as they are."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.conftest import make_config
-from voice.follow_ups import resolve_messages
-from voice.model_api import ChatMessage
-from voice.prompt_view import PromptView
-from voice.pronouns import person_named, resolve
+from voice.conversation.follow_ups import resolve_messages
+from voice.conversation.prompt_view import PromptView
+from voice.conversation.pronouns import person_named, resolve
+from voice.runtime.model_api import ChatMessage
 
 
 @pytest.mark.parametrize(

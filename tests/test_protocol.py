@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from voice import protocol as p
+from voice.wire import protocol as p
 
 
 def test_start_round_trip() -> None:

@@ -29,12 +29,12 @@ from tests.units import FAKE_MS, MS
 from voice.audio import float_to_pcm16, write_wav
 from voice.bench.burst import MIN_SENT_SPREAD_MS, BurstVerdict, judge
 from voice.bench.clips import load_clips
-from voice.bench.e2e import E2eOptions, method_meta
-from voice.bench.e2e_compare import direct_options, run_compared
-from voice.bench.e2e_meta import E2eMeta
-from voice.bench.e2e_report import console_summary, markdown
-from voice.bench.e2e_result import E2eResult
-from voice.bench.e2e_turn import make_plan
+from voice.bench.e2e.compare import direct_options, run_compared
+from voice.bench.e2e.measure import E2eOptions, method_meta
+from voice.bench.e2e.meta import E2eMeta
+from voice.bench.e2e.report import console_summary, markdown
+from voice.bench.e2e.result import E2eResult
+from voice.bench.e2e.turn import make_plan
 from voice.bench.machine import machine_info
 from voice.bench.nginx_proxy import (
     PLACEHOLDERS,
@@ -49,7 +49,7 @@ from voice.bench.nginx_proxy import (
 )
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
-from voice.runtime import ModelRuntime
+from voice.runtime.runtime import ModelRuntime
 
 NGINX = find_nginx()
 NGINX_MARKS = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from voice.bench.machine import BENCHMARKS_DIR
-from voice.bench.quality import DEFAULT_SET
-from voice.bench.quality_set import load_items
-from voice.bench.quality_spoken import _words
+from voice.bench.quality.measure import DEFAULT_SET
+from voice.bench.quality.question_set import load_items
+from voice.bench.quality.spoken import _words
 
 HOLDOUT = BENCHMARKS_DIR / "quality_holdout.toml"
 

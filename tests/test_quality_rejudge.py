@@ -12,11 +12,11 @@ import pytest
 
 from tests.conftest import RuntimeFactory
 from tests.test_bench_quality_json import SET, spoken_result, text_result
-from voice.bench import quality
 from voice.bench.clips import BenchError
-from voice.bench.quality_rejudge import rejudge, run
-from voice.bench.quality_result import QualityResult
-from voice.bench.quality_set import Item, load_items
+from voice.bench.quality import measure as quality
+from voice.bench.quality.question_set import Item, load_items
+from voice.bench.quality.rejudge import rejudge, run
+from voice.bench.quality.result import QualityResult
 from voice.cli import build_parser
 
 

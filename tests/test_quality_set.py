@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from voice.bench.quality_set import Item, QuestionSetError, clock_ok, judge, load_items
-from voice.loops import repeats
+from voice.bench.quality.question_set import Item, QuestionSetError, clock_ok, judge, load_items
+from voice.conversation.loops import repeats
 
 NOW = datetime(2026, 12, 3, 16, 35)  # a Thursday
 SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"

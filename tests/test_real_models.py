@@ -23,15 +23,15 @@ import pytest
 
 from tests.conftest import SPEECH_DIR, make_config
 from voice.audio import analyse_speech, load_audio, pcm16_to_float
-from voice.backends.llm_skills import SkillsLlm
 from voice.backends.stt_whisper import WhisperStt
 from voice.client import SpokenClip, converse
-from voice.config import Config, LlmConfig, SttConfig
-from voice.history import History, fit_prompt
+from voice.config.config import Config, LlmConfig, SttConfig
+from voice.conversation.history import History, fit_prompt
+from voice.conversation.skills_llm import SkillsLlm
 from voice.loader import load_runtime
-from voice.model_api import ChatMessage, Llm, PromptInfo, TextDelta, Tts
 from voice.models import DEFAULT_MODELS_ROOT
-from voice.runtime import ModelRuntime
+from voice.runtime.model_api import ChatMessage, Llm, PromptInfo, TextDelta, Tts
+from voice.runtime.runtime import ModelRuntime
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ def real() -> Iterator[ModelRuntime]:
 
 def bare_llm(runtime: ModelRuntime) -> Llm:
     """The LLM without the skills in front of it: the tests of its turns and its KV reuse ask capitals, which
-    :mod:`voice.country_facts` answers since 2026-12-05."""
+    :mod:`voice.skills.country_facts` answers since 2026-12-05."""
     return runtime.llm.inner if isinstance(runtime.llm, SkillsLlm) else runtime.llm
 
 
@@ -123,7 +123,7 @@ def test_unsure_beam_redecodes_only_unsure_turns(tmp_path: Path) -> None:
     greedy decode is unsure of two questions and mishears one or both (which, depends on the VM's CPU), and the
     beam hears every misheard one right."""
     from voice.backends.stt_whisper import WhisperStt
-    from voice.config import SttConfig
+    from voice.config.config import SttConfig
 
     model_dir = DEFAULT_MODELS_ROOT / "stt" / "tiny.en"
     plain, retry = WhisperStt(model_dir, SttConfig()), WhisperStt(model_dir, SttConfig(unsure_beam_size=5))
@@ -161,7 +161,7 @@ def test_unsure_full_window_transcribes_only_unsure_turns_again(tmp_path: Path) 
     of the spoken quality set, in the voices that made tiny.en's short window unsure of them there."""
     from voice.backends.stt_whisper import WhisperStt
     from voice.bench.voices import parse_voices, synthesize
-    from voice.config import SttConfig
+    from voice.config.config import SttConfig
 
     model_dir = DEFAULT_MODELS_ROOT / "stt" / "tiny.en"
     plain, second = WhisperStt(model_dir, SttConfig()), WhisperStt(model_dir, SttConfig(unsure_full_window=True))
@@ -208,7 +208,7 @@ TIMER_COMMANDS = {
 def test_spoken_timer_commands_set_the_right_timer(real: ModelRuntime, tmp_path: Path) -> None:
     """Timer commands spoken by espeak-ng, heard by the real Whisper, set the stated duration (the reply says
     it); a spoken question that is not a command sets nothing."""
-    from voice import timers
+    from voice.skills import timers
 
     book = timers.TimerBook()
     for phrase, seconds in TIMER_COMMANDS.items():
@@ -227,9 +227,9 @@ CANCEL_COMMANDS = ("Cancel the timer.", "Cancel my timer.", "Cancel the ten minu
 @pytest.mark.parametrize("voice", ["en-us", "en-us+m7", "en-gb", "en-gb+f3", "en-au"])
 def test_spoken_cancel_commands_are_heard_as_cancel(real: ModelRuntime, tmp_path: Path, voice: str) -> None:
     """tiny.en hears espeak-ng's "cancel" as "council", "console", "consul" (British, Australian) or "can solve"
-    (American) as often as right: the timer skill takes those before a timer word (voice.timers). Which one
+    (American) as often as right: the timer skill takes those before a timer word (voice.skills.timers). Which one
     differs between VMs (the CPU's vector instructions change the decode's rounding)."""
-    from voice import timers
+    from voice.skills import timers
 
     heard = [real.stt.transcribe(espeak(phrase, tmp_path, voice=voice)) for phrase in CANCEL_COMMANDS]
     commands = [timers.parse(text) for text in heard]
@@ -250,7 +250,7 @@ def test_stt_initial_prompt_makes_whisper_hear_names(tmp_path: Path) -> None:
     """``[stt] initial_prompt`` on both paths (short window and Whisper's full window): names tiny.en mishears
     without it ("Qber League's", "then the Marvin") are heard with it, and plain speech stays right."""
     from voice.backends.stt_whisper import WhisperStt
-    from voice.config import SttConfig
+    from voice.config.config import SttConfig
 
     clips = {phrase: espeak(phrase, tmp_path) for phrase in NAMED}
     control = espeak("What is the capital of France?", tmp_path)
@@ -353,7 +353,7 @@ def test_piper_speech_is_intelligible(real: ModelRuntime) -> None:
 
 
 async def test_full_conversation_over_websocket(tmp_path: Path, real: ModelRuntime) -> None:
-    from voice.server import VoiceServer
+    from voice.serve.server import VoiceServer
 
     # The LLM's turns, not the country skill's.
     runtime = ModelRuntime(vad=real.vad, stt=real.stt, llm=bare_llm(real), tts=real.tts)
@@ -416,7 +416,7 @@ async def test_barge_in_stops_the_reply(real: ModelRuntime, tmp_path: Path) -> N
     from websockets.asyncio.client import connect
 
     from voice.audio import float_to_pcm16
-    from voice.server import VoiceServer
+    from voice.serve.server import VoiceServer
 
     # The turn must still be running when "Stop." is heard, ~0.5 s after the reply's first audio. With the real
     # speed of this machine the whole reply (4 sentences, 10 s of audio) was sometimes made by then, and the

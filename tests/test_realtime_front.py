@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import RuntimeFactory, make_config
 from voice.clock import MonotonicClock
-from voice.realtime.front import RealtimeFront
+from voice.serve.realtime.front import RealtimeFront
 
 pytest.importorskip("openai")
 from openai.types.realtime import RealtimeServerEvent

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_config
-from voice import events
-from voice.budget import LlmMetrics, TurnReport
-from voice.config import ConfigError
-from voice.realtime.events import (
+from voice.config.config import ConfigError
+from voice.serve.realtime.events import (
     AudioAppend,
     AudioClear,
     AudioCommit,
@@ -26,9 +24,11 @@ from voice.realtime.events import (
     SessionUpdate,
     decode_client_event,
 )
-from voice.realtime.report import metadata, report_from_metadata, usage
-from voice.realtime.settings import RealtimeSettings, apply_update, session_config, session_object
-from voice.realtime.translate import Translator
+from voice.serve.realtime.report import metadata, report_from_metadata, usage
+from voice.serve.realtime.settings import RealtimeSettings, apply_update, session_config, session_object
+from voice.serve.realtime.translate import Translator
+from voice.wire import events
+from voice.wire.report import LlmMetrics, TurnReport
 
 pytest.importorskip("openai")
 from openai.types.realtime import RealtimeServerEvent

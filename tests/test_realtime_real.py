@@ -16,8 +16,8 @@ from tests.test_real_models import bare_llm, espeak, words
 from tests.test_realtime_sdk import STRICT, Seen, append_paced, receive_until
 from voice.audio import float_to_pcm16
 from voice.loader import load_runtime
-from voice.runtime import ModelRuntime
-from voice.server import VoiceServer
+from voice.runtime.runtime import ModelRuntime
+from voice.serve.server import VoiceServer
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 openai = pytest.importorskip("openai")

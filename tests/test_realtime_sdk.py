@@ -17,7 +17,7 @@ import pytest
 from tests.netkit import http_get_full, running
 from tests.units import FAKE_MS
 from voice.reliability.tagged import reply_for, tagged_runtime
-from voice.server import VoiceServer
+from voice.serve.server import VoiceServer
 
 openai = pytest.importorskip("openai")
 from openai import AsyncOpenAI  # noqa: E402

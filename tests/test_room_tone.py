@@ -7,9 +7,9 @@ import numpy as np
 
 from tests.conftest import tone
 from voice.bench.clips import room_tone
-from voice.bench.mix import HARD_MIXES, ROOM_AFTER_MS, apply_mix
+from voice.bench.mix.mixing import HARD_MIXES, ROOM_AFTER_MS, apply_mix
 from voice.client import SpokenClip
-from voice.endpoint import level_db
+from voice.turn.endpoint import level_db
 
 RATE = 16_000
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.netkit import sync_http_status, until
 from voice.bench.llama_server import llama_server
-from voice.config import load_config
+from voice.config.config import load_config
 from voice.models import DEFAULT_MODELS_ROOT, find_gguf
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_speech

@@ -11,16 +11,16 @@ import pytest
 
 from tests.conftest import RuntimeFactory, make_config
 from tests.test_turn import ListSink
-from voice.budget import TurnTimer
 from voice.clock import FakeClock
-from voice.events import Error, encode_server
-from voice.fairlock import FairLock
-from voice.fakes import Delay, FakeLlm
-from voice.history import History
-from voice.model_api import ChatMessage
-from voice.protocol import BUSY, ProtocolError
-from voice.runtime import DEFAULT_RETRY_AFTER_MS, BusyError, ModelRuntime
-from voice.turn import Utterance, run_turn
+from voice.conversation.history import History
+from voice.runtime.fairlock import FairLock
+from voice.runtime.fakes import Delay, FakeLlm
+from voice.runtime.model_api import ChatMessage
+from voice.runtime.runtime import DEFAULT_RETRY_AFTER_MS, BusyError, ModelRuntime
+from voice.turn.budget import TurnTimer
+from voice.turn.pipeline import Utterance, run_turn
+from voice.wire.events import Error, encode_server
+from voice.wire.protocol import BUSY, ProtocolError
 
 
 async def test_fair_lock_serves_keys_round_robin() -> None:

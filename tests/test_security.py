@@ -21,12 +21,12 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from tests.conftest import make_config
 from tests.netkit import http_get, http_get_full, running
 from tests.units import FAKE_MS, MS
-from voice.config import ConfigError
+from voice.config.config import ConfigError
 from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError, ModelMissingError, ModelPathError
-from voice.preflight import check_model_files
+from voice.models.preflight import check_model_files
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_runtime, tagged_speech
-from voice.security import check_bind
+from voice.serve.security import check_bind
 
 TOKEN = "correct-horse-battery-staple-42"
 SCALE = 0.1 * FAKE_MS  # fake model times × 0.1
@@ -124,7 +124,7 @@ async def test_token_in_the_header_or_in_the_start_message(monkeypatch: pytest.M
         compared.append(1)
         return real_compare(a, b)
 
-    monkeypatch.setattr("voice.security.hmac.compare_digest", spy)
+    monkeypatch.setattr("voice.serve.security.hmac.compare_digest", spy)
     runtime = tagged_runtime(SCALE)
     async with running(runtime, {"token": TOKEN}) as srv:
         p = await Probe.connect(srv.url, token=TOKEN)  # Authorization: Bearer
@@ -350,7 +350,7 @@ async def test_an_utterance_is_ended_by_force_at_max_utterance_s() -> None:
 
 
 def test_every_limit_is_in_config_toml_with_a_comment() -> None:
-    from voice.config import DEFAULT_CONFIG_PATH
+    from voice.config.config import DEFAULT_CONFIG_PATH
 
     text = DEFAULT_CONFIG_PATH.read_text()
     for key in (

@@ -1,4 +1,4 @@
-"""Tests for voice.sentences: exact chunkings, fed whole, char by char and in random pieces."""
+"""Tests for voice.turn.sentences: exact chunkings, fed whole, char by char and in random pieces."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
+from voice.turn.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 
 
 def run(pieces: list[str], config: SplitterConfig | None = None) -> list[str]:

@@ -16,8 +16,8 @@ from tests.netkit import http_get, running, server_config, until
 from tests.units import FAKE_MS, MS
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
-from voice.server import VoiceServer
-from voice.turn import Utterance
+from voice.serve.server import VoiceServer
+from voice.turn.pipeline import Utterance
 
 SCALE = 0.1 * FAKE_MS  # fake model times × 0.1: a short turn takes ~40 MS of "compute"
 

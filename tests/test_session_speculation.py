@@ -15,10 +15,10 @@ from collections.abc import Callable
 import numpy as np
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
-from voice.budget import TurnReport
 from voice.clock import FakeClock
-from voice.fakes import Delay, FakeLlm, FakeStt
-from voice.session import Session
+from voice.runtime.fakes import Delay, FakeLlm, FakeStt
+from voice.serve.session import Session
+from voice.wire.report import TurnReport
 
 RATE_HZ = 16_000
 FRAME_S = 0.032
@@ -194,8 +194,8 @@ async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_run
 
 
 def test_the_users_wait_starts_at_the_last_sound_not_where_the_vad_noticed() -> None:
-    from voice.endpoint import SpeechEnded
-    from voice.listener import silence_after_speech_ms
+    from voice.turn.endpoint import SpeechEnded
+    from voice.turn.listener import silence_after_speech_ms
 
     # 450 ms of silence after the sound, of which the VAD counted 320 (it noticed the end 130 ms late).
     audio = np.concatenate([silence(0.3), tone(0.5), silence(0.45)])
@@ -207,11 +207,11 @@ def test_the_users_wait_starts_at_the_last_sound_not_where_the_vad_noticed() -> 
 
 
 def test_with_the_vads_probabilities_the_wait_starts_where_the_reference_puts_the_speech_end() -> None:
-    """The session uses the benchmarks' reference method (voice.speech_end) on the VAD's own per-frame
+    """The session uses the benchmarks' reference method (voice.turn.speech_end) on the VAD's own per-frame
     probabilities, so the server's endpoint_silence agrees with the client's reference speech end, also when
     a soft tail or a click follows the speech."""
-    from voice.endpoint import SpeechEnded
-    from voice.listener import _with_speech_end, silence_after_speech_ms
+    from voice.turn.endpoint import SpeechEnded
+    from voice.turn.listener import _with_speech_end, silence_after_speech_ms
 
     rng = np.random.default_rng(7)
     noise = lambda s: (0.003 * rng.standard_normal(int(16000 * s))).astype(np.float32)  # noqa: E731
@@ -245,7 +245,7 @@ async def scoring_order(fake_runtime: RuntimeFactory, *, in_gate: bool) -> list[
     import threading
 
     from tests.units import MS
-    from voice.compute import Priority
+    from voice.runtime.compute import Priority
 
     clock = FakeClock()
     order: list[str] = []

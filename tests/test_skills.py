@@ -3,11 +3,11 @@ from datetime import datetime
 
 import pytest
 
-from voice.backends.llm_skills import SkillsLlm
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, PromptInfo, TextDelta
-from voice.numbers import parse_amount, parse_fraction
-from voice.skills import answer, follow_up, parse_number
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.skills.answer import answer, follow_up, parse_number
+from voice.skills.numbers import parse_amount, parse_fraction
 
 NOW = datetime(2026, 12, 3, 16, 5)
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from voice.backends.llm_skills import SkillsLlm
 from voice.backends.stt_whisper import WhisperStt
 from voice.bench.voices import parse_voices, synthesize
-from voice.config import SttConfig
-from voice.fakes import FakeLlm
-from voice.model_api import ChatMessage, TextDelta
+from voice.config.config import SttConfig
+from voice.conversation.skills_llm import SkillsLlm
 from voice.models import DEFAULT_MODELS_ROOT
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(300)]
 NOW = datetime(2026, 12, 4, 18, 0)

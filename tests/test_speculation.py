@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from voice.events import ReplyText, ServerEvent
-from voice.speculation import HeldSink, SpeculationState
+from voice.turn.speculation import HeldSink, SpeculationState
+from voice.wire.events import ReplyText, ServerEvent
 
 
 class Recorder:

@@ -1,7 +1,7 @@
 """The reference speech end holds on hard clips, and a turn measured against it is never falsely fast.
 
 Known answers: clean speech from espeak-ng (its speech end is where its energy stops, over digital silence),
-mixed with what real recordings carry (:data:`voice.bench.mix.HARD_MIXES`: an onset chime, a click or a
+mixed with what real recordings carry (:data:`voice.bench.mix.mixing.HARD_MIXES`: an onset chime, a click or a
 breath 100–400 ms after the speech, steady noise at 10–15 dB SNR, a music bed, a quiet speaker). The real
 Silero VAD (2 MB, shipped with faster-whisper) runs on them; the turns are joined from scripted client
 timelines (no sockets, no sleeps), so nothing here depends on the machine's speed.
@@ -22,9 +22,9 @@ import soxr
 
 from voice.audio import analyse_speech, float_to_pcm16
 from voice.bench.clips import BenchError, Clip, read_annotations, reference_speech_end, silero_probabilities
-from voice.bench.e2e_result import summarize
-from voice.bench.e2e_turn import PlanItem, TurnResult, turn_result
-from voice.bench.mix import HARD_MIXES, Mix, apply_mix
+from voice.bench.e2e.result import summarize
+from voice.bench.e2e.turn import PlanItem, TurnResult, turn_result
+from voice.bench.mix.mixing import HARD_MIXES, Mix, apply_mix
 from voice.bench.stats import corpus_wer, corpus_wer_normalized
 from voice.client import ClientTurn, Conversation
 
@@ -183,7 +183,7 @@ def test_bench_mix_writes_hard_clips_and_measures_the_reference_on_them(
     import argparse
 
     from voice.audio import write_wav
-    from voice.bench import mix_cmd
+    from voice.bench.mix import command as mix_cmd
 
     speech = tmp_path / "speech"
     clean, _, _ = sources["hello there"]
@@ -216,7 +216,7 @@ def test_bench_mix_skips_a_mix_with_no_speech_left_and_says_so(
     import argparse
 
     from voice.audio import write_wav
-    from voice.bench import mix_cmd
+    from voice.bench.mix import command as mix_cmd
 
     speech = tmp_path / "speech"
     clean, _, _ = sources["hello there"]
@@ -328,7 +328,7 @@ def test_turns_that_asked_to_say_it_again_are_counted_apart(
 ) -> None:
     """A quick "Sorry, I didn't catch that" is a real reply, but it answers nothing: the summary and the verdict
     say how many turns it was."""
-    from voice.bench.e2e import verdict_lines
+    from voice.bench.e2e.measure import verdict_lines
 
     clip, known_end = hard_clip(sources, probabilities, "call my mother", HARD_MIXES[0])
     replied = scripted_turn(clip, known_end, 400.0, STAGES_260)

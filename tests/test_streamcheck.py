@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.streamcheck import BufferingRule, buffering_warning, stream_shape
+from voice.backends.streamcheck import BufferingRule, buffering_warning, stream_shape
 
 MS = 1_000_000  # ns
 

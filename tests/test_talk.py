@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from websockets.sync.server import ServerConnection, serve
 
-from voice import events
-from voice.events import encode_server
-from voice.protocol import Played
 from voice.talk import NoAudioDeviceError, Player, _check_devices, _on_event, run_talk
+from voice.wire import events
+from voice.wire.events import encode_server
+from voice.wire.protocol import Played
 
 
 class FakeSoundDevice:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.tcp_address import parse_tcp_uri
+from voice.config.tcp_address import parse_tcp_uri
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,12 @@ import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
 from tests.test_session_speculation import Client, feed, reply_held, start, until
-from voice import timers
-from voice.budget import TurnReport
 from voice.clock import FakeClock
-from voice.fakes import Delay, FakeLlm, FakeStt
-from voice.session import Session
-from voice.timers import AskDuration, CancelTimer, ListTimers, SetTimer, TimerBook
+from voice.runtime.fakes import Delay, FakeLlm, FakeStt
+from voice.serve.session import Session
+from voice.skills import timers
+from voice.skills.timers import AskDuration, CancelTimer, ListTimers, SetTimer, TimerBook
+from voice.wire.report import TurnReport
 
 S = timers.NS_PER_S
 

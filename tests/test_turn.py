@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config
-from voice.budget import STAGES, TurnReport, TurnTimer
 from voice.clock import FakeClock
-from voice.config import LlmConfig
-from voice.events import ServerEvent, encode_server
-from voice.fakes import Delay, FakeLlm, FakeTts, render_words
-from voice.history import History
-from voice.model_api import ChatMessage
-from voice.turn import Utterance, run_turn
+from voice.config.config import LlmConfig
+from voice.conversation.history import History
+from voice.runtime.fakes import Delay, FakeLlm, FakeTts, render_words
+from voice.runtime.model_api import ChatMessage
+from voice.turn.budget import TurnTimer
+from voice.turn.pipeline import Utterance, run_turn
+from voice.wire.events import ServerEvent, encode_server
+from voice.wire.report import STAGES, TurnReport
 
 
 class ListSink:
@@ -174,7 +175,7 @@ async def test_barge_in_cancels_llm_and_tts(fake_runtime: RuntimeFactory) -> Non
 
 
 async def test_empty_transcript_is_no_speech(clock: FakeClock, fake_runtime: RuntimeFactory) -> None:
-    from voice.fakes import FakeStt
+    from voice.runtime.fakes import FakeStt
 
     runtime = fake_runtime(clock=clock, stt=FakeStt(texts=("  ",), delay=Delay(clock)))
     sink = ListSink()
@@ -266,7 +267,7 @@ async def test_the_report_says_over_how_long_the_reply_audio_was_sent(
 async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_history(
     clock: FakeClock, fake_runtime: RuntimeFactory, ask_again: bool
 ) -> None:
-    from voice.fakes import FakeStt
+    from voice.runtime.fakes import FakeStt
 
     # A sure turn, then one the decoder is unsure of (below the threshold), then one just above it.
     stt = FakeStt(
@@ -306,9 +307,9 @@ async def test_words_the_stt_is_unsure_of_are_asked_again_and_kept_out_of_the_hi
 async def test_an_unsure_transcript_a_skill_recognises_whole_is_answered_not_asked_again(
     clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
-    """``[stt] skills_take_unsure`` (voice.ask_again): an unsure sum is answered and kept; unsure words that only
+    """``[stt] skills_take_unsure`` (voice.turn.ask_again): an unsure sum is answered and kept; unsure words that only
     the LLM would answer are still asked again."""
-    from voice.fakes import FakeStt
+    from voice.runtime.fakes import FakeStt
 
     texts = ("what is seven times thirty", "well plus thirty")
     stt = FakeStt(texts=texts, avg_logprobs=(-0.8, -0.8), delay=Delay(clock))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from voice.skills import _clean
-from voice.units import convert, convert_previous
+from voice.skills.answer import clean
+from voice.skills.units import convert, convert_previous
 
 CASES = [
     ("How many feet are in a mile?", "There are 5280 feet in a mile."),
@@ -58,7 +58,7 @@ CASES = [
 
 @pytest.mark.parametrize(("question", "reply"), CASES)
 def test_conversions(question: str, reply: str | None) -> None:
-    assert convert(_clean(question)) == reply
+    assert convert(clean(question)) == reply
 
 
 @pytest.mark.parametrize(
@@ -80,4 +80,4 @@ def test_conversions(question: str, reply: str | None) -> None:
     ],
 )  # fmt: skip
 def test_the_previous_answers_amount_in_another_unit(previous_reply: str, question: str, reply: str | None) -> None:
-    assert convert_previous(_clean(question), previous_reply) == reply
+    assert convert_previous(clean(question), previous_reply) == reply

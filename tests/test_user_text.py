@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.conftest import make_config
-from voice.model_api import ChatMessage
-from voice.prompt_view import PromptView
-from voice.user_text import strip_interjections, tidy, tidy_messages
+from voice.conversation.prompt_view import PromptView
+from voice.conversation.user_text import strip_interjections, tidy, tidy_messages
+from voice.runtime.model_api import ChatMessage
 
 
 @pytest.mark.parametrize(

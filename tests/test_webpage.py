@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from voice.security import allowed_origins
-from voice.webpage import ASSETS, CONTENT_SECURITY_POLICY, WEB_DIR, normalise_origin, page_file
+from voice.serve.security import allowed_origins
+from voice.serve.webpage import ASSETS, CONTENT_SECURITY_POLICY, WEB_DIR, normalise_origin, page_file
 
 
 def _csp() -> dict[str, str]:

@@ -25,10 +25,10 @@ from tests.conftest import make_config
 from tests.netkit import until
 from tests.units import FAKE_MS, MS
 from voice.cli import main
-from voice.config import Config
-from voice.fakes import FakeLlm
+from voice.config.config import Config
 from voice.reliability.tagged import echo_reply, reply_for, tagged_runtime, tagged_speech
-from voice.runtime import ModelRuntime
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.runtime import ModelRuntime
 from voice.wyoming.server import WyomingServer
 
 pytestmark = pytest.mark.timeout(60)

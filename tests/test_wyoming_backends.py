@@ -19,10 +19,10 @@ from tests.netkit import running
 from tests.units import FAKE_MS
 from voice.backends.stt_wyoming import WyomingStt
 from voice.backends.tts_wyoming import WyomingTts
-from voice.config import Config, ConfigError
+from voice.config.config import Config, ConfigError
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import reply_for, tagged_runtime, tagged_speech
-from voice.runtime import ModelRuntime
+from voice.runtime.runtime import ModelRuntime
 from voice.wyoming.client import WyomingClientError
 from voice.wyoming.framing import FrameDecoder
 from voice.wyoming.info import info_event

@@ -18,7 +18,7 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from tests.conftest import make_config
-from voice.config import ConfigError
+from voice.config.config import ConfigError
 from voice.reliability.tagged import read_tag, tagged_speech
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations

@@ -17,7 +17,7 @@ from tests.conftest import make_config
 from tests.test_real_models import espeak, words
 from tests.test_wyoming import Client, audio_groups
 from voice.loader import load_runtime
-from voice.runtime import ModelRuntime
+from voice.runtime.runtime import ModelRuntime
 from voice.wyoming.server import WyomingServer
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]

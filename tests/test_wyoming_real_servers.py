@@ -31,7 +31,7 @@ from tests.netkit import free_port, running
 from tests.test_real_models import espeak, words
 from voice.backends.stt_wyoming import WyomingStt
 from voice.backends.tts_wyoming import WyomingTts
-from voice.config import Config
+from voice.config.config import Config
 from voice.loader import load_runtime
 from voice.models import DEFAULT_MODELS_ROOT
 from voice.reliability.probe import Probe

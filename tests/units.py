@@ -15,5 +15,5 @@ MS: float = 0.001 * TIMING_FACTOR
 """One millisecond of test time, in seconds."""
 
 FAKE_MS: float = 1000 * MS
-"""The ``scale`` of the fakes' :class:`~voice.fakes.Delay` at which a nominal fake millisecond lasts one MS:
+"""The ``scale`` of the fakes' :class:`~voice.runtime.fakes.Delay` at which a nominal fake millisecond lasts one MS:
 ``tagged_runtime(0.1 * FAKE_MS)`` runs the fakes at a tenth of their nominal times."""

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from voice.config import ConfigError, load_config
+from voice.config.config import ConfigError, load_config
 
 log = logging.getLogger("voice")
 
@@ -39,10 +39,10 @@ def _models_root(args: argparse.Namespace) -> Path:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from voice.lifecycle import serve_until_signal
-    from voice.runtime import ModelRuntime
-    from voice.security import check_bind
-    from voice.server import VoiceServer
+    from voice.runtime.runtime import ModelRuntime
+    from voice.serve.lifecycle import serve_until_signal
+    from voice.serve.security import check_bind
+    from voice.serve.server import VoiceServer
 
     config = _config(args)
     check_bind(config)  # beyond loopback without a token: refused before anything else happens
@@ -62,7 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return tagged_runtime(args.fake_scale, max_queue=config.server.max_queue, llm=llm)
         from voice.loader import load_runtime
         from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
-        from voice.preflight import check_model_files
+        from voice.models.preflight import check_model_files
 
         root = _models_root(args)
         check_model_files(config, root, Catalogue.load(DEFAULT_CATALOGUE))  # fails fast, naming the file
@@ -88,11 +88,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_wyoming(args: argparse.Namespace) -> int:
-    from voice.lifecycle import serve_until_signal
     from voice.loader import load_runtime
     from voice.models import DEFAULT_CATALOGUE, Catalogue, ModelError
-    from voice.preflight import check_model_files
-    from voice.runtime import ModelRuntime
+    from voice.models.preflight import check_model_files
+    from voice.runtime.runtime import ModelRuntime
+    from voice.serve.lifecycle import serve_until_signal
     from voice.wyoming.access import check_bind
     from voice.wyoming.server import WyomingServer
 
@@ -138,7 +138,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
         max_ingress_realtime=max(base.server.max_ingress_realtime, 1000.0),
     )
     # Its users speak again as soon as a reply is made, while it would still play: without barge-in, that does
-    # not cut each reply to its first clause in the history (voice.playback), which grows as a listener's would.
+    # not cut each reply to its first clause in the history (voice.serve.playback), which grows as a listener's would.
     config = dataclasses.replace(config, vad=dataclasses.replace(config.vad, barge_in=False))
     if args.real:
         from voice.loader import load_runtime

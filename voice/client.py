@@ -26,8 +26,7 @@ import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 
 from voice.audio import first_sound_sample, float_to_pcm16, pcm16_to_float
-from voice.budget import TurnReport
-from voice.events import (
+from voice.wire.events import (
     AudioStart,
     Error,
     Interrupt,
@@ -38,7 +37,8 @@ from voice.events import (
     Transcript,
     decode_server,
 )
-from voice.protocol import UNKNOWN_TYPE, ProtocolError, Start, Stop, encode_client
+from voice.wire.protocol import UNKNOWN_TYPE, ProtocolError, Start, Stop, encode_client
+from voice.wire.report import TurnReport
 
 LATE_FRAME_MS = 2.0
 """Frames sent later than this behind their real-time schedule are recorded in ``Conversation.late_frames``."""

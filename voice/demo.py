@@ -14,8 +14,8 @@ import soxr
 
 from voice.audio import analyse_speech, load_audio, pcm16_to_float, write_wav
 from voice.client import SpokenClip, converse
-from voice.config import Config
-from voice.runtime import ModelRuntime
+from voice.config.config import Config
+from voice.runtime.runtime import ModelRuntime
 
 log = logging.getLogger("voice.demo")
 
@@ -40,7 +40,7 @@ def clip_utterance(path: Path, rate_hz: int = 16_000) -> SpokenClip:
 async def _demo(
     config: Config, runtime: ModelRuntime, utterances: list[SpokenClip], out: Path, as_json: bool
 ) -> int:
-    from voice.server import VoiceServer
+    from voice.serve.server import VoiceServer
 
     server = VoiceServer(config, runtime)
     await server.start()

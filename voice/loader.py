@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from voice import skills
-from voice.compute import ComputeGate
-from voice.config import Config
-from voice.model_api import Llm
+from voice.config.config import Config
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
-from voice.preflight import check_model_files
-from voice.runtime import ModelRuntime
+from voice.models.preflight import check_model_files
+from voice.runtime.compute import ComputeGate
+from voice.runtime.model_api import Llm
+from voice.runtime.runtime import ModelRuntime
+from voice.skills import answer as skills
 
 log = logging.getLogger("voice.loader")
 _B = TypeVar("_B")
@@ -43,12 +43,12 @@ def load_runtime(
 ) -> ModelRuntime:
     """Load VAD, STT, LLM and TTS, each warmed up. Raises ModelError naming any missing file."""
     from voice.backends.llm_llama import LlamaLlm
-    from voice.backends.llm_skills import SkillsLlm
     from voice.backends.stt_whisper import WhisperStt
     from voice.backends.stt_wyoming import WyomingStt
     from voice.backends.tts_piper import PiperTts
     from voice.backends.tts_wyoming import WyomingTts
     from voice.backends.vad_silero import SileroVad
+    from voice.conversation.skills_llm import SkillsLlm
 
     catalogue = Catalogue.load(catalogue_path)
     # Fails in milliseconds, naming the file, before seconds are spent loading the other models.

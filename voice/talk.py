@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from websockets.exceptions import ConnectionClosed
 
-from voice.budget import TurnReport
-from voice.events import AudioStart, Error, Interrupt, ReplyText, ServerEvent, Transcript, decode_server
-from voice.protocol import UNKNOWN_TYPE, ClientMessage, Played, ProtocolError, Start, encode_client
+from voice.wire.events import AudioStart, Error, Interrupt, ReplyText, ServerEvent, Transcript, decode_server
+from voice.wire.protocol import UNKNOWN_TYPE, ClientMessage, Played, ProtocolError, Start, encode_client
+from voice.wire.report import TurnReport
 
 RATE_HZ = 16_000
 FRAME_MS = 20

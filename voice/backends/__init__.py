@@ -4,7 +4,7 @@ Thread wait policy, chosen on purpose (measured with ``voice bench contention``)
 CTranslate2 both run on libgomp. ``OMP_WAIT_POLICY=PASSIVE`` (sleep at once) made SmolLM2 decode ~1.7x
 slower here (ITL 25-34 ms vs 15 ms), and ``ACTIVE`` spins idle threads without end, stealing the cores
 from the next model. libgomp's default — spin about 300,000 iterations (well under a millisecond), then
-sleep — is kept and pinned below; because the :class:`~voice.compute.ComputeGate` runs one compute step at
+sleep — is kept and pinned below; because the :class:`~voice.runtime.compute.ComputeGate` runs one compute step at
 a time, that short spin tail is all the overlap there is. onnxruntime's spinning is switched off per
 session (``voice.backends.onnx``). Set the variables yourself to override.
 

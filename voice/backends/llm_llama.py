@@ -3,13 +3,13 @@
 ``Llama.generate`` keeps the KV cache of the tokens it evaluated last and, for a new prompt, evaluates only
 what follows the longest common token prefix. The conversation is rendered the same way every turn and
 the system prompt never changes, so each turn evaluates only the new user message (plus the template's
-glue), and the system prompt is evaluated once, at start-up. :class:`~voice.model_api.PromptInfo` reports the
+glue), and the system prompt is evaluated once, at start-up. :class:`~voice.runtime.model_api.PromptInfo` reports the
 split, computed with the same rule ``generate`` applies.
 
 With ``[llm] kv_cache_mb`` > 0, the KV state of each conversation is saved after its generation (one
 sequence's KV cells, ``llama_state_seq_get_data``: ~23 KB per token for SmolLM2-135M) into a
-:class:`~voice.kvcache.KvCache`, and restored before its next turn if the live context holds another
-conversation's (:mod:`voice.kvcache` says how states are chosen and evicted). So sessions that take turns
+:class:`~voice.runtime.kvcache.KvCache`, and restored before its next turn if the live context holds another
+conversation's (:mod:`voice.runtime.kvcache` says how states are chosen and evicted). So sessions that take turns
 each evaluate only their new tokens. The restore copies cells, it does not recompute them: the output is the
 same as without the cache.
 """
@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from voice.config import LlmConfig
-from voice.kvcache import KvCache, KvPlan, KvStats, common_prefix
-from voice.loops import ReplyGuard
-from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.config.config import LlmConfig
+from voice.conversation.loops import ReplyGuard
+from voice.conversation.prompt_view import PromptView
 from voice.models import ModelMissingError, find_gguf
-from voice.prompt_view import PromptView
+from voice.runtime.kvcache import KvCache, KvPlan, KvStats, common_prefix
+from voice.runtime.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
 # Used when a GGUF has no chat template (base models such as Gemma 3 270M).
 PLAIN_TEMPLATE = (

@@ -4,12 +4,12 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
 ``POST {base_url}/chat/completions`` with ``stream: true``, read as server-sent events with httpx2's
 ``EventSource`` (one ``data:`` JSON chunk per token or few tokens, ``data: [DONE]`` at the end).
 
-* **Sentence streaming** is unchanged: each content delta becomes a :class:`~voice.model_api.TextDelta` the
+* **Sentence streaming** is unchanged: each content delta becomes a :class:`~voice.runtime.model_api.TextDelta` the
   moment it arrives, so the runtime's token marks give TTFT and ITL *as received*, network included.
 * **Prompt report**: the server renders the chat template and keeps its own prefix cache. With
   ``stream_options: {include_usage: true}`` a server reports ``usage`` in its last chunk (vLLM, SGLang,
   Ollama, llama.cpp's server); ``usage.prompt_tokens_details.cached_tokens`` (or llama.cpp's
-  ``timings.cache_n``) is the reused prefix. So the :class:`~voice.model_api.PromptInfo` comes **last**, after
+  ``timings.cache_n``) is the reused prefix. So the :class:`~voice.runtime.model_api.PromptInfo` comes **last**, after
   the reply; a server that reports no usage (llama-cpp-python's server) gives none, and the report's
   prompt-token fields stay 0.
 * **Token counting** (``count_tokens``, used to trim the history to ``n_ctx``) is an estimate, not a
@@ -31,7 +31,7 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
   token within ``read_timeout_s``, an HTTP error status, a stream cut before its end, or ended with
   ``[DONE]`` but no ``finish_reason``: a server that gave up on the reply); the turn reports
   it to the client as an ``internal`` error event and the session keeps serving.
-* **Buffering**: the arrival times of the tokens go through :func:`voice.streamcheck.stream_shape`; a
+* **Buffering**: the arrival times of the tokens go through :func:`voice.backends.streamcheck.stream_shape`; a
   stream that arrives in one lump after a long wait is logged as a warning saying what to check.
 
 The stream never uses this machine's cores for the model, so the runtime does not put its steps through
@@ -54,12 +54,12 @@ from typing import Any
 
 import httpx2
 
-from voice.config import LlmConfig
-from voice.loops import ReplyGuard
-from voice.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.backends.streamcheck import buffering_warning, stream_shape
+from voice.config.config import LlmConfig
+from voice.conversation.loops import ReplyGuard
+from voice.conversation.prompt_view import PromptView
 from voice.models import ModelError
-from voice.prompt_view import PromptView
-from voice.streamcheck import buffering_warning, stream_shape
+from voice.runtime.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
 
 log = logging.getLogger("voice.llm_openai")
 # httpx2 logs every request at INFO: one line per turn in the server's log says nothing the turn line doesn't.
@@ -159,7 +159,7 @@ def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
 
 
 class OpenAiLlm:
-    """An :class:`~voice.model_api.Llm` whose model runs on an OpenAI-compatible server."""
+    """An :class:`~voice.runtime.model_api.Llm` whose model runs on an OpenAI-compatible server."""
 
     uses_local_compute = False
     """The runtime skips the compute gate for this model's steps (they only read a socket)."""

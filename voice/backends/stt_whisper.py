@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from voice.config import SttConfig
-from voice.model_api import Heard
+from voice.config.config import SttConfig
+from voice.runtime.model_api import Heard
 
 #: Whisper's own compression-ratio threshold for a degenerate (repeating) decode.
 MAX_COMPRESSION_RATIO = 2.4

@@ -14,8 +14,8 @@ from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.info import Describe
 
-from voice.config import SttConfig
-from voice.model_api import Heard
+from voice.config.config import SttConfig
+from voice.runtime.model_api import Heard
 from voice.wyoming.client import WyomingClientError, WyomingRequest
 
 RATE_HZ = 16_000

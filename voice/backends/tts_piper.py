@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from voice.backends.onnx import session_options
-from voice.config import TtsConfig
+from voice.config.config import TtsConfig
 from voice.models import ModelMissingError
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import soxr
 from wyoming.tts import Synthesize, SynthesizeVoice
 
-from voice.config import TtsConfig
+from voice.config.config import TtsConfig
 from voice.wyoming.client import WyomingClientError, WyomingRequest
 from voice.wyoming.pcm import PcmFormat, parse_format, to_float_mono
 

@@ -6,7 +6,7 @@ zero mean and unit variance, as Whisper log-mel features (80 mels × 800 frames)
 ``FeatureExtractor`` computes exactly those features (checked against the reference extraction: identical to
 1e-4), so no feature code is copied here.
 
-It is asked once per pause (see :mod:`voice.endpoint`), by default on the VAD thread beside the speculative
+It is asked once per pause (see :mod:`voice.turn.endpoint`), by default on the VAD thread beside the speculative
 reply, or with ``[turn] score_in_gate`` in a model thread holding the compute gate: two intra-op threads,
 about 36 ms alone on the 2-core reference machine (45 ms on one).
 Blocking; one call at a time (a lock), so several sessions share one session.
@@ -48,7 +48,7 @@ def smart_turn_features(audio: np.ndarray, extractor: Any) -> np.ndarray:
 
 
 class SmartTurn:
-    """``score(audio) -> probability that the turn is complete`` (a :data:`voice.endpoint.TurnScorer`)."""
+    """``score(audio) -> probability that the turn is complete`` (a :data:`voice.turn.endpoint.TurnScorer`)."""
 
     def __init__(self, model_dir: Path) -> None:
         import onnxruntime

@@ -1,6 +1,6 @@
 """``voice bench annotate DIR``: the automatic speech ends, written where a person can check and correct them.
 
-For every recording of ``DIR`` it computes the reference speech end (:mod:`voice.speech_end`: the offline
+For every recording of ``DIR`` it computes the reference speech end (:mod:`voice.turn.speech_end`: the offline
 speech detector's last stretch, refined on the noise-whitened energy envelope), then
 
 * writes it into the third column of ``transcripts.tsv`` (``filename<TAB>text<TAB>speech_end_s``): printed, or
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from voice.bench.clips import TRANSCRIPTS_NAME, BenchError, Clip, load_clips, read_annotations
-from voice.speech_end import VAD_HOP_SAMPLES
+from voice.turn.speech_end import VAD_HOP_SAMPLES
 
 DEFAULT_PNG_ROOT = Path("out") / "annotate"
 
@@ -73,7 +73,7 @@ def annotate_tsv(tsv_text: str, ends_s: Mapping[str, float], *, overwrite: bool 
 def plot_clip(clip: Clip, probs: np.ndarray, automatic_end_s: float, path: Path) -> None:
     """One PNG: waveform, speech probability and energy envelope, with the ends as vertical lines."""
     from voice.bench.plots import _pyplot
-    from voice.speech_end import envelope_db
+    from voice.turn.speech_end import envelope_db
 
     plt = _pyplot()
     t = np.arange(len(clip.audio)) / clip.rate_hz
@@ -111,7 +111,7 @@ def plot_clip(clip: Clip, probs: np.ndarray, automatic_end_s: float, path: Path)
 
 def run(args: argparse.Namespace) -> int:
     from voice.backends.vad_silero import SileroVad, clip_probabilities
-    from voice.speech_end import find_speech_end
+    from voice.turn.speech_end import find_speech_end
 
     folder: Path = args.dir
     vad = SileroVad()

@@ -18,7 +18,7 @@ def add_bench_parser(sub: Any) -> None:
         "bench",
         help="measure latency: e2e, matrix, prefill, speculative, contention (see voice bench --help)",
         description="Measuring tools. Each prints a table and can write JSON, Markdown and a PNG. "
-        "See benchmarks/README.md for what every number means.",
+        "See docs/measuring.md for what every number means.",
     )
     bs = b.add_subparsers(dest="bench", required=True)
 
@@ -71,7 +71,7 @@ def add_bench_parser(sub: Any) -> None:
     e.add_argument("--llm", default=None, help="LLM model (catalogue name), overriding the config")
     e.add_argument("--tts", default=None, help="TTS voice (catalogue name), overriding the config")
     outputs(e, "turn")
-    e.set_defaults(func=runner("e2e_cmd"))
+    e.set_defaults(func=runner("e2e.command"))
 
     x = bs.add_parser(
         "mix",
@@ -84,7 +84,7 @@ def add_bench_parser(sub: Any) -> None:
     speech_args(x)
     x.add_argument("--out", type=Path, default=None, metavar="DIR", help="folder to write to (required)")
     x.add_argument("--mixes", default=None, help="comma-separated recipe names (default: all)")
-    x.set_defaults(func=runner("mix_cmd"))
+    x.set_defaults(func=runner("mix.command"))
 
     a = bs.add_parser(
         "annotate",
@@ -137,12 +137,12 @@ def add_bench_parser(sub: Any) -> None:
         "of each LLM in text mode",
     )  # fmt: skip
     outputs(m, "combination")
-    m.set_defaults(func=runner("matrix"))
+    m.set_defaults(func=runner("matrix.measure"))
 
     w = bs.add_parser(
         "stt",
         help="Whisper on the real audio length (guarded) vs the 30 s window: time and WER per clip",
-        description="Both STT paths on the same clips, alternated, in one run (see voice/bench/stt_window.py).",
+        description="Both STT paths on the same clips, alternated, in one run (see voice/bench/stt/window.py).",
     )
     config_arg(w)
     speech_args(w)
@@ -150,16 +150,16 @@ def add_bench_parser(sub: Any) -> None:
     w.add_argument("--espeak", action="store_true",
                    help="also transcribe 16 questions spoken by espeak-ng (made at run time, in a temporary folder)")
     w.add_argument("--variants", type=Path, default=None, help="instead: compare the [[variant]] [stt] settings "
-                   "of this TOML on the server's path, in one run (voice/bench/stt_levers.py)")
+                   "of this TOML on the server's path, in one run (voice/bench/stt/levers.py)")
     w.add_argument("--quality-set", action="store_true",
                    help="with --variants: also the quality set's questions as its espeak-ng voices speak them")
     outputs(w, "clip")
-    w.set_defaults(func=runner("stt_window"))
+    w.set_defaults(func=runner("stt.window"))
 
     t = bs.add_parser(
         "techniques",
         help="mouth-to-ear as the latency techniques are switched on one after another, with quality",
-        description="One e2e run per technique, cumulative, in one sitting (see voice/bench/techniques.py).",
+        description="One e2e run per technique, cumulative, in one sitting (see voice/bench/techniques/measure.py).",
     )
     config_arg(t)
     speech_args(t)
@@ -169,12 +169,12 @@ def add_bench_parser(sub: Any) -> None:
         "--steps", default=None, help="comma-separated steps to run (default: all; each on top of those before it)"
     )
     outputs(t, "step")
-    t.set_defaults(func=runner("techniques"))
+    t.set_defaults(func=runner("techniques.measure"))
 
     q = bs.add_parser(
         "pauses",
         help="false endpoints on spliced mid-sentence pauses, and end-of-turn delay, per endpointing strategy",
-        description="Offline VAD + endpointer over the clips (see voice/bench/pauses.py).",
+        description="Offline VAD + endpointer over the clips (see voice/bench/pauses/measure.py).",
     )
     config_arg(q)
     speech_args(q)
@@ -186,7 +186,7 @@ def add_bench_parser(sub: Any) -> None:
         help="Smart Turn 'complete' thresholds to compare besides the config's, e.g. 0.7,0.9",
     )  # fmt: skip
     outputs(q, "strategy")
-    q.set_defaults(func=runner("pauses"))
+    q.set_defaults(func=runner("pauses.measure"))
 
     p = bs.add_parser(
         "prefill",
@@ -204,7 +204,7 @@ def add_bench_parser(sub: Any) -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--text", type=Path, default=None, help="long text the prompts are cut from")
     outputs(p, "measurement")
-    p.set_defaults(func=runner("prefill"))
+    p.set_defaults(func=runner("prefill.measure"))
 
     s = bs.add_parser(
         "speculative",
@@ -224,7 +224,7 @@ def add_bench_parser(sub: Any) -> None:
     s.add_argument("--ngram", type=int, default=2, help="max n-gram size of the lookup (default 2)")
     s.add_argument("--repeats", type=int, default=3)
     outputs(s, "measurement")
-    s.set_defaults(func=runner("speculative"))
+    s.set_defaults(func=runner("speculative.measure"))
 
     c = bs.add_parser(
         "contention",
@@ -248,7 +248,7 @@ def add_bench_parser(sub: Any) -> None:
         "project (GOMP_SPINCOUNT=300000, the project's setting), PASSIVE, ACTIVE",
     )
     outputs(c, "measurement")
-    c.set_defaults(func=runner("contention"))
+    c.set_defaults(func=runner("contention.measure"))
 
     q = bs.add_parser(
         "quality",
@@ -284,7 +284,7 @@ def add_bench_parser(sub: Any) -> None:
         "now (clock items and asked-again rows keep their verdict); write it with --out",
     )  # fmt: skip
     outputs(q, "reply")
-    q.set_defaults(func=runner("quality_cmd"))
+    q.set_defaults(func=runner("quality.command"))
 
     r = bs.add_parser(
         "remote",
@@ -303,7 +303,7 @@ def add_bench_parser(sub: Any) -> None:
     r.add_argument("--warmup", type=int, default=1, help="warm-up turns per backend, not counted (default 1)")
     r.add_argument("--no-e2e", action="store_true", help="the text comparison only")
     outputs(r, "reply and turn")
-    r.set_defaults(func=runner("remote"))
+    r.set_defaults(func=runner("remote.measure"))
 
     ld = bs.add_parser(
         "load",
@@ -329,7 +329,7 @@ def add_bench_parser(sub: Any) -> None:
     ld.add_argument("--llm", default=None, help="LLM model (catalogue name), overriding the config")
     config_arg(ld)
     outputs(ld, "level and turn")
-    ld.set_defaults(func=runner("load_cmd"))
+    ld.set_defaults(func=runner("load.command"))
 
     kv = bs.add_parser(
         "kv",
@@ -345,7 +345,7 @@ def add_bench_parser(sub: Any) -> None:
     kv.add_argument("--long-turns", type=int, default=40, help="turns of the long conversation (default 40)")
     kv.add_argument("--n-ctx", type=int, default=None, help="context window for both parts (default: config)")
     outputs(kv, "turn")
-    kv.set_defaults(func=runner("kv"))
+    kv.set_defaults(func=runner("kv.measure"))
 
     def usage(args: argparse.Namespace) -> int:
         b.print_help()

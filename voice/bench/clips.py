@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from voice.audio import AUDIO_SUFFIXES, AudioFileError, EnergyAnalysis, analyse_speech, load_audio
-from voice.bench.e2e_meta import ClipInfo, SpeechEndEvidence
+from voice.bench.e2e.meta import ClipInfo, SpeechEndEvidence
 from voice.bench.machine import REPO_ROOT
 from voice.client import SpokenClip
-from voice.endpoint import level_db
-from voice.speech_end import SpeechEnd, find_speech_end
+from voice.turn.endpoint import level_db
+from voice.turn.speech_end import SpeechEnd, find_speech_end
 
 CLIENT_RATE_HZ = 16_000
 TRANSCRIPTS_NAME = "transcripts.tsv"
@@ -89,7 +89,7 @@ class Clip:
     analysis: EnergyAnalysis
     """The whole-clip energy analysis (speech start; the speech end when the detector finds none)."""
     speech_end: SpeechEnd
-    """The reference speech end (:mod:`voice.speech_end`), or the annotated one."""
+    """The reference speech end (:mod:`voice.turn.speech_end`), or the annotated one."""
     reference: str | None
     """The transcript from ``transcripts.tsv``, if any."""
     file_rate_hz: int
@@ -218,7 +218,7 @@ def load_clips(
             raise BenchError(f"no such clip(s) in {folder}: {', '.join(sorted(missing))}")
     if not files:
         raise BenchError(
-            f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {folder}; record some (see benchmarks/README.md)"
+            f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {folder}; record some (see docs/measuring.md)"
         )
     tsv = folder / TRANSCRIPTS_NAME
     annotations = read_annotations(tsv) if tsv.is_file() else {}

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from voice.tomlfile import load_toml
+from voice.config.tomlfile import load_toml
 
 _SECRET_SUFFIXES = ("token", "_key", "password", "secret")
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from voice.config import LlmConfig
+from voice.config.config import LlmConfig
 
 _BOUND = re.compile(r"Uvicorn running on (http://\S+:\d+)")
 

@@ -127,7 +127,7 @@ def machine_info(argv: list[str] | None = None, config: Path | None = None) -> M
     import psutil
 
     from voice.bench.config_diff import config_changes
-    from voice.config import DEFAULT_CONFIG_PATH
+    from voice.config.config import DEFAULT_CONFIG_PATH
 
     versions: dict[str, str] = {}
     for lib in _LIBRARIES:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voice.budget import percentile
+from voice.wire.report import percentile
 
 HUMAN_GAP_MS = 200
 """Typical gap between turns in human conversation (Stivers et al. 2009, PNAS 106(26):10587)."""

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from voice.config.tomlfile import check_keys, load_toml, required
 from voice.models.errors import ModelError
-from voice.tomlfile import check_keys, load_toml, required
 
 DEFAULT_MODELS_ROOT: Path = Path(__file__).resolve().parents[2] / "models"
 DEFAULT_CATALOGUE: Path = DEFAULT_MODELS_ROOT / "catalogue.toml"

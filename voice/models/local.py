@@ -20,10 +20,10 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from voice.config.tomlfile import load_toml
 from voice.models.catalogue import LOCAL_CATALOGUE_NAME, Catalogue, ModelEntry, ModelFile, parse_local
 from voice.models.errors import ModelError
 from voice.models.store import CHUNK_BYTES, FILE_MODE, GGUF_MAGIC, model_dir, stamp_record, write_stamp
-from voice.tomlfile import load_toml
 
 _INVALID = re.compile(r"[^A-Za-z0-9._-]+")
 

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from voice.budget import percentile
+from voice.wire.report import percentile
 
 MIB = 1024 * 1024
 

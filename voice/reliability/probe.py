@@ -23,8 +23,8 @@ import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from voice.events import AudioEnd, AudioStart, Interrupt, decode_server
-from voice.protocol import ProtocolError
+from voice.wire.events import AudioEnd, AudioStart, Interrupt, decode_server
+from voice.wire.protocol import ProtocolError
 
 Event = dict[str, Any]
 
@@ -41,7 +41,7 @@ class Probe:
         self.audio_after_interrupt = 0
         self.stray_audio = 0
         self.bad_events: list[str] = []
-        """Why :func:`voice.events.decode_server` refused each text frame it could not type (none expected)."""
+        """Why :func:`voice.wire.events.decode_server` refused each text frame it could not type (none expected)."""
         self.session_id = ""
         self.close_code: int | None = None
         self.close_reason = ""

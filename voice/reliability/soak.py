@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voice.activity import ModelActivity
-from voice.budget import TurnReport, percentile
-from voice.config import Config
+from voice.config.config import Config
 from voice.reliability.figures import Process, SoakFigures, StopTrial
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_speech
-from voice.runtime import ModelRuntime
-from voice.server import VoiceServer
+from voice.runtime.activity import ModelActivity
+from voice.runtime.runtime import ModelRuntime
+from voice.serve.server import VoiceServer
+from voice.wire.report import TurnReport, percentile
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Fakes that carry a tag from the client's audio to the reply, so a turn can be traced end to end.
 
 The client embeds a short ASCII tag in the first samples of its "speech" (a 300 Hz tone loud enough
-for :class:`~voice.fakes.FakeVad`); :class:`TaggedStt` reads it back as the transcript and
+for :class:`~voice.runtime.fakes.FakeVad`); :class:`TaggedStt` reads it back as the transcript and
 :func:`echo_llm` puts it in the reply. A reply reaching the wrong session, twice, or not at all is
 then visible to the client. Tags starting with ``long`` get a long reply (for barge-in and
 disconnect tests).
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from voice.compute import ComputeGate
-from voice.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
-from voice.model_api import Llm
-from voice.runtime import ModelRuntime
+from voice.runtime.compute import ComputeGate
+from voice.runtime.fakes import Delay, FakeLlm, FakeStt, FakeTts, FakeVad
+from voice.runtime.model_api import Llm
+from voice.runtime.runtime import ModelRuntime
 
 TAG_START = 12345  # int16 sample values that never occur in the 0.3-amplitude tone (max 9830)
 TAG_END = 12344
@@ -88,7 +88,7 @@ def echo_reply(user: str) -> str:
 
 
 def echo_llm(**kwargs: Any) -> FakeLlm:
-    """A :class:`~voice.fakes.FakeLlm` keyed by input: it replies :func:`echo_reply` to the last user message,
+    """A :class:`~voice.runtime.fakes.FakeLlm` keyed by input: it replies :func:`echo_reply` to the last user message,
     with the same simulated KV prefix cache and timing; it keeps the last ``PROMPTS_KEPT`` prompts."""
     return FakeLlm(reply_to=echo_reply, prompts_kept=PROMPTS_KEPT, **kwargs)
 

@@ -9,7 +9,8 @@
 * :mod:`voice.wyoming.protocol`: one connection's request → response logic, pure (no sockets, no models);
 * :mod:`voice.wyoming.conversations`: the bounded memory of ``handle`` conversations;
 * :mod:`voice.wyoming.access`: where the server may listen and which clients may connect;
-* :mod:`voice.wyoming.server`: the asyncio shell that runs the models through :class:`~voice.runtime.ModelRuntime`.
+* :mod:`voice.wyoming.server`: the asyncio shell that runs the models through
+:class:`~voice.runtime.runtime.ModelRuntime`.
 
 The event classes and the writing side of the framing are the ``wyoming`` package's own.
 """

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 
-from voice.config import ConfigError, WyomingConfig
-from voice.security import is_loopback
+from voice.config.config import ConfigError, WyomingConfig
+from voice.serve.security import is_loopback
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

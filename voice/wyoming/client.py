@@ -1,6 +1,7 @@
 """A blocking Wyoming client for one request: the transport of the Wyoming STT and TTS backends.
 
-Runs in a model worker thread (the :class:`~voice.model_api.Stt`/:class:`~voice.model_api.Tts` methods are
+Runs in a model worker thread (the :class:`~voice.runtime.model_api.Stt`/:class:`~voice.runtime.model_api.Tts`
+methods are
 blocking). Events are written with the ``wyoming`` package and read with our bounded
 :class:`~voice.wyoming.framing.FrameDecoder`. Every failure — the server not up, the connection dropped
 mid-request, bytes that are not Wyoming, an ``error`` event, no answer within ``timeout_s`` — raises
@@ -18,7 +19,7 @@ from collections import deque
 
 from wyoming.event import Event, write_event
 
-from voice.tcp_address import parse_tcp_uri
+from voice.config.tcp_address import parse_tcp_uri
 from voice.wyoming.framing import FrameDecoder, FramingError
 
 #: Largest event accepted from a server (a TTS server may send a whole sentence as one chunk).

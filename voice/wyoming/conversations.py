@@ -1,4 +1,4 @@
-"""The memory of ``handle`` conversations: one :class:`~voice.history.History` per Home Assistant
+"""The memory of ``handle`` conversations: one :class:`~voice.conversation.history.History` per Home Assistant
 ``conversation_id``, at most ``max_conversations`` of them (the least recently used is forgotten).
 
 Each conversation has a lock: two requests of one conversation run one after the other, so a reply is
@@ -11,7 +11,7 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from voice.history import History
+from voice.conversation.history import History
 
 
 @dataclass

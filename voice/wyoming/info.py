@@ -20,7 +20,7 @@ from wyoming.info import (
     TtsVoice,
 )
 
-from voice.config import Config
+from voice.config.config import Config
 
 PROGRAM = "voice"
 OURS = Attribution(name="voice (local voice assistant)", url="")

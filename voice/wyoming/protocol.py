@@ -34,8 +34,8 @@ from wyoming.handle import Handled
 from wyoming.ping import Pong
 from wyoming.tts import SynthesizeStopped
 
-from voice.config import Config
-from voice.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
+from voice.config.config import Config
+from voice.turn.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
 from voice.wyoming.framing import FramingError
 from voice.wyoming.pcm import PcmFormat, parse_format, to_stt_audio
 

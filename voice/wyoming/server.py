@@ -2,7 +2,7 @@
 
 Per connection a reader (bytes → :class:`~voice.wyoming.framing.FrameDecoder` → the pure connection →
 actions) and a worker that performs the actions one after the other: it sends events, and runs the models
-through the shared :class:`~voice.runtime.ModelRuntime` (their locks, the admission queue and the compute gate,
+through the shared :class:`~voice.runtime.runtime.ModelRuntime` (their locks, the admission queue and the compute gate,
 blocking work in the runtime's worker threads) — so Wyoming requests and websocket sessions share the
 models fairly. The action queue is bounded: a client that sends faster than the models work is slowed
 down by TCP backpressure.
@@ -30,12 +30,12 @@ import numpy as np
 from wyoming.event import Event, async_write_event
 
 from voice.audio import trim_lead_silence
-from voice.budget import TurnTimer
 from voice.clock import Clock, MonotonicClock
-from voice.config import Config
-from voice.history import ContextTooSmallError
-from voice.model_api import ChatMessage, PromptInfo
-from voice.runtime import BusyError, LlmStarted, ModelRuntime
+from voice.config.config import Config
+from voice.conversation.history import ContextTooSmallError, fit_prompt_on
+from voice.runtime.model_api import ChatMessage, PromptInfo
+from voice.runtime.runtime import BusyError, LlmStarted, ModelRuntime
+from voice.turn.budget import TurnTimer
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder
@@ -339,8 +339,8 @@ class WyomingServer:
                 conv.history.add("user", action.text)
                 system = ChatMessage("system", llm.system_prompt)
                 try:
-                    messages, _dropped = await runtime.fit_prompt(
-                        system, conv.history, reply_tokens=llm.max_reply_tokens
+                    messages, _dropped = await fit_prompt_on(
+                        runtime, system, conv.history, reply_tokens=llm.max_reply_tokens
                     )
                 except ContextTooSmallError:
                     conv.history.clear()

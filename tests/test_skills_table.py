@@ -1,0 +1,53 @@
+"""Every skill of :data:`voice.skills.answer.SKILLS`, driven by one table: questions it must answer (with what the
+reply must hold) and near-misses it must leave to the LLM. A new skill adds its rows here (see
+:mod:`voice.skills`). The skill-by-skill test files go into each skill's corners."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from voice.skills.answer import SKILLS, answer, clean
+
+NOW = datetime(2026, 12, 5, 14, 30)  # a Saturday
+
+#: skill → (question, a word the reply must hold) for questions it answers
+ANSWERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "clock": (("What time is it?", "14:30"), ("What day is it today?", "Saturday")),
+    "arithmetic": (("What is 17 times 3?", "51"), ("What's 120 divided by 8?", "15")),
+    "money": (("What is 20% of 150?", "30"),),
+    "units": (("How many centimeters in 2 inches?", "5.08"), ("Convert 100 degrees Fahrenheit to Celsius.", "37.8")),
+    "countries": (("What is the capital of France?", "Paris"),),
+    "elements": (("What is the chemical symbol for gold?", "Au"),),
+    "planets": (("What is the largest planet?", "Jupiter"),),
+}
+
+#: skill → questions near its own that it must not take (the LLM or another skill answers them)
+LEAVES: dict[str, tuple[str, ...]] = {
+    "clock": ("What time does the bakery open?",),
+    "arithmetic": ("Who wrote the times?",),
+    "money": ("How much does a house cost?",),
+    "units": ("How many people live in Paris?",),
+    "countries": ("What is the capital of love?",),
+    "elements": ("What is the symbol of peace?",),
+    "planets": ("Who is the largest singer?",),
+}
+
+_SKILL = dict(SKILLS)
+
+
+def test_every_skill_has_rows_of_both_kinds() -> None:
+    assert set(_SKILL) == set(ANSWERS) == set(LEAVES)
+
+
+@pytest.mark.parametrize(("skill", "question", "expected"), [(s, q, e) for s, rows in ANSWERS.items() for q, e in rows])
+def test_the_skill_answers_its_questions(skill: str, question: str, expected: str) -> None:
+    own = _SKILL[skill](clean(question), NOW)
+    assert own is not None and expected in own, f"{skill}: {question!r} → {own!r}"
+    assert answer(question, NOW) == own, "an earlier skill in SKILLS takes this question"
+
+
+@pytest.mark.parametrize(("skill", "question"), [(s, q) for s, qs in LEAVES.items() for q in qs])
+def test_the_skill_leaves_near_misses(skill: str, question: str) -> None:
+    assert _SKILL[skill](clean(question), NOW) is None

@@ -1,0 +1,1 @@
+"""``voice bench contention``: do the models fight over the cores?"""

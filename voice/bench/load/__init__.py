@@ -1,0 +1,1 @@
+"""``voice bench load``: how many people can talk to one server at once."""

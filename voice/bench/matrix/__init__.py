@@ -1,0 +1,1 @@
+"""``voice bench matrix``: ``voice bench e2e`` for every combination of models."""

@@ -1,0 +1,1 @@
+"""``voice bench mix``: hard clips made from recordings."""

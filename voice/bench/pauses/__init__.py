@@ -1,0 +1,1 @@
+"""``voice bench pauses``: pauses inside a sentence against the wait after a finished turn."""

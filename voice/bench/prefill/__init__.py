@@ -1,0 +1,1 @@
+"""``voice bench prefill``: time to first token against prompt length."""

@@ -1,0 +1,1 @@
+"""``voice bench quality``: is the reply right, beside how fast it came."""

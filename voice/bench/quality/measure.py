@@ -1,0 +1,389 @@
+"""``voice bench quality``: is the reply right, beside how fast it came.
+
+Text mode (the default): every question of the set goes straight to the LLM with the configured system
+prompt (through the local skills and timers when ``[llm] skills`` is on, as in the server), after the item's
+earlier turns (their replies kept in the history, as the server keeps them). Greedy decoding, so results
+are deterministic for a model and config. Each reply is judged by :mod:`voice.bench.quality.question_set`.
+Spoken length is estimated from the word count at 150 words per minute (Piper's joe-medium speaks ~2.5
+words/s at length_scale 1.0).
+
+Spoken mode (``--spoken``): the same set spoken through the whole loop, see :mod:`voice.bench.quality.spoken`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+from voice.bench.clips import BenchError
+from voice.bench.llms import load_llm, names
+from voice.bench.machine import BENCHMARKS_DIR, machine_markdown
+from voice.bench.machine_record import Machine
+from voice.bench.markdown import fixed, md_table, text_table
+from voice.bench.quality.question_set import (
+    Item,
+    JudgedSummary,
+    QuestionSetError,
+    judge,
+    judged_summary,
+    load_items,
+)
+from voice.bench.quality.result import (
+    ModelQuality,
+    QualityResult,
+    Row,
+    SpokenResult,
+    SpokenRow,
+    SpokenSetup,
+    SpokenSummary,
+    Summary,
+    TextResult,
+    TextRow,
+    TextSummary,
+)
+from voice.bench.scaffold import BenchRun
+from voice.config.config import Config, load_config
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.skills.timers import TimerBook
+from voice.skills.timers import handle as handle_timer
+
+DEFAULT_SET = BENCHMARKS_DIR / "quality_questions.toml"
+WORDS_PER_S = 2.5
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One turn's reply as the LLM (or a skill, or the timers) gave it."""
+
+    reply: str
+    tokens: int
+    by: str
+    """``llm`` or ``skill``."""
+    ttft_ms: float
+    reply_ms: float
+    from_timers: bool = False
+    """Answered from the timers before the LLM was asked."""
+
+
+def ask(
+    llm: Any, config: Config, history: list[ChatMessage], question: str, timers: TimerBook | None = None
+) -> Answer:
+    """One turn: the reply, its token count, TTFT and reply time (monotonic clock). With ``timers`` (skills
+    on) a timer command is answered from it, as the server does, without the LLM."""
+    if timers is not None:
+        start_ns = time.monotonic_ns()
+        local = handle_timer(question, timers, start_ns)
+        if local is not None:
+            ms = round((time.monotonic_ns() - start_ns) / 1e6, 1)
+            return Answer(local, tokens=1, by="skill", ttft_ms=ms, reply_ms=ms, from_timers=True)
+    messages = [ChatMessage("system", config.llm.system_prompt), *history, ChatMessage("user", question)]
+    start_s = time.monotonic()
+    first_s: float | None = None
+    text, tokens, by = "", 0, "llm"
+    for ev in llm.generate(messages, max_tokens=config.llm.max_reply_tokens, cancel=threading.Event()):
+        if isinstance(ev, PromptInfo) and ev.prompt_tokens == 0:
+            by = "skill"  # no prompt evaluated: a skill answered (voice.conversation.skills_llm)
+        if isinstance(ev, TextDelta):
+            tokens += 1
+            if first_s is None:
+                first_s = time.monotonic()
+            text += ev.text
+    end_s = time.monotonic()
+    return Answer(
+        text.strip(),
+        tokens=tokens,
+        by=by,
+        ttft_ms=round(((first_s or end_s) - start_s) * 1000, 1),
+        reply_ms=round((end_s - start_s) * 1000, 1),
+    )
+
+
+def run_item(llm: Any, config: Config, item: Item) -> TextRow:
+    history: list[ChatMessage] = []
+    timers = TimerBook() if config.llm.skills else None
+    for q in item.previous:
+        prev = ask(llm, config, history, q, timers)
+        history += [ChatMessage("user", q), ChatMessage("assistant", prev.reply)]
+    res = ask(llm, config, history, item.question, timers)
+    verdict = judge(item, res.reply, datetime.now().astimezone())
+    words = len(res.reply.split())
+    return TextRow(
+        id=item.id,
+        category=item.category,
+        question=item.question,
+        reply=res.reply,
+        tokens=res.tokens,
+        by=res.by,
+        ttft_ms=res.ttft_ms,
+        reply_ms=res.reply_ms,
+        right=verdict.right,
+        refusal_expected=item.refusal,
+        refused=verdict.refused,
+        repeats=verdict.repeats,
+        hit_cap=res.tokens >= config.llm.max_reply_tokens,
+        words=words,
+        spoken_s_est=round(words / WORDS_PER_S, 1),
+        failed=verdict.failed,
+        from_timers=res.from_timers,
+    )
+
+
+def summarize(rows: Sequence[TextRow]) -> TextSummary:
+    return TextSummary(
+        judged_summary(rows),
+        median_spoken_s_est=statistics.median(r.spoken_s_est for r in rows),
+        median_ttft_ms=_median(r.ttft_ms for r in rows if r.by != "skill"),
+        median_reply_ms=_median(r.reply_ms for r in rows if r.by != "skill"),
+    )
+
+
+def _median(values: Iterable[float]) -> float | None:
+    v = list(values)
+    return statistics.median(v) if v else None
+
+
+SUMMARY_HEADER = [
+    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "median spoken s (est.)",
+    "answered by skills %", "median TTFT ms (LLM)", "median reply ms (LLM)",
+]  # fmt: skip
+
+
+def summary_row(name: str, s: TextSummary) -> list[Any]:
+    j = s.judged
+    return [
+        name, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct,
+        s.median_spoken_s_est, j.by_skill_pct, s.median_ttft_ms, s.median_reply_ms,
+    ]  # fmt: skip
+
+
+def markdown(result: TextResult | SpokenResult) -> str:
+    if result.mode == "spoken":
+        return markdown_spoken(cast("SpokenResult", result))
+    text = cast("TextResult", result)
+    parts = ["# voice bench quality (text mode)", "", machine_markdown(text.machine), "", *_rejudged(text)]
+    parts += [f"Question set: `{text.question_set}`"
+              + (" (each question written as the STT often writes it: first letter lower case, \"?\" as \".\")"
+                 if text.as_transcribed else "")
+              + f"; system prompt: {text.system_prompt!r}; max_reply_tokens {text.max_reply_tokens}; greedy"
+              + _tidy_note(text.tidy_user_text) + ".", ""]  # fmt: skip
+    parts += [md_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in text.models]), ""]
+    for m in text.models:
+        parts += _category_line(m.llm, m.summary.judged)
+        rows = [
+            [r.id, r.question, r.reply, "yes" if r.right else "no", "; ".join(r.failed),
+             r.by, r.tokens, r.ttft_ms, r.reply_ms]
+            for r in m.rows
+        ]  # fmt: skip
+        parts += [md_table(["id", "question", "reply", "right", "why not", "by", "tokens", "TTFT ms", "reply ms"],
+                           rows, align="lllllllrr"), ""]  # fmt: skip
+    return "\n".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    bench = BenchRun(args)
+    config = load_config(args.config)
+    set_path: Path = args.questions or DEFAULT_SET
+    try:
+        items = load_items(set_path)
+    except QuestionSetError as e:
+        raise BenchError(str(e)) from None
+    if args.items:
+        wanted = {x.strip() for x in args.items.split(",")}
+        items = [i for i in items if i.id in wanted or i.category in wanted]
+    llm_names = names(args.llm, config.llm.model)
+    spoken_only = [f"--{k}" for k in ("stt", "speech", "voices") if getattr(args, k, None)]
+    if spoken_only and not getattr(args, "spoken", False):
+        raise BenchError(f"{', '.join(spoken_only)}: only for spoken mode (add --spoken)")
+    as_transcribed = bool(getattr(args, "as_transcribed", False))
+    if as_transcribed and getattr(args, "spoken", False):
+        raise BenchError("--as-transcribed: only for text mode (spoken mode uses what the STT wrote)")
+    if getattr(args, "spoken", False):
+        if getattr(args, "stt", None):
+            config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, model=args.stt))
+        return _write(bench, run_spoken(args, config, items, llm_names, set_path, bench.begin()))
+    machine = bench.begin()
+    models: list[ModelQuality[TextSummary, TextRow]] = []
+    for name in llm_names:
+        print(f"loading {name} …", flush=True)
+        llm: Any = load_llm(config, name)
+        if config.llm.skills:
+            llm = SkillsLlm(llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups)
+        rows = []
+        for item in items:
+            row = run_item(llm, config, as_stt_writes(item) if as_transcribed else item)
+            print(f"  {'ok ' if row.right else 'BAD'} {item.id}: {row.reply[:90]!r}", flush=True)
+            rows.append(row)
+        models.append(ModelQuality(name, summarize(rows), tuple(rows)))
+        del llm
+    print(text_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in models]))
+    return _write(bench, result_of(config, set_path, machine, None, models, as_transcribed=as_transcribed))
+
+
+def as_stt_writes(item: Item) -> Item:
+    """``item`` with its questions (and earlier turns) written as Whisper's short window often writes them:
+    first letter lower case, a final "?" as "." (the row keeps this spelling as its question)."""
+
+    def spelt(q: str) -> str:
+        q = q[:1].lower() + q[1:]
+        return q[:-1] + "." if q.endswith("?") else q
+
+    return dataclasses.replace(item, question=spelt(item.question), previous=tuple(map(spelt, item.previous)))
+
+
+def result_of(
+    config: Config,
+    set_path: Path,
+    machine: Machine,
+    spoken: SpokenSetup | None,
+    models: Sequence[ModelQuality[Summary, Row]],
+    *,
+    as_transcribed: bool = False,
+) -> QualityResult[Summary, Row]:
+    """A run's result (spoken mode when ``spoken`` is given); ``machine``: the record from the start of the run."""
+    return QualityResult(
+        mode="text" if spoken is None else "spoken",
+        machine=machine,
+        n_ctx=config.llm.n_ctx,
+        n_batch=config.llm.n_batch,
+        n_threads=config.llm.n_threads,
+        question_set=str(set_path),
+        spoken=spoken,
+        system_prompt=config.llm.system_prompt,
+        max_reply_tokens=config.llm.max_reply_tokens,
+        skills=config.llm.skills,
+        models=tuple(models),
+        tidy_user_text=config.llm.tidy_user_text,
+        as_transcribed=as_transcribed,
+    )
+
+
+def _category_line(llm: str, judged: JudgedSummary) -> list[str]:
+    """A model's heading and its right % by category."""
+    cats = judged.right_pct_by_category
+    return [f"## {llm}", "", "Right % by category: " + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]
+
+
+def _write(bench: BenchRun, result: TextResult | SpokenResult) -> int:
+    bench.end(result, markdown=lambda r, _png, _md: markdown(r) + "\n")
+    return 0
+
+
+SPOKEN_HEADER = [
+    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "hit the token cap", "answered by skills %",
+    "median reply audio s", "STT WER (norm.)", "heard as 2+ turns",
+]  # fmt: skip
+
+
+#: Columns of results made with [stt] ask_again reported (older results have none).
+ASKED_AGAIN_HEADER = ["asked to say it again %", "right or asked again %"]
+
+
+def _asked_again(summaries: Sequence[SpokenSummary]) -> bool:
+    return any(s.asked_again_pct is not None for s in summaries)
+
+
+def spoken_table(models: Sequence[ModelQuality[SpokenSummary, SpokenRow]]) -> tuple[list[str], list[list[Any]]]:
+    """The spoken mode's summary table (header, a row per LLM)."""
+    asked = _asked_again([m.summary for m in models])
+    rows = []
+    for m in models:
+        s, j = m.summary, m.summary.judged
+        rows.append([
+            m.llm, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct, s.hit_cap,
+            j.by_skill_pct, s.median_reply_audio_s, fixed(s.stt_wer_normalized), s.split_turns,
+        ] + ([s.asked_again_pct, s.right_or_asked_again_pct] if asked else []))  # fmt: skip
+    return SPOKEN_HEADER + (ASKED_AGAIN_HEADER if asked else []), rows
+
+
+def _heard(r: SpokenRow) -> str:
+    """What the loop heard; a follow-up's earlier turns first, with those the reply asked to say again marked."""
+    again = r.earlier_asked_again or (False,) * len(r.earlier_heard)
+    earlier = zip(r.earlier_heard, again, strict=True)
+    return "".join(f"(earlier{', asked again' if a else ''}: {e}) " for e, a in earlier) + r.transcript
+
+
+def run_spoken(
+    args: argparse.Namespace,
+    config: Config,
+    items: list[Item],
+    llm_names: list[str],
+    set_path: Path,
+    machine: Machine,
+) -> SpokenResult:
+    from voice.bench.quality.spoken import run_spoken_item, spoken_items, summarize_spoken
+    from voice.bench.voices import DEFAULT_VOICES, parse_voices
+    from voice.loader import load_runtime
+
+    voices = parse_voices(getattr(args, "voices", None) or DEFAULT_VOICES)
+    print(f"speaking {len(items)} items with {', '.join(map(str, voices))} …", flush=True)
+    spoken = spoken_items(items, getattr(args, "speech", None), voices)
+    setup = SpokenSetup(
+        voices=tuple(map(str, voices)),
+        speech_dir=str(args.speech) if getattr(args, "speech", None) else None,
+        stt=config.stt.model,
+        tts=config.tts.model,
+    )
+    models: list[ModelQuality[SpokenSummary, SpokenRow]] = []
+    for name in llm_names:
+        print(f"loading {name} with STT {config.stt.model} and TTS {config.tts.model} …", flush=True)
+        cfg = dataclasses.replace(config, llm=dataclasses.replace(config.llm, model=name))
+        runtime = load_runtime(cfg)
+        try:
+            rows = []
+            for sp in spoken:
+                row = run_spoken_item(runtime, cfg, sp)
+                print(f"  {'ok ' if row.right else 'BAD'} {row.id}: heard {row.transcript[:50]!r} → "
+                      f"{row.reply[:70]!r}", flush=True)  # fmt: skip
+                rows.append(row)
+        finally:
+            runtime.close()
+        models.append(ModelQuality(name, summarize_spoken(rows), tuple(rows)))
+    print(text_table(*spoken_table(models)))
+    return result_of(config, set_path, machine, setup, models)
+
+
+def _rejudged(result: TextResult | SpokenResult) -> list[str]:
+    """The paragraph of a result judged again (``--rejudge``), or nothing."""
+    return [] if result.rejudged is None else [f"**{result.rejudged}**", ""]
+
+
+def _tidy_note(tidy: bool | None) -> str:
+    """The ``[llm] tidy_user_text`` setting, for results that record it."""
+    return "" if tidy is None else f"; `[llm] tidy_user_text = {'true' if tidy else 'false'}`"
+
+
+def markdown_spoken(result: SpokenResult) -> str:
+    setup = result.spoken
+    assert setup is not None, "a spoken-mode result has its setup"
+    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result.machine), "", *_rejudged(result)]
+    parts += [f"Question set: `{result.question_set}`, spoken by {', '.join(setup.voices)} in turn"
+              + (f" and the matching recordings of `{setup.speech_dir}`" if setup.speech_dir else "")
+              + f"; STT `{setup.stt}`, TTS `{setup.tts}`; the whole loop (VAD, end of turn, "
+              f"speculation, STT, skills, LLM, TTS) in one session per item; max_reply_tokens "
+              f"{result.max_reply_tokens}; greedy" + _tidy_note(result.tidy_user_text) + ".", ""]  # fmt: skip
+    parts += [md_table(*spoken_table(result.models)), ""]
+    for m in result.models:
+        parts += _category_line(m.llm, m.summary.judged)
+        voices = m.summary.by_voice
+        asked = _asked_again([m.summary])
+        parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"] + (["asked again %"] if asked else []),
+                           [[v, d.items, d.right_pct, fixed(d.stt_wer_normalized)]
+                            + ([d.asked_again_pct] if asked else []) for v, d in voices.items()],
+                           align="lrrrr" if asked else "lrrr"), ""]  # fmt: skip
+        rows = [
+            [r.id, r.voice, r.question, _heard(r), r.reply, "yes" if r.right else "no",
+             "; ".join(r.failed), r.by, r.tokens, r.reply_audio_s]
+            for r in m.rows
+        ]  # fmt: skip
+        parts += [md_table(["id", "voice", "question", "heard", "reply", "right", "why not", "by", "tokens",
+                            "audio s"], rows, align="llllllllrr"), ""]  # fmt: skip
+    return "\n".join(parts)

@@ -1,0 +1,255 @@
+"""The question set of ``voice bench quality`` and how a reply is judged right (pure, no models).
+
+Items come from a TOML file (``benchmarks/quality_questions.toml``); see the comment at its top for the keys.
+A reply is *right* when it passes every check the item states. Clock checks are made against the ``now``
+given to :func:`judge`, so that a reply is judged against the time it was produced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from voice.config.tomlfile import load_toml
+from voice.conversation.loops import repeats
+
+CATEGORIES = ("knowledge", "clock", "arithmetic", "followup", "cannot", "ramble", "timer")
+CLOCKS = ("time", "date", "weekday", "year", "month")
+_KEYS = {"id", "category", "question", "previous", "any", "all", "none", "regex", "clock", "refusal"}
+
+REFUSAL = re.compile(
+    r"\b(can'?t|cannot|can not|unable|not able|don'?t have (access|the ability|a way)|do not have"
+    r"|no access|not connected|not equipped|i'?m (just )?a (voice|text|language)|i have no)\b",
+    re.IGNORECASE,
+)
+MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+class QuestionSetError(ValueError):
+    """The question file is malformed; the message names the item and the key."""
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    category: str
+    question: str
+    previous: tuple[str, ...] = ()
+    any_of: tuple[str, ...] = ()
+    all_of: tuple[str, ...] = ()
+    none_of: tuple[str, ...] = ()
+    regex: str = ""
+    clock: str = ""
+    refusal: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    right: bool
+    refused: bool
+    """The reply says the assistant cannot do it (whether or not that was the right answer)."""
+    repeats: bool
+    """Some run of three words occurs three or more times (a loop)."""
+    failed: tuple[str, ...]
+    """The checks that failed, for the report."""
+
+
+def _strings(raw: dict[str, object], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise QuestionSetError(f"{where}: {key} must be a list of strings")
+    return tuple(str(v) for v in value)
+
+
+def load_items(path: Path) -> list[Item]:
+    data = load_toml(path, "question set", QuestionSetError)
+    raw_items = data.get("item")
+    if not isinstance(raw_items, list) or not raw_items:
+        raise QuestionSetError(f"{path}: no [[item]] tables")
+    items: list[Item] = []
+    seen: set[str] = set()
+    for n, raw in enumerate(raw_items, start=1):
+        where = f"{path} item {n} ({raw.get('id', '?')})"
+        unknown = set(raw) - _KEYS
+        if unknown:
+            raise QuestionSetError(f"{where}: unknown key(s) {sorted(unknown)}")
+        for key in ("id", "category", "question"):
+            if not isinstance(raw.get(key), str) or not raw[key]:
+                raise QuestionSetError(f"{where}: {key} must be a non-empty string")
+        if raw["id"] in seen:
+            raise QuestionSetError(f"{where}: duplicate id")
+        seen.add(raw["id"])
+        if raw["category"] not in CATEGORIES:
+            raise QuestionSetError(f"{where}: category must be one of {CATEGORIES}")
+        clock = raw.get("clock", "")
+        if clock and clock not in CLOCKS:
+            raise QuestionSetError(f"{where}: clock must be one of {CLOCKS}")
+        regex = raw.get("regex", "")
+        try:
+            re.compile(regex)
+        except re.error as e:
+            raise QuestionSetError(f"{where}: bad regex {regex!r}: {e}") from None
+        item = Item(
+            id=raw["id"],
+            category=raw["category"],
+            question=raw["question"],
+            previous=_strings(raw, "previous", where),
+            any_of=_strings(raw, "any", where),
+            all_of=_strings(raw, "all", where),
+            none_of=_strings(raw, "none", where),
+            regex=regex,
+            clock=clock,
+            refusal=bool(raw.get("refusal", False)),
+        )
+        if not (item.any_of or item.all_of or item.regex or item.clock or item.refusal):
+            raise QuestionSetError(f"{where}: states no check (any, all, regex, clock or refusal)")
+        items.append(item)
+    return items
+
+
+def _times(now: datetime) -> list[str]:
+    """The current minute (±1) written as 24-hour and 12-hour clock times."""
+    out = []
+    for delta in (-1, 0, 1):
+        t = now + timedelta(minutes=delta)
+        out.append(f"{t.hour}:{t.minute:02d}")
+        out.append(f"{t.hour:02d}:{t.minute:02d}")  # "01:30" (the lookbehind refuses "1:30" inside it)
+        out.append(f"{(t.hour % 12) or 12}:{t.minute:02d}")
+    return out
+
+
+def clock_ok(kind: str, reply: str, now: datetime) -> bool:
+    low = reply.lower()
+    if kind == "time":
+        return any(re.search(rf"(?<!\d){re.escape(t)}(?!\d)", low) for t in _times(now))
+    if kind == "date":
+        day = rf"(?<!\d){now.day}(st|nd|rd|th)?(?!\d)"
+        return MONTHS[now.month - 1] in low and re.search(day, low) is not None
+    if kind == "weekday":
+        return WEEKDAYS[now.weekday()] in low and not any(
+            w in low for w in WEEKDAYS if w != WEEKDAYS[now.weekday()]
+        )
+    if kind == "year":
+        return str(now.year) in low
+    if kind == "month":
+        return MONTHS[now.month - 1] in low
+    raise ValueError(f"unknown clock check {kind!r}")
+
+
+def judge(item: Item, reply: str, now: datetime) -> Verdict:
+    low = reply.lower()
+    failed: list[str] = []
+    refused = REFUSAL.search(reply) is not None
+    if item.any_of and not any(a.lower() in low for a in item.any_of):
+        failed.append(f"none of {list(item.any_of)}")
+    failed += [f"missing {a!r}" for a in item.all_of if a.lower() not in low]
+    failed += [f"contains {a!r}" for a in item.none_of if a.lower() in low]
+    if item.regex and re.search(item.regex, reply, re.IGNORECASE) is None:
+        failed.append(f"no match for /{item.regex}/")
+    if item.clock and not clock_ok(item.clock, reply, now):
+        failed.append(f"wrong or no {item.clock}")
+    if item.refusal and not refused:
+        failed.append("does not say it cannot")
+    loop = repeats(reply)
+    if loop:
+        failed.append("repeats itself")
+    return Verdict(right=not failed, refused=refused, repeats=loop, failed=tuple(failed))
+
+
+def pct(n: int, d: int) -> float | None:
+    """``n`` of ``d`` as a percentage with one decimal (None when ``d`` is 0)."""
+    return round(100 * n / d, 1) if d else None
+
+
+class Judged(Protocol):
+    """A judged row of either mode of ``voice bench quality``: what :func:`judged_summary` reads of it."""
+
+    @property
+    def category(self) -> str: ...
+    @property
+    def by(self) -> str: ...
+    @property
+    def right(self) -> bool: ...
+    @property
+    def refusal_expected(self) -> bool: ...
+    @property
+    def refused(self) -> bool: ...
+    @property
+    def repeats(self) -> bool: ...
+    @property
+    def hit_cap(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class JudgedSummary:
+    """What both modes of ``voice bench quality`` report of their judged rows. Percentages have one decimal;
+    None when there was nothing to count."""
+
+    items: int
+    """Items asked."""
+    right_pct: float | None
+    """Share of the replies judged right."""
+    honest_refusal_pct: float | None
+    """Share of the items whose right answer is "I can't" where the reply said so."""
+    cap_or_repeat_pct: float | None
+    """Share of the replies that hit the token cap or repeated themselves."""
+    by_skill_pct: float | None
+    """Share of the items a skill (or the timers) answered, not the LLM."""
+    right_pct_by_category: dict[str, float | None]
+    """``right_pct`` per category, in the order the categories first appear."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "right_pct": self.right_pct,
+            "honest_refusal_pct": self.honest_refusal_pct,
+            "cap_or_repeat_pct": self.cap_or_repeat_pct,
+            "by_skill_pct": self.by_skill_pct,
+            "right_pct_by_category": dict(self.right_pct_by_category),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgedSummary:
+        """From a summary's JSON (which may hold more keys: the mode's own)."""
+        return cls(
+            items=data["items"],
+            right_pct=data["right_pct"],
+            honest_refusal_pct=data["honest_refusal_pct"],
+            cap_or_repeat_pct=data["cap_or_repeat_pct"],
+            by_skill_pct=data["by_skill_pct"],
+            right_pct_by_category=dict(data["right_pct_by_category"]),
+        )
+
+
+def judged_summary(rows: Sequence[Judged]) -> JudgedSummary:
+    """What both modes of ``voice bench quality`` report of their judged rows."""
+    refusals = [r for r in rows if r.refusal_expected]
+    return JudgedSummary(
+        items=len(rows),
+        right_pct=pct(sum(r.right for r in rows), len(rows)),
+        honest_refusal_pct=pct(sum(r.refused for r in refusals), len(refusals)),
+        cap_or_repeat_pct=pct(sum(r.hit_cap or r.repeats for r in rows), len(rows)),
+        by_skill_pct=pct(sum(r.by == "skill" for r in rows), len(rows)),
+        right_pct_by_category={
+            c: pct(sum(r.right for r in rows if r.category == c), sum(r.category == c for r in rows))
+            for c in dict.fromkeys(r.category for r in rows)
+        },
+    )

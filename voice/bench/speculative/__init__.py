@@ -1,0 +1,1 @@
+"""``voice bench speculative``: greedy decoding with and without prompt-lookup speculative decoding."""

@@ -1,0 +1,1 @@
+"""``voice bench techniques``: what each latency technique buys, one after another."""

@@ -1,0 +1,343 @@
+"""The shared models and how turns get to use them.
+
+One :class:`ModelRuntime` per server holds one instance of each model. Each model serves one inference at a
+time (an asyncio lock per model, so the wait is measurable as a queue stage), and every compute step also
+goes through the :class:`~voice.runtime.compute.ComputeGate` so two models never fight over the cores.
+Blocking work runs wholly in the runtime's worker threads.
+
+Scheduling across sessions: the STT and LLM locks serve waiting turns round-robin by session
+(:class:`~voice.runtime.fairlock.FairLock`), so a session with several turns queued does not make the others wait
+for all of them. The compute gate runs a reply's TTS before any STT or LLM step, so a reply that is already
+speaking keeps its pace. Under overload, :meth:`ModelRuntime.admit` refuses a new turn at once (``busy``) with a
+hint of when a place should free up (``retry_after_ms``), instead of letting every session slow down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+from voice.clock import Clock, MonotonicClock
+from voice.runtime.activity import ModelActivity
+from voice.runtime.compute import ComputeGate, Priority, StepCancelled, run_blocking
+from voice.runtime.fairlock import FairLock
+from voice.runtime.kvcache import KvStats
+from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Transcription:
+    """What the STT heard, and when it started: the moment the model and a compute slot were acquired, read in
+    the worker thread on the caller's clock (the end of the turn's ``stt_queue`` stage)."""
+
+    text: str
+    started_ns: int
+    avg_logprob: float | None = None
+    """The decoder's confidence (:class:`~voice.runtime.model_api.Heard`); None: the STT does not say."""
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """A clause's audio (int16 pieces), when the TTS and a compute slot were first acquired for it, and when its
+    first audio came out (on the caller's clock; None if that did not happen)."""
+
+    pieces: list[np.ndarray]
+    started_ns: int | None
+    first_audio_ns: int | None
+
+
+@dataclass(frozen=True)
+class LlmStarted:
+    """In the LLM stream: the model and a compute slot were acquired; prompt evaluation starts."""
+
+
+RuntimeLlmEvent = LlmStarted | LlmEvent
+"""What :meth:`ModelRuntime.generate` streams."""
+
+
+class BusyError(RuntimeError):
+    """Too many turns are already waiting for the shared models."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+        """When a place in the queue should be free again (an estimate), in milliseconds."""
+
+
+DEFAULT_RETRY_AFTER_MS = 1000
+"""The retry hint before any turn has released its place (nothing measured yet)."""
+MIN_RETRY_AFTER_MS = 100
+HOLD_EWMA_WEIGHT = 0.2
+"""Weight of the newest turn in the moving average of how long a turn holds its place."""
+
+
+def _prestart(executor: ThreadPoolExecutor, workers: int) -> None:
+    """Make the pool start all its threads (each job waits until every one is running)."""
+    barrier = threading.Barrier(workers)
+    for f in [executor.submit(barrier.wait, 10) for _ in range(workers)]:
+        f.result()
+
+
+class Admission:
+    """A turn's place in the model queue; :meth:`release` (idempotent) gives it back."""
+
+    def __init__(self, runtime: ModelRuntime) -> None:
+        self._runtime: ModelRuntime | None = runtime
+        self._start_ns = runtime.clock.now_ns()
+
+    def release(self) -> None:
+        if self._runtime is not None:
+            self._runtime._released((self._runtime.clock.now_ns() - self._start_ns) / 1e6)
+            self._runtime = None
+
+    def __enter__(self) -> Admission:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+MODELS = ("stt", "llm", "tts")
+
+
+def _interrupters(model: object) -> tuple[Callable[[], object], ...]:
+    """A model may offer ``interrupt()``: called (from another thread) when its current step should stop
+    at once — for a step that is long and otherwise atomic (a Piper sentence, a llama.cpp prompt
+    evaluation). Without it, a cancelled step runs to its end."""
+    fn = getattr(model, "interrupt", None)
+    return (fn,) if callable(fn) else ()
+
+
+@dataclass(frozen=True)
+class _Done:
+    """End of the LLM stream (carries the exception, if the generation failed)."""
+
+    error: BaseException | None = None
+
+
+class ModelRuntime:
+    """The loaded models, their locks, the compute gate and the worker threads."""
+
+    def __init__(
+        self,
+        *,
+        vad: Vad,
+        stt: Stt,
+        llm: Llm,
+        tts: Tts,
+        max_queue: int = 4,
+        gate: ComputeGate | None = None,
+        workers: int = 4,
+        turn_score: Callable[[np.ndarray], float] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.vad = vad
+        self.turn_score = turn_score
+        """The end-of-turn model (probability the turn is complete), run on the VAD thread; None: silence only."""
+        self.stt = stt
+        self.llm = llm
+        self.tts = tts
+        self.gate = gate or ComputeGate()
+        self.max_queue = max_queue
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="model")
+        # VAD and endpointing of every session run on one thread: a few ms per second of audio, and one
+        # thread (one malloc arena) keeps the memory of long sessions flat.
+        self.vad_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad")
+        # Start every worker thread now: the thread count of a running server stays constant.
+        _prestart(self.executor, workers)
+        _prestart(self.vad_executor, 1)
+        self.clock: Clock = clock or MonotonicClock()
+        """Times how long turns hold their place in the queue (the ``busy`` retry hint)."""
+        self._stt_lock = FairLock()
+        self._llm_lock = FairLock()
+        self._tts_lock = asyncio.Lock()
+        self._waiting = 0
+        self._hold_ms: float | None = None
+        self._activity: ModelActivity | None = None
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.vad_executor.shutdown(wait=True, cancel_futures=True)
+
+    def admit(self) -> Admission:
+        """Take a place in the model queue for one turn's STT and LLM work.
+
+        Raises :class:`BusyError` when ``max_queue`` turns already hold one (running or waiting), so a
+        crowd gets a quick "busy" instead of an unbounded wait. Use as ``with runtime.admit() as a:``;
+        ``a.release()`` gives the place back early (once the LLM is done, while the reply is spoken).
+        """
+        if self._waiting >= self.max_queue:
+            retry_ms = self.retry_after_ms()
+            raise BusyError(
+                f"{self._waiting} turns are already using or waiting for the models "
+                f"(max_queue={self.max_queue}); try again in about {retry_ms} ms",
+                retry_ms,
+            )
+        self._waiting += 1
+        return Admission(self)
+
+    def retry_after_ms(self) -> int:
+        """When a place in the full queue should free up: by Little's law, with ``max_queue`` turns each
+        holding a place for ``hold`` ms on average, one leaves every ``hold / max_queue`` ms."""
+        if self._hold_ms is None:
+            return DEFAULT_RETRY_AFTER_MS
+        return max(MIN_RETRY_AFTER_MS, round(self._hold_ms / self.max_queue))
+
+    def _released(self, hold_ms: float) -> None:
+        self._waiting -= 1
+        prev = self._hold_ms
+        self._hold_ms = hold_ms if prev is None else prev + HOLD_EWMA_WEIGHT * (hold_ms - prev)
+
+    def kv_stats(self) -> KvStats | None:
+        """The LLM's saved per-conversation KV states, if it keeps any (``/metrics``)."""
+        fn = getattr(self.llm, "kv_stats", None)
+        stats = fn() if callable(fn) else None
+        return stats if isinstance(stats, KvStats) else None
+
+    @property
+    def queue_depth(self) -> int:
+        """Turns holding a place in the model queue (running or waiting)."""
+        return self._waiting
+
+    def watch(self) -> ModelActivity:
+        """The runtime's :class:`~voice.runtime.activity.ModelActivity`, attached on the first call: from then
+        on it sees
+        which models the worker threads use (for tools that measure how fast a cancelled turn lets go of them,
+        or wait for the models to be idle). Call it before the runtime runs anything."""
+        if self._activity is None:
+            self._activity = ModelActivity(MODELS)
+        return self._activity
+
+    @contextlib.contextmanager
+    def _using(self, model: str) -> Iterator[None]:
+        """A worker thread uses ``model`` (the attached :class:`~voice.runtime.activity.ModelActivity` is told,
+        from this
+        thread)."""
+        activity = self._activity
+        if activity is not None:
+            activity.acquired(model)
+        try:
+            yield
+        finally:
+            if activity is not None:
+                activity.released(model)
+
+    async def transcribe(self, audio: np.ndarray, session: str, clock: Clock) -> Transcription:
+        """Transcribe an utterance (waiting its turn as ``session``; times on ``clock``). Cancelling waits for
+        the running transcription to finish."""
+
+        def job(cancel: threading.Event) -> Transcription:
+            with self._using("stt"), self.gate.slot(Priority.STT):
+                started_ns = clock.now_ns()
+                heard = self.stt.hear(audio)
+                return Transcription(heard.text, started_ns, heard.avg_logprob)
+
+        async with self._stt_lock.hold(session):
+            return await run_blocking(self.executor, job, self.gate.cancel_event())
+
+    async def with_llm(self, work: Callable[[Llm], T], *, session: str = "") -> T:
+        """``work(llm)`` in a worker thread under the LLM's lock (waiting its turn as ``session``), for the quick
+        blocking calls beside generation, such as counting a prompt's tokens
+        (:func:`~voice.conversation.history.fit_prompt`): they never run on the event loop nor beside another
+        turn's generation. Cancelling waits for ``work`` to finish before the lock is let go."""
+        async with self._llm_lock.hold(session):
+            return await run_blocking(self.executor, lambda _cancel: work(self.llm))
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], session: str, clock: Clock, *, max_tokens: int
+    ) -> AsyncGenerator[tuple[RuntimeLlmEvent, int], None]:
+        """Stream LLM events, each with the time (ns on ``clock``) it was produced in the worker thread: first
+        :class:`LlmStarted`, then the model's events. Waits its turn for the LLM as ``session``.
+
+        Closing or cancelling the iterator stops generation after the current token and returns only once
+        the worker thread has let go of the model."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[RuntimeLlmEvent, int] | _Done] = asyncio.Queue()
+
+        def job(cancel: threading.Event) -> None:
+            with self._using("llm"):
+                work(cancel)
+
+        def work(cancel: threading.Event) -> None:
+            steps: Iterator[LlmEvent] = iter(
+                self.llm.generate(messages, max_tokens=max_tokens, cancel=cancel)
+            )
+            error: BaseException | None = None
+            # A model on a server (uses_local_compute = False) only reads a socket: no compute slot.
+            local = getattr(self.llm, "uses_local_compute", True)
+            started = False
+            try:
+                while not cancel.is_set():
+                    with self.gate.slot(Priority.LLM, cancel) if local else contextlib.nullcontext():
+                        if not started:
+                            started = True
+                            loop.call_soon_threadsafe(queue.put_nowait, (LlmStarted(), clock.now_ns()))
+                        ev = next(steps, None)
+                    if ev is None:
+                        break
+                    loop.call_soon_threadsafe(queue.put_nowait, (ev, clock.now_ns()))
+            except StepCancelled:
+                pass
+            except Exception as e:  # reported to the consumer, which re-raises it
+                error = e
+            finally:
+                close = getattr(steps, "close", None)
+                if close is not None:
+                    close()
+                loop.call_soon_threadsafe(queue.put_nowait, _Done(error))
+
+        async with self._llm_lock.hold(session):
+            cancel = self.gate.cancel_event(*_interrupters(self.llm))
+            worker = asyncio.ensure_future(run_blocking(self.executor, job, cancel))
+            try:
+                while True:
+                    item = await queue.get()
+                    if isinstance(item, _Done):
+                        if item.error is not None:
+                            raise item.error
+                        break
+                    yield item
+            finally:
+                cancel.set()
+                # Wait for the thread even if we are being cancelled: the model must be free on exit.
+                await asyncio.shield(asyncio.wait([worker]))
+
+    async def synthesize(self, text: str, clock: Clock) -> Synthesis:
+        """Synthesize one clause (int16 at ``tts.sample_rate``; times on ``clock``); cancelling stops after the
+        current step."""
+
+        def job(cancel: threading.Event) -> Synthesis:
+            pieces: list[np.ndarray] = []
+            started_ns: int | None = None
+            first_audio_ns: int | None = None
+            with self._using("tts"):
+                steps = iter(self.tts.synthesize(text))
+                try:
+                    while not cancel.is_set():
+                        with self.gate.slot(Priority.TTS, cancel):
+                            started_ns = clock.now_ns() if started_ns is None else started_ns
+                            piece = next(steps, None)
+                        if piece is None:
+                            break
+                        if len(piece):
+                            first_audio_ns = clock.now_ns() if first_audio_ns is None else first_audio_ns
+                            pieces.append(piece)
+                except StepCancelled:
+                    pass
+                finally:
+                    close = getattr(steps, "close", None)
+                    if close is not None:
+                        close()
+            return Synthesis(pieces, started_ns, first_audio_ns)
+
+        async with self._tts_lock:
+            return await run_blocking(self.executor, job, self.gate.cancel_event(*_interrupters(self.tts)))

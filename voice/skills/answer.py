@@ -1,0 +1,214 @@
+"""Local skills: exact answers matched on the transcript, without the LLM (current time and date:
+:mod:`voice.skills.clock_questions`; arithmetic; prices and percentages: :mod:`voice.skills.money_sums`; unit
+conversion;
+countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements' symbols and atomic
+numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`; location, thanks).
+
+:func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
+digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
+Timers keep state and ring by themselves: :mod:`voice.skills.timers`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime
+
+from voice.skills import clock_questions, country_facts, element_facts, money_sums, planet_facts
+from voice.skills.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
+from voice.skills.units import convert, convert_previous
+
+_OPS: dict[str, Callable[[float, float], float]] = {
+    "plus": lambda a, b: a + b,
+    "+": lambda a, b: a + b,
+    "minus": lambda a, b: a - b,
+    "-": lambda a, b: a - b,
+    "times": lambda a, b: a * b,
+    "x": lambda a, b: a * b,
+    "*": lambda a, b: a * b,
+    "multiplied by": lambda a, b: a * b,
+    "divided by": lambda a, b: a / b,
+    "over": lambda a, b: a / b,
+    "/": lambda a, b: a / b,
+}
+_OP_RE = "|".join(re.escape(k) for k in sorted(_OPS, key=len, reverse=True))
+
+
+def clean(transcript: str) -> str:
+    """The transcript as the skills see it: lower case, no end punctuation, no leading "hey" or "please"."""
+    t = transcript.lower().strip()
+    t = re.sub(r"[?!.]+$", "", t).strip()
+    t = re.sub(r"^(hey|ok|okay|so|um|uh|please|can you tell me|could you tell me|tell me)[, ]+", "", t)
+    t = re.sub(r"^(?:can|could|would|will) you (?:please )?(?=convert|multiply|divide|add|subtract|work out)", "", t)
+    t = re.sub(r"(?<=\S)(?:,? (?:for me|please))+$", "", t)  # "convert 70 kilograms to pounds for me"
+    return re.sub(r"\s+", " ", t)
+
+
+def _power(a: float, power: float) -> float | None:
+    """``a`` to the ``power``, when it is a real number short enough to say (under 10^15), else None."""
+    try:
+        result = a**power
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not isinstance(result, float) or not math.isfinite(result) or abs(result) >= 1e15:
+        return None  # a complex root, or a number too long to speak
+    return result
+
+
+_IMPERATIVES = (  # "divide 45 by 6" → "45 divided by 6"
+    (r"^divide (.+) by (.+)$", r"\1 divided by \2"),
+    (r"^multiply (.+) by (.+)$", r"\1 times \2"),
+    (r"^add (.+) (?:and|to) (.+)$", r"\1 plus \2"),
+    (r"^(?:subtract|take away|take) (.+?)(?: away)? from (.+)$", r"\2 minus \1"),
+)
+
+
+def _said(text: str, value: float) -> str:
+    """A number as the reply says it: digits, or a fraction in the words it was asked in ("a half")."""
+    return say_number(value) if parse_number(text) is not None else fraction_words(text.strip())
+
+
+def _arithmetic(t: str) -> str | None:
+    t = re.sub(r"^what do (?:you|i|we) get (?:if|when) (?:you|i|we) ", "", t)  # "… if you divide 156 by 12"
+    t = re.sub(r"^(what'?s|what is|what|how much is|calculate|compute|work out)\s+", "", t)  # Whisper drops "is"
+    for pattern, form in _IMPERATIVES:
+        t = re.sub(pattern, form, t)
+    t = re.sub(r"\s*(equals?|is)$", "", t)
+    t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)  # twenty-five
+    t = re.sub(r"(?<=\d)\s*([+*/x-])\s*(?=\d)", r" \1 ", t)  # 6x7, 6 - 7
+    t = re.sub(r"(?<=\d)\s*%", " percent", t)  # Whisper writes "10%"
+    m = re.fullmatch(r"(?:the )?square root (?:of |on )?(.+)", t)  # Whisper often drops the "of", or writes "on"
+    if m and (n := parse_number(m.group(1))) is not None and n >= 0:
+        return f"The square root of {say_number(n)} is {say_number(math.sqrt(n))}."
+    m = re.fullmatch(r"(.+?) of (.+)", t)  # "a third of 60", "two thirds of ninety", "3/4 of 12"
+    if m and (f := parse_fraction(m.group(1))) is not None and (b := parse_number(m.group(2))) is not None:
+        part = fraction_words(re.sub(r"\s*/\s*", "/", m.group(1)))
+        return f"{part[:1].upper()}{part[1:]} of {say_number(b)} is {say_number(f * b)}."
+    m = re.fullmatch(r"(.+?) (squared|cubed|to the power of (.+))", t)
+    if m and (a := parse_number(m.group(1))) is not None:
+        power = {"squared": 2.0, "cubed": 3.0}.get(m.group(2)) or parse_number(m.group(3) or "")
+        if power is not None and (result := _power(a, power)) is not None:
+            said = f"to the power of {say_number(power)}" if m.group(3) else m.group(2)
+            return f"{say_number(a)} {said} is {say_number(result)}."
+    m = re.fullmatch(r"(.+?) percent of (.+)", t)
+    if m and (a := parse_number(m.group(1))) is not None and (b := parse_number(m.group(2))) is not None:
+        return f"{say_number(a)} percent of {say_number(b)} is {say_number(a * b / 100)}."
+    m = re.fullmatch(rf"(.+?)\s+({_OP_RE})\s+(.+)", t)
+    if not m:
+        return None
+    a, b = parse_amount(m.group(1)), parse_amount(m.group(3))  # "a half plus a third" too
+    if a is None or b is None:
+        return None
+    op = m.group(2)
+    if b == 0 and op in ("divided by", "over", "/"):
+        return "Dividing by zero has no answer."
+    word = {"+": "plus", "-": "minus", "x": "times", "*": "times", "/": "divided by", "over": "divided by"}
+    said_a, said_b = _said(m.group(1), a), _said(m.group(3), b)
+    reply = f"{said_a} {word.get(op, op)} {said_b} is {say_number(_OPS[op](a, b))}."
+    return reply[:1].upper() + reply[1:]
+
+
+Skill = Callable[[str, datetime], str | None]
+"""A skill: the cleaned transcript (lower case, no end punctuation) and the local time → its reply, or None."""
+
+#: The skills :func:`answer` asks, in this order; the first reply wins. To add one, see :mod:`voice.skills`.
+SKILLS: tuple[tuple[str, Skill], ...] = (
+    ("clock", clock_questions.answer),
+    ("arithmetic", lambda t, _now: _arithmetic(t)),
+    ("money", lambda t, _now: money_sums.answer(t)),
+    ("units", lambda t, _now: convert(t)),
+    ("countries", lambda t, _now: country_facts.answer(t)),
+    ("elements", lambda t, _now: element_facts.answer(t)),
+    ("planets", lambda t, _now: planet_facts.answer(t)),
+)
+
+
+def load_data() -> None:
+    """Load the data of the skills that have a table (countries, elements), which they otherwise load on the first
+    question that needs it (~0.1 s)."""
+    country_facts.load()
+    element_facts.load()
+
+
+def answer(transcript: str, now: datetime, location: str = "") -> str | None:
+    """The exact reply to ``transcript`` if a skill recognises it, else None. ``location`` is the configured
+    one (``[llm] location``; empty: unknown)."""
+    t = clean(transcript)
+    if re.fullmatch(r"(where am i|where are we|what'?s my location|what is my location|what city am i in)"
+                    r"( right)?( now)?", t):  # fmt: skip
+        if location.strip():
+            return f"You're in {location.strip()}."
+        return "I don't know where you are: I have no location service, and no location is set."
+    if re.fullmatch(r"(ok |okay )?(thanks|thank you)( very much| so much| a lot)?(,? that'?s all| bye| goodbye)?", t):
+        return "You're welcome."
+    if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
+        return "Goodbye."
+    return next((reply for _, skill in SKILLS if (reply := skill(t, now)) is not None), None)
+
+
+_THAT = r"(?:that|it|the result|the answer|that number)"
+_THEN = r"(?:(?:now|no|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) |(?:can|could|would|will) you (?:please )?)?"
+"""What may come before a follow-up on the previous result: "now double that", "and if you double that", "no,
+divide that by 5" (a correction; also Whisper's spelling of "now" at times), "and can you divide that by 8"."""
+_FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
+    (rf"{_THEN}double {_THAT}", lambda a, b: a * 2, "doubled"),
+    (rf"{_THEN}triple {_THAT}", lambda a, b: a * 3, "tripled"),
+    (rf"{_THEN}halve {_THAT}|{_THEN}half (?:of )?{_THAT}", lambda a, b: a / 2, "halved"),
+    (rf"{_THEN}(?:add|plus) (?P<n>.+?) (?:to|on) {_THAT}", lambda a, b: a + b, "plus"),
+    (rf"{_THEN}(?:subtract|take away|minus|take) (?P<n>.+?) from {_THAT}", lambda a, b: a - b, "minus"),
+    # The verb alone means the previous result too: "now take away 30" (the eighth held-out set), "add 5".
+    (rf"{_THEN}add (?P<n>.+)", lambda a, b: a + b, "plus"),
+    (rf"{_THEN}(?:subtract|take away|take off) (?P<n>.+)", lambda a, b: a - b, "minus"),
+    (rf"{_THEN}multiply(?: {_THAT})? by (?P<n>.+)", lambda a, b: a * b, "times"),
+    (rf"{_THEN}divide(?: {_THAT})? by (?P<n>.+)", lambda a, b: a / b, "divided by"),
+    (
+        rf"{_THEN}(?:what is |what'?s )?{_THAT} (?P<op>plus|minus|times|divided by) (?P<n>.+)",
+        _OPS["+"],
+        "",
+    ),
+)
+
+
+def _last_number(text: str) -> float | None:
+    """The last number written in digits in ``text`` (the result of the assistant's previous answer)."""
+    found = re.findall(r"(?<![\d:])-?\d[\d,]*(?:\.\d+)?(?![\d:])", text)  # not a clock time
+    return parse_number(found[-1].rstrip(",")) if found else None
+
+
+def follow_up(transcript: str, previous_reply: str) -> str | None:
+    """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
+    when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
+    :func:`voice.skills.units.convert_previous`), or a planet question about the planet it named ("Is it bigger than
+    Earth?", :func:`voice.skills.planet_facts.follow_up`), or the bill just split, divided another way ("And
+    what if it's
+    split 5 ways?", :func:`voice.skills.money_sums.follow_up`); else None."""
+    t = clean(transcript)
+    if (about_planet := planet_facts.follow_up(t, previous_reply)) is not None:
+        return about_planet
+    if (split := money_sums.follow_up(t, previous_reply)) is not None:
+        return split
+    if (converted := convert_previous(t, previous_reply)) is not None:
+        return converted
+    prev = _last_number(previous_reply)
+    if prev is None:
+        return None
+    for pattern, fn, word in _FOLLOW_UPS:
+        m = re.fullmatch(pattern, t)
+        if not m:
+            continue
+        groups = m.groupdict()
+        if groups.get("op"):
+            word = groups["op"]
+            fn = _OPS[word]
+        n = parse_number(groups["n"]) if groups.get("n") else 0.0
+        if n is None:
+            return None
+        if word == "divided by" and n == 0:
+            return "Dividing by zero has no answer."
+        result = fn(prev, n)
+        if "n" in groups:
+            return f"{say_number(prev)} {word} {say_number(n)} is {say_number(result)}."
+        return f"{say_number(prev)} {word} is {say_number(result)}."
+    return None

@@ -1,0 +1,171 @@
+"""Sums people do with prices and percentages, answered exactly: a discount, a tip, tax, a rise or a fall by a
+percentage, what percent one number is of another, and splitting a bill.
+
+SmolLM2-135M gets these wrong ("If 25% off is 60 dollars, that means 1/4 * 3 = 7 cents per dollar", the second
+held-out quality set, 2026-12-04). They are matched by their parts, not by whole sentences: one percentage, one
+amount and a word that says what to do with them ("off", "tip", "tax", "increase", ...), so "If something costs
+$60 and it's 25% off, how much do I pay?" is read like "25 percent off 60 dollars". A question with more numbers,
+or with no such word, is left to the other skills and the LLM.
+
+Amounts may be digits or words, with a currency ("$60", "60 dollars", "60 bucks", "€20", "20 euros", "£5",
+"5 pounds") or without; the reply says the currency back, cents as a person says them ("64 dollars and 80 cents").
+:func:`answer` takes the transcript as :func:`voice.skills.answer.answer` cleans it (lower case, no end mark). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from voice.skills.numbers import NUMBER_WORDS, parse_number, say_number
+
+_NUMBER = rf"(?:\d[\d,]*(?:\.\d+)?|(?:{NUMBER_WORDS})(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS}))*)"
+_CURRENCIES = {"dollar": "dollars", "buck": "dollars", "euro": "euros", "pound": "pounds", "quid": "pounds"}
+_SYMBOLS = {"$": "dollars", "€": "euros", "£": "pounds"}
+_AMOUNT = re.compile(rf"\b(?P<n>{_NUMBER})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b)?")
+_PERCENT = re.compile(rf"\b(?P<n>{_NUMBER}) percent\b")
+
+
+@dataclass(frozen=True)
+class _Amount:
+    value: float
+    currency: str | None
+
+
+def _normalize(t: str) -> str:
+    t = re.sub(r"(?<=\d)\s*%", " percent", t.replace("per cent", "percent"))
+    t = re.sub(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)", lambda m: f"{m.group(2)} {_SYMBOLS[m.group(1)]}", t)
+    return re.sub(r"(?<=\d)-(?=(?:dollar|euro|pound)\b)", " ", t)  # "a 60-dollar jacket"
+
+
+def _say(x: float, currency: str | None) -> str:
+    """An amount as the reply says it: "45 dollars", "64 dollars and 80 cents", "1 euro", "50 pence", or a bare
+    number."""
+    if currency is None:
+        return say_number(round(x, 2))
+    whole, part = divmod(round(x * 100), 100)
+    unit = currency[:-1] if whole == 1 else currency
+    small = ("penny" if part == 1 else "pence") if currency == "pounds" else ("cent" if part == 1 else "cents")
+    if not part:
+        return f"{whole} {unit}"
+    return f"{whole} {unit} and {part} {small}" if whole else f"{part} {small}"
+
+
+def _a(number: str) -> str:
+    """ "A" or "An" before a number as said: "an 18 percent tip", "an 8", "an 11", "a 15"."""
+    return "An" if number.startswith("8") or re.fullmatch(r"1[18](\d{3})*(\.\d+)?", number) else "A"
+
+
+def _parts(t: str) -> tuple[list[float], list[_Amount]] | None:
+    """The percentages of ``t`` and its other amounts; None if a number does not parse."""
+    percents: list[float] = []
+    for m in _PERCENT.finditer(t):
+        if (p := parse_number(m.group("n"))) is None:
+            return None
+        percents.append(p)
+    amounts: list[_Amount] = []
+    for m in _AMOUNT.finditer(_PERCENT.sub(" ", t)):
+        if (n := parse_number(m.group("n"))) is None:
+            return None
+        cur = m.group("cur")
+        amounts.append(_Amount(n, _CURRENCIES[cur] if cur else None))
+    return percents, amounts
+
+
+def answer(t: str) -> str | None:
+    """The exact reply to a cleaned transcript ``t`` that asks one of these sums, else None."""
+    t = _normalize(t)
+    if (share := _what_percent(t)) is not None:
+        return share
+    if (split := _split(t)) is not None:
+        return split
+    parts = _parts(t)
+    if parts is None or len(parts[0]) != 1 or len(parts[1]) != 1:
+        return None
+    p, a = parts[0][0], parts[1][0]
+    cur, said_p, said_a = a.currency, say_number(p), _say(a.value, a.currency)
+    if re.search(r"\bpercent off\b|\b(?:discount|discounted|sale|reduced by)\b", t):
+        cut = a.value * p / 100
+        return f"{said_a} with {said_p} percent off is {_say(a.value - cut, cur)}: you save {_say(cut, cur)}."
+    if re.search(r"\b(?:tip|tips|tipping|gratuity)\b", t):
+        tip = a.value * p / 100
+        return f"{_a(said_p)} {said_p} percent tip on {said_a} is {_say(tip, cur)}, {_say(a.value + tip, cur)} in all."
+    if re.search(r"\b(?:tax|vat)\b", t):
+        tax = a.value * p / 100
+        return (
+            f"{said_a} plus {said_p} percent tax is {_say(a.value + tax, cur)}; the tax is {_say(tax, cur)}."
+        )
+    if re.search(r"\b(?:increase|increased|raise|raised|grows?|plus|add|more than|up)\b", t):
+        return f"{said_a} plus {said_p} percent is {_say(a.value * (1 + p / 100), cur)}."
+    if re.search(r"\b(?:decrease|decreased|reduce|lower|lowered|minus|less than|down|drops?)\b", t):
+        return f"{said_a} minus {said_p} percent is {_say(a.value * (1 - p / 100), cur)}."
+    if re.search(r"\bpercent of\b", t):
+        return f"{said_p} percent of {said_a} is {_say(a.value * p / 100, cur)}."
+    return None
+
+
+def _what_percent(t: str) -> str | None:
+    """ "What percent of 60 is 15?", "15 is what percentage of 60?", "15 out of 60 as a percentage"."""
+    n = _NUMBER
+    m = (
+        re.fullmatch(rf"(?:what|which) (?:percent|percentage) of (?P<b>{n}) is (?P<a>{n})", t)
+        or re.fullmatch(rf"(?:what|which) (?:percent|percentage) is (?P<a>{n}) of (?P<b>{n})", t)
+        or re.fullmatch(
+            rf"(?:what is |what's )?(?P<a>{n}) (?:is )?what (?:percent|percentage) of (?P<b>{n})", t
+        )
+        or re.fullmatch(
+            rf"(?:what is |what's )?(?P<a>{n}) out of (?P<b>{n}) (?:as|in) (?:a )?(?:percent|percentage)", t
+        )
+    )
+    if m is None:
+        return None
+    a, b = parse_number(m.group("a")), parse_number(m.group("b"))
+    if a is None or b is None or b == 0:
+        return None
+    return f"{say_number(a)} is {say_number(round(a / b * 100, 2))} percent of {say_number(b)}."
+
+
+def _split(t: str) -> str | None:
+    """ "Split 90 dollars between 4 people", "split a 120 dollar bill 3 ways", "divide 75 euros among 5 of us"."""
+    if not re.search(r"\b(?:split|splitting|share|sharing|divide|divided)\b", t):
+        return None
+    m = re.search(
+        rf"\b(?:between|among|amongst|by|into|for)? ?(?P<n>{_NUMBER}) (?:people|persons|ways|of us|friends)\b",
+        t,
+    )
+    if m is None:
+        return None
+    parts = _parts(t[: m.start()] + " " + t[m.end() :])
+    if parts is None or parts[0] or len(parts[1]) != 1:
+        return None
+    return _split_ways(parts[1][0], m.group("n"))
+
+
+def _split_ways(a: _Amount, ways: str) -> str | None:
+    """ "90 dollars split 4 ways is 22 dollars and 50 cents each."; None when ``ways`` is not a number of one or
+    more."""
+    if (people := parse_number(ways)) is None or people < 1:
+        return None
+    return f"{_say(a.value, a.currency)} split {say_number(people)} ways is {_say(a.value / people, a.currency)} each."
+
+
+_SPLIT_REPLY = re.compile(
+    r"(?P<whole>\d[\d,]*(?:\.\d+)?)(?: (?P<cur>dollar|euro|pound)s?)?(?: and (?P<cents>\d+) (?:cents?|pence|penny))?"
+    r" split \S+ ways is "
+)
+_SPLIT_AGAIN = re.compile(
+    r"\W*(?:(?:and|so|ok|okay|no|now)[, ]+)?(?:(?:what|how) (?:if|about) )?"
+    r"(?:(?:it'?s|it is|it was|it|we|they|there are|there were) )?(?:(?:split|shared|divided|split it|share it) )?"
+    rf"(?:(?:between|among|amongst|by|into|for) )?(?P<n>{_NUMBER}) (?:people|persons|ways|of us|friends)"
+    r"(?: instead)?"
+)
+
+
+def follow_up(t: str, previous_reply: str) -> str | None:
+    """The same bill split another way, after a split: "...and what if it's split 5 ways?", "And between 4
+    people?" (cleaned transcript ``t``, the previous answer ``previous_reply``); else None."""
+    said, again = _SPLIT_REPLY.match(previous_reply), _SPLIT_AGAIN.fullmatch(t)
+    if said is None or again is None or (whole := parse_number(said.group("whole"))) is None:
+        return None
+    total = whole + int(said.group("cents") or 0) / 100
+    return _split_ways(_Amount(total, _CURRENCIES.get(said.group("cur") or "")), again.group("n"))

@@ -1,0 +1,103 @@
+"""Things the user asks the assistant to remember in their own words, said back when a question is about them.
+
+"Remember that I parked on level 3, spot 42." … "Where did I park?" SmolLM2-135M answered "I'm sorry for your
+loss, but I don't have the ability to remember specific locations." (the third held-out quality set,
+2026-12-04). :mod:`voice.skills.personal_facts` keeps facts of fixed forms (a name, a favourite, a birth year); a note
+is any sentence after "remember (that)" (or "so you know", "just so you remember") that is about the user ("I
+…", "my …", "we …", "our …"), kept as said, and acknowledged ("OK, I'll remember that …"). A plain statement
+about the user ("I parked on level three, row B.") is a note too, kept without a word (the LLM replies to it as
+to any other), and found only by a question that recalls what was said ("Where did I park?", "Where are my
+keys?"), not by "How do I …?".
+
+A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
+answered with the latest note that shares a word with it, other than the small words every question has
+("parked" and "park" count as one word): "You told me you parked on level 3, spot 42." A question no note
+shares a word with goes on to the LLM, which may know the answer some other way. Notes are read again from the
+conversation's own user turns at each question, so they are forgotten with it. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from voice.skills import personal_facts
+
+_NOTE = re.compile(
+    r"(?:(?:ok(?:ay)?|hey|so|and|please)[, ]+)*(?:please )?"
+    r"(?:remember|note|keep in mind|don'?t forget|(?:just )?so you (?:remember|know)|for (?:the|your) record)"
+    r"(?: that)?[, ]+(?P<note>(?:i|i'm|i've|my|we|we're|our)\b.+)",
+    re.IGNORECASE,
+)
+_STATEMENT = re.compile(
+    r"(?:(?:ok(?:ay)?|hi|hello|so|and|well)[, ]+)*(?P<note>(?:i|i've|my|we|we've|our)\b.{8,})", re.IGNORECASE
+)
+"""A plain statement about the user ("I parked on level three, row B."): kept as a note, not acknowledged."""
+_ABOUT_ME = re.compile(
+    r"^(?:where|when|what|which|who|how|did|do|have|is|are)\b.*\b(?:i|my|we|our|me)\b", re.I
+)
+_RECALL = re.compile(
+    r"^(?:(?:where|when|what|which|who)\b.*\b(?:did i|did we|have i|i said|i told you)\b"
+    r"|(?:where|when) (?:is|are|was|were) (?:my|our)\b|did i (?:say|tell|mention)\b)"
+)
+"""A question that recalls what was said ("Where did I park?", "Where are my keys?"): only these search plain
+statements, which are not notes the user asked to be kept ("How do I bake a cake?" after "I want to bake a cake."
+is a new question)."""
+_SMALL = frozenset({
+    "where", "when", "what", "which", "who", "how", "did", "do", "does", "have", "has", "had", "is", "are", "was",
+    "were", "am", "be", "i", "i'm", "i've", "my", "me", "we", "we're", "our", "you", "your", "the", "a", "an",
+    "to", "on", "in", "at", "of", "for", "it", "that", "this", "about", "say", "said", "tell", "told", "remember",
+    "again", "now", "there", "any", "can", "could", "please", "and", "so",
+})  # fmt: skip
+_YOURS = {
+    "i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "my": "your", "me": "you",
+    "mine": "yours", "am": "are", "we": "you", "we're": "you're", "our": "your", "us": "you",
+}  # fmt: skip
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _SMALL}
+
+
+def note(transcript: str) -> str | None:
+    """The note in a "remember that I …" statement, as said (no end mark), else None."""
+    m = _NOTE.fullmatch(transcript.strip().rstrip(".!?"))  # Whisper ends some with "?": "…, spot 8-12?"
+    return m.group("note").strip() if m else None
+
+
+def said_back(note_text: str) -> str:
+    """A note in the assistant's words: "I parked on level 3" → "you parked on level 3"."""
+    return re.sub(r"[A-Za-z']+", lambda m: _YOURS.get(m.group().lower(), m.group()), note_text)
+
+
+def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
+    """ "OK, I'll remember that …" to a note; the note a question about the user asks for, from
+    ``earlier_user_turns`` (oldest first); else None."""
+    if (said := note(transcript)) is not None:
+        return f"OK, I'll remember that {said_back(said)}."
+    question = transcript.strip().rstrip("?.! ")
+    if not _ABOUT_ME.match(question.lower()) or not (asked := _words(question)):
+        return None
+    recalls = _RECALL.match(question.lower()) is not None
+    for turn in reversed(earlier_user_turns):
+        said = note(turn) or (_statement(turn) if recalls else None)
+        if said is not None and asked & _words(said):
+            return f"You told me {said_back(said)}."
+    return None
+
+
+def _statement(turn: str) -> str | None:
+    """A plain statement about the user, unless it states one of :mod:`voice.skills.personal_facts`' facts: "I live in
+    Lisbon." is a fact, and "Which country do I live in?" needs knowledge on top of it (the LLM's to answer)."""
+    t = turn.strip()
+    m = _STATEMENT.fullmatch(t.rstrip(".!"))
+    if m is None or t.endswith("?") or personal_facts.facts([t]):
+        return None
+    return m.group("note").strip()

@@ -1,0 +1,240 @@
+"""Unit conversion, a local skill: "how many metres are in a mile", "what is 5 pounds in kilograms",
+"convert 100 degrees Celsius to Fahrenheit", "how many grams are in half a kilogram", "how many tablespoons
+are in a cup", "60 miles per hour in km/h". Exact factors (SI definitions; US gallon, pint, quart, cup, fluid
+ounce and spoons), answered without the LLM. Months and years have no fixed length: a year is 12 months,
+365 days (366 in a leap year, which the reply says), a month 28 to 31 days.
+
+:func:`convert` takes a cleaned transcript (lower case, no final punctuation) and returns the reply, or None
+when it names no two known units of the same kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from voice.skills.numbers import parse_amount, parse_number, say_number
+
+# name → (dimension, factor to the base unit). Plurals and spellings are folded by :func:`_unit`.
+_UNITS: dict[str, tuple[str, float]] = {
+    "millimetre": ("length", 0.001), "centimetre": ("length", 0.01), "metre": ("length", 1.0),
+    "kilometre": ("length", 1000.0), "inch": ("length", 0.0254), "foot": ("length", 0.3048),
+    "yard": ("length", 0.9144), "mile": ("length", 1609.344),
+    "milligram": ("mass", 1e-6), "gram": ("mass", 0.001), "kilogram": ("mass", 1.0), "tonne": ("mass", 1000.0),
+    "pound": ("mass", 0.45359237), "ounce": ("mass", 0.028349523125), "stone": ("mass", 6.35029318),
+    "millisecond": ("time", 0.001), "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0),
+    "day": ("time", 86400.0), "week": ("time", 604800.0), "leapyear": ("time", 366 * 86400.0),
+    "millilitre": ("volume", 0.001), "litre": ("volume", 1.0), "gallon": ("volume", 3.785411784),
+    "cup": ("volume", 0.2365882365), "tablespoon": ("volume", 0.01478676478125),
+    "teaspoon": ("volume", 0.00492892159375), "pint": ("volume", 0.473176473), "quart": ("volume", 0.946352946),
+    "floz": ("volume", 0.0295735295625),
+    "mph": ("speed", 0.44704), "kph": ("speed", 1 / 3.6), "knot": ("speed", 1852 / 3600),
+    "month": ("calendar", 1.0), "year": ("calendar", 12.0), "decade": ("calendar", 120.0),
+    "century": ("calendar", 1200.0), "millennium": ("calendar", 12000.0),
+}  # fmt: skip
+_DAYS_IN_YEAR = 365  # a common year; a leap year has one more
+_ALIASES = {
+    "meter": "metre", "kilometer": "kilometre", "centimeter": "centimetre", "millimeter": "millimetre",
+    "km": "kilometre", "cm": "centimetre", "mm": "millimetre", "m": "metre", "feet": "foot", "inches": "inch",
+    "kg": "kilogram", "kilo": "kilogram", "g": "gram", "mg": "milligram", "lb": "pound", "lbs": "pound",
+    "oz": "ounce", "ton": "tonne", "liter": "litre", "milliliter": "millilitre", "ml": "millilitre", "l": "litre",
+    "sec": "second", "secs": "second", "min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour",
+    "centuries": "century", "millennia": "millennium", "yr": "year", "yrs": "year", "tbsp": "tablespoon",
+    "tsp": "teaspoon",
+}  # fmt: skip
+#: Units of more than one word, made one before matching (the patterns take one word per unit).
+_PHRASES = (
+    (r"\bfluid ounces?\b|\bfl\.? ?oz\b", "floz"),
+    (r"\bmiles (?:per|an) hour\b", "mph"),
+    (r"\b(?:kilomet(?:re|er)s?|km) (?:per|an) hour\b|\bkm/h\b|\bkmh\b", "kph"),
+)
+_SAID = {"floz": ("fluid ounce", "fluid ounces"), "mph": ("mile per hour", "miles per hour"),
+         "kph": ("kilometre per hour", "kilometres per hour")}  # fmt: skip
+_TEMPERATURES = {"celsius": "Celsius", "centigrade": "Celsius", "fahrenheit": "Fahrenheit"}
+_NUMBER = r"(?:a|an|one|[\w.,/-]+(?: [\w-]+){0,4}?)"
+_AND_A_PART = r"(?: and (?P<part>a half|a quarter|three quarters))?"  # "an hour and a half"
+
+
+def _unit(word: str) -> str | None:
+    w = word.strip()
+    if w in _UNITS:
+        return w
+    if w in _ALIASES:
+        return _ALIASES[w]
+    for suffix in ("es", "s"):
+        if w.endswith(suffix) and (stem := w[: -len(suffix)]) and (stem in _UNITS or stem in _ALIASES):
+            return _unit(stem)
+    return None
+
+
+def _one_word_units(text: str) -> str:
+    """``text`` with the units of more than one word made one ("miles per hour" → "mph")."""
+    for phrase, unit in _PHRASES:
+        text = re.sub(phrase, unit, text)
+    return text
+
+
+def is_unit(word: str) -> bool:
+    """``word`` names a unit this module converts ("miles", "kg", "Fahrenheit")."""
+    w = word.strip().lower()
+    return _unit(w) is not None or w in _TEMPERATURES
+
+
+def _plural(unit: str, n: float) -> str:
+    if unit == "leapyear":
+        return "leap year" if n == 1 else "leap years"
+    if unit in _SAID:
+        return _SAID[unit][n != 1]
+    if n == 1:
+        return unit
+    return {"foot": "feet", "inch": "inches", "century": "centuries", "millennium": "millennia"}.get(unit, unit + "s")
+
+
+def _amount(text: str) -> float | None:
+    t = text.strip()
+    if t in ("a", "an", "one"):
+        return 1.0
+    return parse_amount(t)
+
+
+def _temperature(t: str) -> str | None:
+    m = re.fullmatch(
+        rf"(?:what is |what'?s |convert )?(?P<n>-?{_NUMBER}) degrees? (?P<a>celsius|centigrade|fahrenheit)"
+        r" (?:in|to|into) (?:degrees )?(?P<b>celsius|centigrade|fahrenheit)",
+        t,
+    )
+    if not m or (n := _amount(m.group("n"))) is None:
+        return None
+    a, b = _TEMPERATURES[m.group("a")], _TEMPERATURES[m.group("b")]
+    if a == b:
+        return None
+    out = n * 9 / 5 + 32 if a == "Celsius" else (n - 32) * 5 / 9
+    return f"{say_number(n)} degrees {a} is {say_number(round(out, 1))} degrees {b}."
+
+
+def convert(t: str) -> str | None:
+    """The reply to a unit conversion question in cleaned transcript ``t``, else None."""
+    if (reply := _temperature(t)) is not None:
+        return reply
+    t = _one_word_units(t.replace("leap year", "leapyear"))  # a leap year is one unit of a fixed 366 days
+    m = re.fullmatch(
+        rf"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|is|make|makes|make up) (?P<n>{_NUMBER}) "
+        rf"(?P<from>[a-z]+){_AND_A_PART}",
+        t,
+    ) or re.fullmatch(
+        rf"(?:what is |what'?s |convert |how much is |how far is |how long is |how heavy is )?(?P<n>{_NUMBER}) "
+        rf"(?P<from>[a-z]+){_AND_A_PART} (?:in|to|into|as) (?P<to>[a-z]+)",
+        t,
+    )
+    if not m:
+        return None
+    how_many = m.re.pattern.startswith("how many")
+    # "how many days are in the week": "the" is one, in this form only
+    n = 1.0 if how_many and m.group("n") == "the" else _amount(m.group("n"))
+    if n is not None and m.group("part"):
+        n += parse_amount(m.group("part")) or 0.0
+    src, dst = _unit(m.group("from")), _unit(m.group("to"))
+    if src is None or dst is None or n is None or src == dst:
+        return None
+    n_said = m.group("n").strip()
+    if n == 1:
+        said = f"{_article(n_said, src)} {_plural(src, 1)}"
+    elif parse_number(n_said) is None or m.group("part"):  # "half a kilogram", "an hour and a half": as said
+        said = " ".join(w for w in (n_said, m.group("from"), m.group("part") and f"and {m.group('part')}") if w)
+    else:
+        said = f"{say_number(n)} {_plural(src, n)}"
+    (dim_a, fa), (dim_b, fb) = _UNITS[src], _UNITS[dst]
+    if dst == "leapyear":  # "how many leap years in a century" counts them: not a conversion
+        return None
+    if src == "leapyear" and dst == "week" and n == 1:
+        return "A leap year has 52 weeks and 2 days."
+    if "calendar" in (dim_a, dim_b) and dim_a != dim_b:
+        return _calendar(n, src, dst, said, how_many)
+    if dim_a != dim_b:
+        a, b = _plural(src, 2).capitalize(), _plural(dst, 2)
+        return f"{a} measure {dim_a} and {b} measure {dim_b}: they don't convert."
+    return _reply(n * fa / fb, dst, said, how_many)
+
+
+def _article(said: str, unit: str) -> str:
+    if said in ("a", "an"):
+        return said
+    return "an" if unit[0] in "aeiou" or unit == "hour" else "a"
+
+
+def _shown(x: float) -> str:
+    return say_number(round(x, 4) if abs(x) >= 0.01 else float(f"{x:.3g}"))
+
+
+def _reply(out: float, dst: str, said: str, how_many: bool) -> str:
+    if how_many:
+        return f"There are {_shown(out)} {_plural(dst, out)} in {said}."
+    return f"{said[:1].upper()}{said[1:]} is {_shown(out)} {_plural(dst, out)}."
+
+
+def _calendar(n: float, src: str, dst: str, said: str, how_many: bool) -> str | None:
+    """Years (and decades, centuries) against days, weeks and shorter units: common years of 365 days, with
+    the leap year's count beside it for a single year. A month against them only as its range of days."""
+    if "month" in (src, dst):
+        if n == 1 and src == "month" and dst in ("day", "week"):
+            return "A month has 28 to 31 days: about 4.3 weeks." if dst == "week" else "A month has 28 to 31 days."
+        return None
+    if _UNITS[dst][0] == "calendar":  # "how many years is 1000 days": years of 365 days
+        years = n * _UNITS[src][1] / (_DAYS_IN_YEAR * _UNITS["day"][1])
+        return f"{_reply(years * 12 / _UNITS[dst][1], dst, said, how_many)[:-1]}, counting 365 days a year."
+    if _UNITS[dst][0] != "time":
+        return None
+    years = n * _UNITS[src][1] / 12
+    common = years * _DAYS_IN_YEAR * _UNITS["day"][1] / _UNITS[dst][1]
+    if dst == "week":
+        days = round(years * _DAYS_IN_YEAR)
+        weeks = f"{days // 7} weeks" + (f" and {days % 7} day{'s' if days % 7 > 1 else ''}" if days % 7 else "")
+        if years == 1:
+            return f"A year has {weeks}, or 52 weeks and 2 days in a leap year."
+        return f"{said.capitalize()} {'has' if years == 1 else 'have'} {weeks}, counting 365 days a year."
+    if years == 1:
+        leap = (_DAYS_IN_YEAR + 1) * _UNITS["day"][1] / _UNITS[dst][1]
+        return f"{_reply(common, dst, said, how_many)[:-1]}, or {_shown(leap)} in a leap year."
+    return f"{_reply(common, dst, said, how_many)[:-1]}, counting 365 days a year."
+
+
+_THAT_IN = (
+    r"(?:what'?s|what is|how much is|how many [a-z]+ is|how far is|how tall is|how long is|how heavy is|how hot is"
+    r"|how cold is) (?:that|it|this)(?: in| to)",
+    r"(?:convert|change|turn|put) (?:that|it|this) (?:in|to|into)",
+    r"(?:what|how) about in|in",
+)
+_PREVIOUS_AMOUNT = re.compile(r"(?<![\w.,])(-?\d[\d,]*(?:\.\d+)?) ?((?:degrees? )?[a-z]+(?: per hour)?)\b")
+
+
+def convert_previous(t: str, previous_reply: str) -> str | None:
+    """A conversion of the previous answer's amount ("And how much is that in feet?", "What is it in
+    Fahrenheit?", "In kilometres?"): the last amount in ``previous_reply`` with a unit of the kind asked for,
+    converted; else None. ``t`` is a cleaned transcript."""
+    m = re.fullmatch(rf"(?:and |so |ok |okay |now )?(?:{'|'.join(_THAT_IN)}) (?:degrees )?(?P<to>[a-z/ ]+?)", t)
+    if m is None:
+        return None
+    to = _one_word_units(m.group("to"))
+    if to in _TEMPERATURES:
+        return _previous_temperature(previous_reply, _TEMPERATURES[to])
+    dst = _unit(to)
+    if dst is None or _UNITS[dst][0] == "calendar":
+        return None
+    for n, word in reversed(_PREVIOUS_AMOUNT.findall(_one_word_units(previous_reply.lower()))):
+        src = _unit(word)
+        if src is not None and src != dst and _UNITS[src][0] == _UNITS[dst][0]:
+            return convert(f"{n.replace(',', '')} {word} in {dst}")
+    return None
+
+
+def _previous_temperature(previous_reply: str, dst: str) -> str | None:
+    text = re.sub(r"\s*°\s*([cf])\b", lambda m: " degrees " + {"c": "celsius", "f": "fahrenheit"}[m.group(1)],
+                  previous_reply.lower())  # fmt: skip
+    found = re.findall(r"(-?\d[\d,]*(?:\.\d+)?) degrees? (celsius|centigrade|fahrenheit)\b", text)
+    scales = {_TEMPERATURES[w] for w in re.findall(r"\b(celsius|centigrade|fahrenheit)\b", text)}
+    if not found and len(scales) == 1:  # "The boiling point of water in Celsius is 100 degrees."
+        found = [(n, next(iter(scales)).lower()) for n in re.findall(r"(-?\d[\d,]*(?:\.\d+)?) degrees?\b", text)]
+    for n, unit in reversed(found):
+        if _TEMPERATURES[unit] != dst:
+            return _temperature(f"{n.replace(',', '')} degrees {unit} in {dst.lower()}")
+    return None
+

@@ -1,0 +1,63 @@
+"""Whether to ask the user to say it again, when the STT is unsure of what it heard (``[stt] ask_again``).
+
+Below ``ask_again_below_logprob`` (Whisper's mean log-probability per token) the words are probably not what the
+user said, so they are not answered. One exception (``[stt] skills_take_unsure``, on with the skills): a
+transcript that a local skill recognises whole, as a command or question it answers exactly (a sum, a unit
+conversion, the clock, a timer, a request the assistant cannot carry out), is answered anyway. A misrecognition
+seldom forms such a command, and the skill's reply says back what it understood ("7 times 30 is 210.", "Timer
+set for 8 minutes."), so a wrong hearing is plain to hear. The same holds for a follow-up that a skill answers
+from the conversation with such a reply: one written out from the previous question ("How about Germany?" after
+a capital → "The capital of Germany is Berlin.", "and 30?" after a conversion) or worked on the previous answer
+("double that" → "25 doubled is 50."). Unsure transcripts that only the LLM would answer, or that need a fact
+the user told ("What is my name?", whose answer would not show a mishearing), are still asked again. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from voice.config.config import Config
+from voice.conversation.follow_ups import resolve_messages
+from voice.conversation.user_text import strip_interjections
+from voice.runtime.model_api import ChatMessage
+from voice.skills import answer as skills
+from voice.skills import capabilities, timers
+
+#: Any moment will do: it changes the words of a clock answer, never whether there is one.
+_A_MOMENT = datetime(2026, 1, 1, 12, 0)
+
+
+def understood(
+    text: str, location: str = "", earlier: Sequence[ChatMessage] = (), *, resolve_follow_ups: bool = True
+) -> bool:
+    """A local skill (or the timers) would answer ``text`` without the LLM: on its own, or as a follow-up of the
+    conversation so far, ``earlier`` (written out from the previous question when ``resolve_follow_ups``, as
+    ``[llm] resolve_follow_ups`` has the skills do, or on the previous answer's result)."""
+    text = strip_interjections(text)
+    if (
+        timers.parse(text) is not None
+        or skills.answer(text, _A_MOMENT, location) is not None
+        or capabilities.cannot(text) is not None
+    ):
+        return True
+    if not earlier:
+        return False
+    if resolve_follow_ups:
+        asked = strip_interjections(resolve_messages([*earlier, ChatMessage("user", text)])[-1].content)
+        if asked != text and skills.answer(asked, _A_MOMENT, location) is not None:
+            return True
+    previous = next((m.content for m in reversed(earlier) if m.role == "assistant"), "")
+    return bool(previous) and skills.follow_up(text, previous) is not None
+
+
+def needed(
+    config: Config, text: str, avg_logprob: float | None, earlier: Sequence[ChatMessage] = ()
+) -> bool:
+    """Reply ``[stt] ask_again_reply`` to ``text`` instead of answering it (and keep it out of the history);
+    ``earlier`` is the conversation before it."""
+    if not text or not config.stt.unsure(avg_logprob):
+        return False
+    take = config.llm.skills and config.stt.skills_take_unsure
+    resolve = config.llm.resolve_follow_ups
+    return not (take and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
