@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -108,6 +110,29 @@ def test_busy_carries_a_retry_hint_from_how_long_turns_hold_their_place(
     assert runtime.queue_depth == 0
 
 
+def test_a_speculative_place_does_not_count_until_it_is_committed(
+    fake_runtime: RuntimeFactory, clock: FakeClock
+) -> None:
+    """max_queue bounds the people waiting for an answer: a reply started at a pause (its user may still be
+    speaking) is never refused and does not fill the queue; once committed it counts like any turn."""
+    runtime: ModelRuntime = fake_runtime(clock=clock, max_queue=1)
+    held = {"a": True, "b": True}
+    spec_a = runtime.admit(speculative=lambda: held["a"])
+    spec_b = runtime.admit(speculative=lambda: held["b"])  # a second one is not refused either
+    assert runtime.queue_depth == 0
+    committed = runtime.admit()  # a finished question of another session gets the place
+    assert runtime.queue_depth == 1
+    committed.release()
+    held["a"] = False  # spec_a's turn ended at its pause: it is a committed turn now
+    assert runtime.queue_depth == 1
+    with pytest.raises(BusyError):
+        runtime.admit()
+    spec_a.release()
+    spec_b.release()  # discarded: gives its place back like any other
+    assert runtime.queue_depth == 0
+    runtime.admit().release()
+
+
 def test_busy_error_event_has_retry_after_ms() -> None:
     ev = json.loads(encode_server(Error.of(ProtocolError(BUSY, "full", retry_after_ms=250))))
     assert ev == {"type": "error", "code": "busy", "message": "full", "fatal": False, "retry_after_ms": 250}
@@ -126,3 +151,34 @@ async def test_busy_turn_reports_the_hint_to_the_client(fake_runtime: RuntimeFac
     assert report.outcome == "busy"
     errors = [e for e in sink.events if e["type"] == "error"]
     assert errors[0]["code"] == "busy" and errors[0]["retry_after_ms"] == DEFAULT_RETRY_AFTER_MS
+
+
+async def test_each_model_runs_on_one_thread_of_its_own(fake_runtime: RuntimeFactory) -> None:
+    """Native libraries keep per-thread state (an OpenMP team per calling thread, a malloc arena): every call of
+    one model, from any session, runs on the same thread, and no two models share one."""
+    runtime = fake_runtime(scale=0.01)
+    threads: dict[str, set[int]] = {"stt": set(), "llm": set(), "tts": set()}
+
+    def on_thread(name: str, fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            threads[name].add(threading.get_ident())
+            return fn(*args, **kwargs)
+
+        return call
+
+    runtime.stt.hear = on_thread("stt", runtime.stt.hear)  # type: ignore[method-assign]
+    runtime.llm.generate = on_thread("llm", runtime.llm.generate)  # type: ignore[method-assign]
+    runtime.tts.synthesize = on_thread("tts", runtime.tts.synthesize)  # type: ignore[method-assign]
+    clock = runtime.clock
+
+    async def session(name: str) -> None:
+        for k in range(3):
+            utterance = Utterance(np.zeros(1600, np.float32), 300.0, False)
+            report = await run_turn(
+                runtime, make_config(), History(), utterance, TurnTimer(clock, name, k + 1), ListSink()
+            )
+            assert report.outcome == "ok"
+
+    await asyncio.gather(*(session(f"s{i}") for i in range(4)))
+    assert {name: len(ids) for name, ids in threads.items()} == {"stt": 1, "llm": 1, "tts": 1}
+    assert len(set.union(*threads.values())) == 3

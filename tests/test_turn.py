@@ -238,7 +238,7 @@ async def test_tokens_are_counted_in_a_model_thread_not_on_the_event_loop(
     await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 1), ListSink())
     loop_thread = threading.current_thread().name
     assert llm.count_threads and loop_thread not in llm.count_threads
-    assert all(name.startswith("model") for name in llm.count_threads)
+    assert all(name.startswith("llm") for name in llm.count_threads)  # the LLM's own thread (runtime.model_threads)
 
 
 async def test_the_report_says_over_how_long_the_reply_audio_was_sent(

@@ -153,7 +153,8 @@ def cmd_soak(args: argparse.Namespace) -> int:
         ask, long_ask, timeout_s = fake_ask, fake_long_ask, 60.0
     trials = args.stop_trials if args.stop_trials is not None else (10 if args.real else 100)
     mode = "real" if args.real else f"fake (x{args.scale:g} model time)"
-    print(f"machine: {machine()}", flush=True)
+    if not args.json:  # with --json, stdout is the one JSON object (which names the machine too)
+        print(f"machine: {machine()}", flush=True)
     figures = asyncio.run(
         run_soak(
             runtime,
@@ -170,6 +171,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
             progress=lambda m: print(m, file=sys.stderr, flush=True),
         )
     )
+    figures.machine = machine()
     if args.json:
         from voice.reliability.figures import figures_json
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import platform
 import statistics
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from voice.wire.report import percentile
@@ -59,6 +60,7 @@ class StopTrial:
     last_model: str  # the model let go of last ("" if none was busy)
     cleanup_ms: float  # drop → the session was gone from the server
     next_ok: bool  # the next session's turn succeeded
+    next_outcome: str = ""  # that turn's outcome and what it heard (why it failed, when it did)
 
 
 @dataclass
@@ -84,6 +86,17 @@ class SoakFigures:
     """RSS (MiB) after each tenth of the turns."""
     server_sessions_after: int = 0
     stop_trials: list[StopTrial] = field(default_factory=list)
+    retries_per_turn: Counter[int] = field(default_factory=Counter)
+    """Answered turns by how many ``busy`` replies they were retried after (0: answered at once)."""
+    machine: str = ""
+
+    @property
+    def busy_retries(self) -> int:
+        """``busy`` replies the clients waited out and asked again."""
+        return sum(n * count for n, count in self.retries_per_turn.items())
+
+    def tries_summary(self) -> str:
+        return ", ".join(f"{n + 1}: {c}" for n, c in sorted(self.retries_per_turn.items())) or "none"
 
     @property
     def rss_growth_mib(self) -> float:
@@ -118,7 +131,8 @@ class SoakFigures:
         return all(ok for _, ok in self.verdicts(**limits))
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """Every figure and verdict as plain JSON types (counters as objects with string keys)."""
+        d: dict[str, Any] = _plain(self)
         d["rss_growth_mib"] = self.rss_growth_mib
         d["verdicts"] = [{"check": name, "pass": ok} for name, ok in self.verdicts()]
         return d
@@ -133,6 +147,8 @@ class SoakFigures:
             f"{self.duplicated}, mis-routed {self.misrouted}; outcomes {dict(self.outcomes)}"
             + (f"; keyword misheard by the STT {self.misheard}" if self.mode == "real" else ""),
             f"  error events seen by clients: {dict(self.client_errors) or 'none'}",
+            f"  busy replies retried after retry_after_ms: {self.busy_retries} "
+            f"(answered turns by tries needed: {self.tries_summary()})",
         ]
         if self.total_ms_p50 is not None:
             lines.append(
@@ -189,5 +205,20 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {system}"
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as JSON types. (``dataclasses.asdict`` rebuilds a Counter from its items, which makes its keys
+    tuples: ``json.dumps`` then fails.)"""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def figures_json(figures: SoakFigures) -> str:
-    return json.dumps(figures.to_dict(), default=str)
+    """One JSON object: every figure, with ``verdicts`` and ``passed``."""
+    d = figures.to_dict()
+    d["passed"] = figures.passed()
+    return json.dumps(d)

@@ -2,9 +2,11 @@
 
 Every turn is traced end to end. With fakes, each utterance carries a tag (see :mod:`.tagged`) that the
 fake STT hears and the fake LLM repeats; with real models each session asks its own question, whose
-keyword the transcript must contain. A turn is *dropped* when its ``turn_report`` (outcome ok) never
-arrives, *duplicated* when a tag or turn id is reported twice, *mis-routed* when a session receives a
-reply that was not its own. Process figures (RSS, open files, threads, asyncio tasks) are taken after a
+keyword the transcript must contain. A turn is *dropped* (lost) when it never gets an answer, *duplicated* when
+a tag or turn id is reported twice, *mis-routed* when a session receives a reply that was not its own. A
+``busy`` reply (the server's model queue was full, ``[server] max_queue``) is its own outcome: the client
+waits the ``retry_after_ms`` it was given and asks again, as a well-behaved client would, and the figures
+count how many tries each turn needed. Process figures (RSS, open files, threads, asyncio tasks) are taken after a
 warm-up with no client connected, and again after the clients have left.
 
 Disconnect trials (fault 1) open a session, ask for a long reply, drop the connection at a random point
@@ -23,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +34,7 @@ from voice.reliability.figures import Process, SoakFigures, StopTrial
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_speech
 from voice.runtime.activity import ModelActivity
-from voice.runtime.runtime import ModelRuntime
+from voice.runtime.runtime import DEFAULT_RETRY_AFTER_MS, ModelRuntime
 from voice.serve.server import VoiceServer
 from voice.wire.report import TurnReport, percentile
 
@@ -94,16 +97,42 @@ def fake_long_ask(trial: int) -> Ask:
     return Ask(tagged_speech(f"long{trial}", seconds=0.4), f"long{trial}")
 
 
-def _answered_this_ask(a: Ask, transcript: str, reply: str, figures: SoakFigures) -> bool:
-    """The turn heard this session's ask and replied to it (with real models: heard something not another
-    session's, and said something; a plain mishearing is counted, not failed)."""
+def _answered_this_ask(a: Ask, transcript: str, reply: str) -> tuple[bool, bool]:
+    """Whether the turn heard this session's ask and replied to it, and whether the STT misheard it. With real
+    models a plain mishearing is counted, not failed: the turn heard something that is not another session's
+    question, and said something."""
     if a.exact:
-        return transcript == a.expect and a.expect in reply
+        return transcript == a.expect and a.expect in reply, False
     heard = transcript.lower()
-    if a.expect.lower() not in heard:
-        figures.misheard += 1  # the STT got it wrong, but it was this session's audio
-    heard_ok = a.expect.lower() in heard or not any(w.lower() in heard for w in a.foreign)
-    return heard_ok and bool(reply)
+    misheard = a.expect.lower() not in heard  # the STT got it wrong, but it was this session's audio
+    heard_ok = not misheard or not any(w.lower() in heard for w in a.foreign)
+    return heard_ok and bool(reply), misheard
+
+
+async def _answered(
+    probe: Probe, a: Ask, timeout_s: float, figures: SoakFigures, report_ids: list[int]
+) -> dict[str, Any]:
+    """Say ``a`` until the server answers it, as a well-behaved client: a ``busy`` reply (the model queue was
+    full) is waited out for its ``retry_after_ms`` and the question asked again, until ``timeout_s`` has passed
+    (then TimeoutError: the turn is lost). Returns the report of the turn that answered."""
+    deadline = time.monotonic() + timeout_s
+    retries = 0
+    while True:
+        report = await probe.turn(a.audio, max(0.0, deadline - time.monotonic()))
+        figures.outcomes[report["outcome"]] += 1
+        if report["outcome"] != "busy":
+            figures.retries_per_turn[retries] += 1
+            return report
+        busy = [e for e in probe.errors() if e["code"] == "busy"]
+        wait_ms = (busy[-1].get("retry_after_ms") if busy else None) or DEFAULT_RETRY_AFTER_MS
+        report_ids += [e["turn_id"] for e in probe.events if e["type"] == "turn_report"]
+        for err in probe.errors():
+            figures.client_errors[err["code"]] += 1
+        probe.forget_events()
+        retries += 1
+        if time.monotonic() + wait_ms / 1000 >= deadline:
+            raise TimeoutError(f"still busy after {retries} tries")
+        await asyncio.sleep(wait_ms / 1000)
 
 
 async def _session_worker(
@@ -124,19 +153,19 @@ async def _session_worker(
         for k in asks:
             a = ask(index, k)
             try:
-                report = await probe.turn(a.audio, timeout_s)
+                report = await _answered(probe, a, timeout_s, figures, report_ids)
             except (TimeoutError, ConnectionError) as e:
                 figures.dropped += 1
-                figures.problems.append(f"session {index}: no report for {a.expect!r}: {e}"[:300])
+                figures.problems.append(f"session {index}: no answer for {a.expect!r}: {e}"[:300])
                 if isinstance(e, ConnectionError):
                     break
                 continue
             tid = report["turn_id"]
-            figures.outcomes[report["outcome"]] += 1
             mine = [e for e in probe.events if e.get("turn_id") == tid]
             transcript = next((e["text"] for e in mine if e["type"] == "transcript"), "")
             reply = " ".join(e["text"] for e in mine if e["type"] == "reply_text")
-            answered = _answered_this_ask(a, transcript, reply, figures)
+            answered, misheard = _answered_this_ask(a, transcript, reply)
+            figures.misheard += misheard
             if report["session_id"] != probe.session_id or not answered:
                 figures.misrouted += 1
                 figures.problems.append(
@@ -214,9 +243,11 @@ async def stop_trial(
     nxt = await Probe.connect(server.url)
     try:
         report = await nxt.turn(short_ask.audio, timeout_s)
-        next_ok = report["outcome"] == "ok" and short_ask.expect.lower() in report["transcript"].lower()
-    except (TimeoutError, ConnectionError):
-        next_ok = False
+        answered, misheard = _answered_this_ask(short_ask, report["transcript"], report["reply_text"])
+        next_ok = report["outcome"] == "ok" and answered
+        next_outcome = f"{report['outcome']}, heard {report['transcript']!r}" + (" (misheard)" if misheard else "")
+    except (TimeoutError, ConnectionError) as e:
+        next_ok, next_outcome = False, f"no answer: {e}"[:200]
     finally:
         await nxt.close()
     return StopTrial(
@@ -229,7 +260,27 @@ async def stop_trial(
         last_model,
         round(cleanup_ms, 2),
         next_ok,
+        next_outcome,
     )
+
+
+async def _stop_trials(
+    server: VoiceServer, activity: ModelActivity, figures: SoakFigures, ask: AskFactory,
+    long_ask: Callable[[int], Ask], trials: int, delay_s: float, timeout_s: float, seed: int,
+    progress: Callable[[str], None],
+) -> None:  # fmt: skip
+    """``trials`` disconnect trials (:func:`stop_trial`), alternating clean closes and TCP resets."""
+    rng = random.Random(seed)
+    for n in range(trials):
+        trial = await stop_trial(
+            server, activity, long_ask(n), ask(0, 10_000 + n), mode="reset" if n % 2 else "close",
+            point=rng.choice(("transcript", "audio_start")), delay_s=rng.uniform(0, delay_s), timeout_s=timeout_s,
+        )  # fmt: skip
+        figures.stop_trials.append(trial)
+        if not trial.next_ok:
+            figures.problems.append(f"disconnect trial {n}: the next turn failed: {trial.next_outcome}")
+        if (n + 1) % 10 == 0:
+            progress(f"disconnect trials: {n + 1}/{trials}")
 
 
 async def run_soak(
@@ -319,18 +370,9 @@ async def run_soak(
         if new_threads:
             figures.problems.append(f"threads started during the soak: {dict(new_threads)}")
 
-        rng = random.Random(seed)
-        for n in range(stop_trials):
-            mode_n = "reset" if n % 2 else "close"
-            point = rng.choice(("transcript", "audio_start"))
-            delay = rng.uniform(0, stop_delay_s)
-            trial = await stop_trial(
-                server, activity, long_ask(n), ask(0, 10_000 + n), mode=mode_n, point=point, delay_s=delay,
-                timeout_s=turn_timeout_s,
-            )
-            figures.stop_trials.append(trial)
-            if (n + 1) % 10 == 0:
-                progress(f"disconnect trials: {n + 1}/{stop_trials}")
+        await _stop_trials(
+            server, activity, figures, ask, long_ask, stop_trials, stop_delay_s, turn_timeout_s, seed, progress
+        )
     finally:
         await server.shutdown()
     return figures

@@ -88,15 +88,19 @@ def _prestart(executor: ThreadPoolExecutor, workers: int) -> None:
 
 
 class Admission:
-    """A turn's place in the model queue; :meth:`release` (idempotent) gives it back."""
+    """A turn's place in the model queue; :meth:`release` (idempotent) gives it back.
 
-    def __init__(self, runtime: ModelRuntime) -> None:
+    ``speculative`` says, whenever asked, whether the turn is still only speculative (started at a pause, its
+    output held until the end of the turn is confirmed): such a place does not count toward ``max_queue``."""
+
+    def __init__(self, runtime: ModelRuntime, speculative: Callable[[], bool]) -> None:
         self._runtime: ModelRuntime | None = runtime
         self._start_ns = runtime.clock.now_ns()
+        self.speculative = speculative
 
     def release(self) -> None:
         if self._runtime is not None:
-            self._runtime._released((self._runtime.clock.now_ns() - self._start_ns) / 1e6)
+            self._runtime._released(self, (self._runtime.clock.now_ns() - self._start_ns) / 1e6)
             self._runtime = None
 
     def __enter__(self) -> Admission:
@@ -104,6 +108,10 @@ class Admission:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _never() -> bool:
+    return False
 
 
 MODELS = ("stt", "llm", "tts")
@@ -149,41 +157,57 @@ class ModelRuntime:
         self.gate = gate or ComputeGate()
         self.max_queue = max_queue
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="model")
+        """Blocking work that is not a model's inference (the end-of-turn model when scored through the gate)."""
+        self.model_threads = {m: ThreadPoolExecutor(max_workers=1, thread_name_prefix=m) for m in MODELS}
+        """Each model's calls run on a thread of its own (one inference at a time in any case, under its lock).
+        The native libraries keep per-thread state: llama.cpp's and CTranslate2's OpenMP start a team of threads
+        for each thread that calls them, and malloc keeps an arena per thread. On one shared pool those grew
+        with every worker a model happened to run on (the soak saw +2 threads after warm-up); on its own thread
+        a model's native threads all exist once it has run once."""
         # VAD and endpointing of every session run on one thread: a few ms per second of audio, and one
         # thread (one malloc arena) keeps the memory of long sessions flat.
         self.vad_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad")
         # Start every worker thread now: the thread count of a running server stays constant.
         _prestart(self.executor, workers)
         _prestart(self.vad_executor, 1)
+        for thread in self.model_threads.values():
+            _prestart(thread, 1)
         self.clock: Clock = clock or MonotonicClock()
         """Times how long turns hold their place in the queue (the ``busy`` retry hint)."""
         self._stt_lock = FairLock()
         self._llm_lock = FairLock()
         self._tts_lock = asyncio.Lock()
-        self._waiting = 0
+        self._admitted: set[Admission] = set()
         self._hold_ms: float | None = None
         self._activity: ModelActivity | None = None
 
     def close(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
-        self.vad_executor.shutdown(wait=True, cancel_futures=True)
+        for pool in (self.executor, self.vad_executor, *self.model_threads.values()):
+            pool.shutdown(wait=True, cancel_futures=True)
 
-    def admit(self) -> Admission:
+    def admit(self, *, speculative: Callable[[], bool] = _never) -> Admission:
         """Take a place in the model queue for one turn's STT and LLM work.
 
-        Raises :class:`BusyError` when ``max_queue`` turns already hold one (running or waiting), so a
-        crowd gets a quick "busy" instead of an unbounded wait. Use as ``with runtime.admit() as a:``;
-        ``a.release()`` gives the place back early (once the LLM is done, while the reply is spoken).
+        Raises :class:`BusyError` when ``max_queue`` committed turns already hold one (running or waiting), so a
+        crowd gets a quick "busy" instead of an unbounded wait. A speculative turn (``speculative()`` true: its
+        user may still be speaking) is never refused and does not count while it stays speculative; once
+        committed it counts like any other. So ``max_queue`` bounds the people actually waiting for an answer,
+        and speculation (at most one per session, plus one being cancelled) never makes someone else's finished
+        question ``busy``. Use as ``with runtime.admit() as a:``; ``a.release()`` gives the place back early
+        (once the LLM is done, while the reply is spoken).
         """
-        if self._waiting >= self.max_queue:
-            retry_ms = self.retry_after_ms()
-            raise BusyError(
-                f"{self._waiting} turns are already using or waiting for the models "
-                f"(max_queue={self.max_queue}); try again in about {retry_ms} ms",
-                retry_ms,
-            )
-        self._waiting += 1
-        return Admission(self)
+        if not speculative():
+            waiting = self.queue_depth
+            if waiting >= self.max_queue:
+                retry_ms = self.retry_after_ms()
+                raise BusyError(
+                    f"{waiting} turns are already using or waiting for the models "
+                    f"(max_queue={self.max_queue}); try again in about {retry_ms} ms",
+                    retry_ms,
+                )
+        admission = Admission(self, speculative)
+        self._admitted.add(admission)
+        return admission
 
     def retry_after_ms(self) -> int:
         """When a place in the full queue should free up: by Little's law, with ``max_queue`` turns each
@@ -192,8 +216,8 @@ class ModelRuntime:
             return DEFAULT_RETRY_AFTER_MS
         return max(MIN_RETRY_AFTER_MS, round(self._hold_ms / self.max_queue))
 
-    def _released(self, hold_ms: float) -> None:
-        self._waiting -= 1
+    def _released(self, admission: Admission, hold_ms: float) -> None:
+        self._admitted.discard(admission)
         prev = self._hold_ms
         self._hold_ms = hold_ms if prev is None else prev + HOLD_EWMA_WEIGHT * (hold_ms - prev)
 
@@ -205,8 +229,8 @@ class ModelRuntime:
 
     @property
     def queue_depth(self) -> int:
-        """Turns holding a place in the model queue (running or waiting)."""
-        return self._waiting
+        """Committed turns holding a place in the model queue (running or waiting); speculative ones not counted."""
+        return sum(not a.speculative() for a in self._admitted)
 
     def watch(self) -> ModelActivity:
         """The runtime's :class:`~voice.runtime.activity.ModelActivity`, attached on the first call: from then
@@ -242,7 +266,7 @@ class ModelRuntime:
                 return Transcription(heard.text, started_ns, heard.avg_logprob)
 
         async with self._stt_lock.hold(session):
-            return await run_blocking(self.executor, job, self.gate.cancel_event())
+            return await run_blocking(self.model_threads["stt"], job, self.gate.cancel_event())
 
     async def with_llm(self, work: Callable[[Llm], T], *, session: str = "") -> T:
         """``work(llm)`` in a worker thread under the LLM's lock (waiting its turn as ``session``), for the quick
@@ -250,7 +274,7 @@ class ModelRuntime:
         (:func:`~voice.conversation.history.fit_prompt`): they never run on the event loop nor beside another
         turn's generation. Cancelling waits for ``work`` to finish before the lock is let go."""
         async with self._llm_lock.hold(session):
-            return await run_blocking(self.executor, lambda _cancel: work(self.llm))
+            return await run_blocking(self.model_threads["llm"], lambda _cancel: work(self.llm))
 
     async def generate(
         self, messages: Sequence[ChatMessage], session: str, clock: Clock, *, max_tokens: int
@@ -297,7 +321,7 @@ class ModelRuntime:
 
         async with self._llm_lock.hold(session):
             cancel = self.gate.cancel_event(*_interrupters(self.llm))
-            worker = asyncio.ensure_future(run_blocking(self.executor, job, cancel))
+            worker = asyncio.ensure_future(run_blocking(self.model_threads["llm"], job, cancel))
             try:
                 while True:
                     item = await queue.get()
@@ -340,4 +364,6 @@ class ModelRuntime:
             return Synthesis(pieces, started_ns, first_audio_ns)
 
         async with self._tts_lock:
-            return await run_blocking(self.executor, job, self.gate.cancel_event(*_interrupters(self.tts)))
+            return await run_blocking(
+                self.model_threads["tts"], job, self.gate.cancel_event(*_interrupters(self.tts))
+            )

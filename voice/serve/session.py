@@ -339,6 +339,7 @@ class Session:
                 reply=reply,
                 report_fields=report_fields,
                 audio=self.speak_replies,
+                speculative=(lambda: not held.committed) if held is not None else lambda: False,
             )
         except asyncio.CancelledError:
             # Talked over: the turn kept the clauses it had sent (turn.cut_short), more than were heard by then.

@@ -101,6 +101,7 @@ async def run_turn(
     reply: bool = True,
     report_fields: Callable[[], dict[str, Any]] = dict,
     audio: bool = True,
+    speculative: Callable[[], bool] = lambda: False,
 ) -> TurnReport:
     """Run one turn to its end (its last audio chunk handed to the socket) and return its report.
 
@@ -112,8 +113,9 @@ async def run_turn(
     report, read when the report is built (the session's speculation counters). ``audio=False`` (a client
     that wants text only) sends each clause as ``reply_text`` without synthesizing it; the TTS marks are then
     placed when the first clause is sent, so ``total_ms`` runs to the first clause instead of the first audio.
+    While ``speculative()`` is true (a held reply), its model queue place is not counted (:meth:`ModelRuntime.admit`).
     """
-    turn = _Turn(runtime, config, history, utterance, timer, sink, output_rate_hz, on_error, audio)
+    turn = _Turn(runtime, config, history, utterance, timer, sink, output_rate_hz, on_error, audio, speculative)
     cancelled, outcome = False, "ok"
     try:
         outcome = await turn.answer(reply)
@@ -168,9 +170,11 @@ class _Turn:
         output_rate_hz: int | None,
         on_error: Callable[[ProtocolError], None],
         audio: bool,
+        speculative: Callable[[], bool],
     ) -> None:
         self.runtime, self.config, self.history, self.utterance = runtime, config, history, utterance
         self.timer, self.sink, self.on_error, self.audio = timer, sink, on_error, audio
+        self.speculative = speculative
         self.tid = timer.turn_id
         self.progress = _Progress()
         self.delivery = Delivery(timer)
@@ -181,7 +185,7 @@ class _Turn:
         """Hear the user, then answer (``reply``) until the last chunk was sent; returns the outcome (``ok``,
         ``no_speech``). Raises CancelledError, BusyError, ContextTooSmallError or a model's error."""
         utterance, timer = self.utterance, self.timer
-        with self.runtime.admit() as admission:
+        with self.runtime.admit(speculative=self.speculative) as admission:
             if utterance.text is not None:
                 text = self.progress.transcript = utterance.text
                 for mark in ("stt_start", "stt_done"):
