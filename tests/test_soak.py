@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.netkit import server_config
+from tests.netkit import running, server_config
 from tests.units import FAKE_MS
 from voice.cli import main
 from voice.reliability.figures import Process, SoakFigures, StopTrial, figures_json
 from voice.reliability.soak import Ask, _answered_this_ask, run_soak
-from voice.reliability.tagged import tagged_runtime
+from voice.reliability.probe import Probe
+from voice.reliability.tagged import tagged_runtime, tagged_speech
 
 
 def _process(rss_mib: float, threads: int) -> Process:
@@ -116,3 +117,17 @@ def test_a_real_turn_is_answered_unless_it_heard_another_session(
 ) -> None:
     ask = Ask(np.zeros(16, np.int16), "France", exact=False, foreign=("Germany", "Italy"))
     assert _answered_this_ask(ask, transcript, reply) == (answered, misheard)
+
+
+async def test_a_turn_scored_unfinished_still_ends_for_a_client_that_keeps_sending_silence() -> None:
+    """The end-of-turn model scores every turn unfinished, so the turn needs ``[turn] incomplete_silence_ms``
+    (960 ms) of silence: more than the 0.5 s the probe says after its speech. Like a microphone, it goes on
+    sending silence until the server hears the end (the real soak hung there for ten minutes)."""
+    runtime = tagged_runtime(0.02 * FAKE_MS)
+    runtime.turn_score = lambda audio: 0.0
+    async with running(runtime) as srv:
+        probe = await Probe.connect(srv.url)
+        report = await probe.turn(tagged_speech("s1t1"), timeout_s=10, silence_s=0.5)
+        await probe.close()
+    assert report["outcome"] == "ok" and report["transcript"] == "s1t1"
+    assert report["turn_score"] == 0.0

@@ -29,6 +29,10 @@ from voice.wire.protocol import ProtocolError
 Event = dict[str, Any]
 
 
+MAX_TRAILING_SILENCE_S = 3.0
+"""How much silence :meth:`Probe.turn` sends after the speech at most, waiting for the end of the turn."""
+
+
 class Probe:
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
@@ -158,10 +162,25 @@ class Probe:
             lambda e: e["type"] == kind and all(e.get(k) == v for k, v in fields.items()), timeout_s, since
         )
 
-    async def turn(self, speech: np.ndarray, timeout_s: float = 30.0, silence_s: float = 0.5) -> Event:
-        """Say ``speech`` and return the ``turn_report`` of the turn it started."""
+    async def turn(
+        self, speech: np.ndarray, timeout_s: float = 30.0, silence_s: float = 0.5, frame_s: float = 0.1
+    ) -> Event:
+        """Say ``speech`` and return the ``turn_report`` of the turn it started.
+
+        Like a live microphone, it goes on sending silence (a frame every ``frame_s``, in real time) until the
+        server hears the end of the turn, up to :data:`MAX_TRAILING_SILENCE_S`: an end-of-turn model that scores
+        the sentence unfinished waits for more silence than ``silence_s`` (``[turn] incomplete_silence_ms``), and
+        a client that fell silent on the wire would wait for ever."""
         since = len(self.events)
-        await self.say(speech, silence_s)
+        await self.say(speech, silence_s, frame_s)
+        frame = np.zeros(int(frame_s * 16000), np.int16)
+        sent_s = silence_s
+        while sent_s < MAX_TRAILING_SILENCE_S and not self.reader.done():
+            await asyncio.sleep(frame_s)
+            if any(e["type"] == "speech_ended" for e in self.events[since:]):
+                break
+            await self.send_audio(frame, frame_s)
+            sent_s += frame_s
         ended = await self.wait_type("speech_ended", timeout_s, since)
         return await self.wait_type("turn_report", timeout_s, since, turn_id=ended["turn_id"])
 
