@@ -182,3 +182,31 @@ async def test_each_model_runs_on_one_thread_of_its_own(fake_runtime: RuntimeFac
     await asyncio.gather(*(session(f"s{i}") for i in range(4)))
     assert {name: len(ids) for name, ids in threads.items()} == {"stt": 1, "llm": 1, "tts": 1}
     assert len(set.union(*threads.values())) == 3
+
+
+def test_warming_runs_each_model_once_on_its_own_thread(
+    fake_runtime: RuntimeFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = fake_runtime(scale=0.01)
+    names: dict[str, list[str]] = {"stt": [], "llm": [], "tts": []}
+
+    def on_thread(name: str, fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            names[name].append(threading.current_thread().name)
+            if name == "stt":
+                raise ConnectionError("the STT server is not up yet")
+            return fn(*args, **kwargs)
+
+        return call
+
+    runtime.stt.hear = on_thread("stt", runtime.stt.hear)  # type: ignore[method-assign]
+    runtime.llm.generate = on_thread("llm", runtime.llm.generate)  # type: ignore[method-assign]
+    runtime.tts.synthesize = on_thread("tts", runtime.tts.synthesize)  # type: ignore[method-assign]
+    runtime.warm_threads(ChatMessage("system", "You are a voice assistant."))
+    assert {k: [n.rsplit("_", 1)[0] for n in v] for k, v in names.items()} == {
+        "stt": ["stt"],
+        "llm": ["llm"],
+        "tts": ["tts"],
+    }
+    # A model that cannot be reached yet is warmed on its first turn instead; the others still are.
+    assert "could not warm the stt on its thread: ConnectionError" in caplog.text

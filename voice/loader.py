@@ -12,7 +12,7 @@ from voice.config.config import Config
 from voice.models import DEFAULT_CATALOGUE, DEFAULT_MODELS_ROOT, Catalogue, ModelError
 from voice.models.preflight import check_model_files
 from voice.runtime.compute import ComputeGate
-from voice.runtime.model_api import Llm
+from voice.runtime.model_api import ChatMessage, Llm
 from voice.runtime.runtime import ModelRuntime
 from voice.skills import answer as skills
 
@@ -97,7 +97,7 @@ def load_runtime(
 
         name = config.turn.end_of_turn_model
         turn = timed(f"end-of-turn model {name}", lambda: SmartTurn(turn_dirs[0]), turn_dirs[0])
-    return ModelRuntime(
+    runtime = ModelRuntime(
         vad=vad,
         stt=stt,
         llm=llm,
@@ -106,3 +106,5 @@ def load_runtime(
         gate=gate,
         turn_score=turn.score if turn is not None else None,
     )
+    timed("each model on its own thread", lambda: runtime.warm_threads(ChatMessage("system", config.llm.system_prompt)))
+    return runtime

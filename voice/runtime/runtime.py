@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,8 @@ from voice.runtime.compute import ComputeGate, Priority, StepCancelled, run_bloc
 from voice.runtime.fairlock import FairLock
 from voice.runtime.kvcache import KvStats
 from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -231,6 +234,22 @@ class ModelRuntime:
     def queue_depth(self) -> int:
         """Committed turns holding a place in the model queue (running or waiting); speculative ones not counted."""
         return sum(not a.speculative() for a in self._admitted)
+
+    def warm_threads(self, system: ChatMessage) -> None:
+        """Run each model once on its own thread (blocking; call before serving): the native libraries start their
+        per-thread state there (an OpenMP team, scratch buffers) now, not during someone's first turn. The LLM
+        evaluates ``system`` (the prompt every turn starts with) and one short question."""
+        question = (system, ChatMessage("user", "Hi."))
+        jobs = {
+            "stt": lambda: self.stt.hear(np.zeros(16_000, np.float32)),
+            "llm": lambda: list(self.llm.generate(question, max_tokens=1, cancel=threading.Event())),
+            "tts": lambda: list(self.tts.synthesize("Hello.")),
+        }
+        for model, job in jobs.items():
+            try:
+                self.model_threads[model].submit(job).result()
+            except Exception as e:  # a remote model that is not up yet: it starts on its first turn instead
+                log.warning("could not warm the %s on its thread: %s: %s", model, type(e).__name__, e)
 
     def watch(self) -> ModelActivity:
         """The runtime's :class:`~voice.runtime.activity.ModelActivity`, attached on the first call: from then
