@@ -14,8 +14,8 @@ from tests.netkit import running, server_config
 from tests.units import FAKE_MS
 from voice.cli import main
 from voice.reliability.figures import Process, SoakFigures, StopTrial, figures_json
-from voice.reliability.soak import Ask, _answered_this_ask, run_soak
 from voice.reliability.probe import Probe
+from voice.reliability.soak import Ask, _answered_this_ask, run_soak
 from voice.reliability.tagged import tagged_runtime, tagged_speech
 
 
@@ -36,6 +36,7 @@ def real_shaped_figures() -> SoakFigures:
         StopTrial("reset", "audio_start", 80.0, True, False, 0.0, "", 15.0, True),
     ]
     figures.machine = "2 cores (Test CPU)"
+    figures.kv_mib_baseline, figures.kv_mib_after = 4.0, 12.5
     return figures
 
 
@@ -48,6 +49,7 @@ def test_the_json_of_a_real_shaped_soak_has_every_figure_and_verdict() -> None:
     assert d["baseline"]["thread_names"] == {"model": 4, "py:vad": 1}
     assert [t["mode"] for t in d["stop_trials"]] == ["close", "reset"] and d["stop_trials"][0]["stop_ms"] == 8.25
     assert d["rss_growth_mib"] == 25.5 and d["machine"] == "2 cores (Test CPU)"
+    assert d["rss_growth_beyond_kv_mib"] == 25.5 - (12.5 - 4.0)
     assert [v["pass"] for v in d["verdicts"]] == [ok for _, ok in figures.verdicts()]
     assert d["passed"] is figures.passed() is True
 
@@ -131,3 +133,13 @@ async def test_a_turn_scored_unfinished_still_ends_for_a_client_that_keeps_sendi
         await probe.close()
     assert report["outcome"] == "ok" and report["transcript"] == "s1t1"
     assert report["turn_score"] == 0.0
+
+
+def test_the_rss_verdict_leaves_out_what_the_saved_kv_states_grew_by() -> None:
+    """The KV states are a cache with a configured bound; growth beyond them is what would be a leak."""
+    figures = real_shaped_figures()
+    figures.after = _process(960.0, 30)  # +60 MiB, of which the KV states 8.5
+    assert figures.rss_growth_beyond_kv_mib == 51.5
+    assert not figures.passed()
+    figures.kv_mib_after = 14.0  # +10 MiB of KV states: 50 MiB beyond them
+    assert figures.passed(), figures.render()

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from voice.config.config import Config
-from voice.reliability.figures import Process, SoakFigures, StopTrial
+from voice.reliability.figures import MIB, Process, SoakFigures, StopTrial
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_speech
 from voice.runtime.activity import ModelActivity
@@ -197,6 +197,11 @@ async def _session_worker(
         await probe.close()
 
 
+
+def _kv_mib(runtime: ModelRuntime) -> float:
+    stats = runtime.kv_stats()
+    return 0.0 if stats is None else round(stats.bytes_in_use / MIB, 1)
+
 async def _wait_no_sessions(server: VoiceServer, timeout_s: float = 10.0) -> None:
     await server.wait_sessions(lambda s: not s, timeout_s)
 
@@ -321,6 +326,7 @@ async def run_soak(
         await _wait_no_sessions(server)
         await _settle()
         figures.baseline = Process.now()
+        figures.kv_mib_baseline = _kv_mib(runtime)
         figures.rss_peak_mib = figures.baseline.rss_mib
 
         step = max(1, turns // 10)
@@ -365,6 +371,7 @@ async def run_soak(
         await _wait_no_sessions(server)
         await _settle()
         figures.after = Process.now()
+        figures.kv_mib_after = _kv_mib(runtime)
         figures.server_sessions_after = len(server.sessions)
         new_threads = figures.after.thread_names - figures.baseline.thread_names
         if new_threads:
