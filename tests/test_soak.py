@@ -143,3 +143,15 @@ def test_the_rss_verdict_leaves_out_what_the_saved_kv_states_grew_by() -> None:
     assert not figures.passed()
     figures.kv_mib_after = 14.0  # +10 MiB of KV states: 50 MiB beyond them
     assert figures.passed(), figures.render()
+
+
+async def test_the_soak_and_its_disconnect_trials_end_turns_scored_unfinished() -> None:
+    """Every turn scored unfinished, the soak's turns and its disconnect trials (which ask for a long reply, then
+    drop the connection) still reach the end of each turn: their clients keep sending silence."""
+    runtime = tagged_runtime(0.02 * FAKE_MS)
+    runtime.turn_score = lambda audio: 0.0
+    figures = await run_soak(
+        runtime, server_config({"max_sessions": 4}), mode="fake (unfinished)", turns=4, sessions=2, stop_trials=2,
+        warmup_turns=1, turn_timeout_s=20.0,
+    )  # fmt: skip
+    assert figures.turns_ok == 4 and [t.next_ok for t in figures.stop_trials] == [True, True], figures.render()

@@ -30,7 +30,7 @@ Event = dict[str, Any]
 
 
 MAX_TRAILING_SILENCE_S = 3.0
-"""How much silence :meth:`Probe.turn` sends after the speech at most, waiting for the end of the turn."""
+"""How much silence :meth:`Probe.say_to_the_end` sends after the speech at most, waiting for the end of the turn."""
 
 
 class Probe:
@@ -162,15 +162,11 @@ class Probe:
             lambda e: e["type"] == kind and all(e.get(k) == v for k, v in fields.items()), timeout_s, since
         )
 
-    async def turn(
-        self, speech: np.ndarray, timeout_s: float = 30.0, silence_s: float = 0.5, frame_s: float = 0.1
-    ) -> Event:
-        """Say ``speech`` and return the ``turn_report`` of the turn it started.
-
-        Like a live microphone, it goes on sending silence (a frame every ``frame_s``, in real time) until the
-        server hears the end of the turn, up to :data:`MAX_TRAILING_SILENCE_S`: an end-of-turn model that scores
-        the sentence unfinished waits for more silence than ``silence_s`` (``[turn] incomplete_silence_ms``), and
-        a client that fell silent on the wire would wait for ever."""
+    async def say_to_the_end(self, speech: np.ndarray, silence_s: float = 0.5, frame_s: float = 0.1) -> None:
+        """Say ``speech``, then, like a live microphone, go on sending silence (a frame every ``frame_s``, in real
+        time) until the server hears the end of the turn (``speech_ended``), up to :data:`MAX_TRAILING_SILENCE_S`.
+        An end-of-turn model that scores the sentence unfinished waits for more silence than ``silence_s``
+        (``[turn] incomplete_silence_ms``), and a client that fell silent on the wire would wait for ever."""
         since = len(self.events)
         await self.say(speech, silence_s, frame_s)
         frame = np.zeros(int(frame_s * 16000), np.int16)
@@ -181,6 +177,13 @@ class Probe:
                 break
             await self.send_audio(frame, frame_s)
             sent_s += frame_s
+
+    async def turn(
+        self, speech: np.ndarray, timeout_s: float = 30.0, silence_s: float = 0.5, frame_s: float = 0.1
+    ) -> Event:
+        """Say ``speech`` (:meth:`say_to_the_end`) and return the ``turn_report`` of the turn it started."""
+        since = len(self.events)
+        await self.say_to_the_end(speech, silence_s, frame_s)
         ended = await self.wait_type("speech_ended", timeout_s, since)
         return await self.wait_type("turn_report", timeout_s, since, turn_id=ended["turn_id"])
 

@@ -220,7 +220,7 @@ async def stop_trial(
     runtime before it ran anything); then run a turn on a new session."""
     probe = await Probe.connect(server.url)
     since = len(probe.events)
-    await probe.say(long_ask.audio)
+    await probe.say_to_the_end(long_ask.audio)
     await probe.wait_type(point, timeout_s, since)
     if delay_s:
         await asyncio.sleep(delay_s)
@@ -277,10 +277,15 @@ async def _stop_trials(
     """``trials`` disconnect trials (:func:`stop_trial`), alternating clean closes and TCP resets."""
     rng = random.Random(seed)
     for n in range(trials):
-        trial = await stop_trial(
-            server, activity, long_ask(n), ask(0, 10_000 + n), mode="reset" if n % 2 else "close",
-            point=rng.choice(("transcript", "audio_start")), delay_s=rng.uniform(0, delay_s), timeout_s=timeout_s,
-        )  # fmt: skip
+        mode = "reset" if n % 2 else "close"
+        point, delay = rng.choice(("transcript", "audio_start")), rng.uniform(0, delay_s)
+        try:
+            trial = await stop_trial(
+                server, activity, long_ask(n), ask(0, 10_000 + n), mode=mode, point=point, delay_s=delay,
+                timeout_s=timeout_s,
+            )  # fmt: skip
+        except (TimeoutError, ConnectionError) as e:  # the trial never reached its point: a failure, not a crash
+            trial = StopTrial(mode, point, round(delay * 1000, 1), False, False, 0.0, "", 0.0, False, f"{e}"[:200])
         figures.stop_trials.append(trial)
         if not trial.next_ok:
             figures.problems.append(f"disconnect trial {n}: the next turn failed: {trial.next_outcome}")
