@@ -6,8 +6,8 @@ keyword the transcript must contain. A turn is *dropped* (lost) when it never ge
 a tag or turn id is reported twice, *mis-routed* when a session receives a reply that was not its own. A
 ``busy`` reply (the server's model queue was full, ``[server] max_queue``) is its own outcome: the client
 waits the ``retry_after_ms`` it was given and asks again, as a well-behaved client would, and the figures
-count how many tries each turn needed. Process figures (RSS, open files, threads, asyncio tasks) are taken after a
-warm-up with no client connected, and again after the clients have left.
+count how many tries each turn needed. Process figures (RSS, open files, threads, asyncio tasks) are taken
+after a warm-up with no client connected, and again after the clients have left.
 
 Disconnect trials (fault 1) open a session, ask for a long reply, drop the connection at a random point
 (clean close or TCP reset) and measure the time from the drop to the last model worker letting go of
@@ -197,10 +197,11 @@ async def _session_worker(
         await probe.close()
 
 
-
 def _kv_mib(runtime: ModelRuntime) -> float:
+    """The LLM's saved KV states in memory now, MiB (0 when it keeps none)."""
     stats = runtime.kv_stats()
     return 0.0 if stats is None else round(stats.bytes_in_use / MIB, 1)
+
 
 async def _wait_no_sessions(server: VoiceServer, timeout_s: float = 10.0) -> None:
     await server.wait_sessions(lambda s: not s, timeout_s)

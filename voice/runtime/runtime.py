@@ -163,10 +163,10 @@ class ModelRuntime:
         """Blocking work that is not a model's inference (the end-of-turn model when scored through the gate)."""
         self.model_threads = {m: ThreadPoolExecutor(max_workers=1, thread_name_prefix=m) for m in MODELS}
         """Each model's calls run on a thread of its own (one inference at a time in any case, under its lock).
-        The native libraries keep per-thread state: llama.cpp's and CTranslate2's OpenMP start a team of threads
-        for each thread that calls them, and malloc keeps an arena per thread. On one shared pool those grew
-        with every worker a model happened to run on (the soak saw +2 threads after warm-up); on its own thread
-        a model's native threads all exist once it has run once."""
+        The native libraries keep per-thread state: llama.cpp's OpenMP starts a team of threads for each thread
+        that calls it (measured: one more OS thread per new calling thread), and malloc keeps an arena per thread.
+        On one shared pool those grew with every worker a model happened to run on (the soak saw +2 threads after
+        warm-up); on its own thread a model's native threads all exist once it has run once (:meth:`warm_threads`)."""
         # VAD and endpointing of every session run on one thread: a few ms per second of audio, and one
         # thread (one malloc arena) keeps the memory of long sessions flat.
         self.vad_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad")
@@ -195,8 +195,8 @@ class ModelRuntime:
         crowd gets a quick "busy" instead of an unbounded wait. A speculative turn (``speculative()`` true: its
         user may still be speaking) is never refused and does not count while it stays speculative; once
         committed it counts like any other. So ``max_queue`` bounds the people actually waiting for an answer,
-        and speculation (at most one per session, plus one being cancelled) never makes someone else's finished
-        question ``busy``. Use as ``with runtime.admit() as a:``; ``a.release()`` gives the place back early
+        and speculation (at most one in flight per session) never makes someone else's finished question
+        ``busy``. Use as ``with runtime.admit() as a:``; ``a.release()`` gives the place back early
         (once the LLM is done, while the reply is spoken).
         """
         if not speculative():
