@@ -11,14 +11,16 @@ from voice.bench.clips import BenchError
 from voice.bench.machine import machine_info
 from voice.bench.stt.levers import LeverClip, load_variants, markdown, summarize
 from voice.bench.stt.levers_result import LeverClipRow, LeversResult, LeverVariant
+from voice.config.config import load_config
 
 
 def test_variants_override_the_configs_stt_keys_and_nothing_else(tmp_path: Path) -> None:
     f = tmp_path / "v.toml"
-    f.write_text('[[variant]]\nname = "b3"\nbeam_size = 3\n\n[[variant]]\ninitial_prompt = "Hello."\n')
+    f.write_text('[[variant]]\nname = "b5"\nbeam_size = 5\n\n[[variant]]\ninitial_prompt = "Hello."\n')
     (a, ca), (b, cb) = load_variants(f, None)
-    assert (a, ca.stt.beam_size, ca.stt.initial_prompt, ca.stt.model) == ("b3", 3, "", "tiny.en")
-    assert (b, cb.stt.beam_size, cb.stt.initial_prompt) == ("variant 2", 1, "Hello.")
+    assert (a, ca.stt.beam_size, ca.stt.initial_prompt, ca.stt.model) == ("b5", 5, "", "tiny.en")
+    repo_beam = load_config(None).stt.beam_size  # the variant that names no beam keeps config.toml's
+    assert repo_beam != 5 and (b, cb.stt.beam_size, cb.stt.initial_prompt) == ("variant 2", repo_beam, "Hello.")
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ DIGESTS = {
 VARIANTS = """\
 [[variant]]
 name = "beam 1"
+beam_size = 1
 
 [[variant]]
 name = "beam 3"
@@ -33,6 +34,7 @@ initial_prompt = "Lamps and timers."
 
 [[variant]]
 pad_silence = true
+beam_size = 1
 """
 
 

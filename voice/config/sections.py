@@ -76,7 +76,7 @@ class TurnConfig:
 class SttConfig:
     model: str = "tiny.en"
     compute_type: str = "int8"
-    beam_size: int = 1
+    beam_size: int = 3
     language: str = "en"
     cpu_threads: int = 2
     min_window_s: float = 10.0
