@@ -5,10 +5,9 @@ A follow-up leans on the turn before it. Two kinds are written out, from what wa
 - an elliptical one, from the user's previous question (:mod:`voice.conversation.ellipsis`): "How about Germany?" after
   "What is the capital of France?" is "What is the capital of Germany?";
 - one that names a person by a pronoun, from whom the reply to a "who" question named
-(:mod:`voice.conversation.pronouns`):
-  "When was he born?" after "Who wrote Romeo and Juliet?" … "William Shakespeare …" is "When was William
-  Shakespeare born?". The person stays the one meant while each next question uses a pronoun again ("Where did
-  he die?"); a question without one ends it.
+  (:mod:`voice.conversation.pronouns`): "When was he born?" after "Who wrote Romeo and Juliet?" … "William
+  Shakespeare …" is "When was William Shakespeare born?". The person stays the one meant while each next question
+  uses a pronoun again ("Where did he die?"); a question without one ends it.
 
 Only the model's and the skills' view changes: the history, the transcripts and the turn log keep the words as
 heard. Pure: a message is written out from the messages before it alone, so a conversation renders the same on

@@ -1,7 +1,6 @@
 """An LLM that answers what :mod:`voice.skills.answer`, :mod:`voice.skills.personal_facts` and
-:mod:`voice.skills.notes` recognise
-itself (and, with :mod:`voice.skills.capabilities`, the requests it cannot carry out, honestly), and passes everything
-else on.
+:mod:`voice.skills.notes` recognise itself (and, with :mod:`voice.skills.capabilities`, the requests it cannot carry
+out, honestly), and passes everything else on.
 
 Same interface as the LLM it wraps, so the runtime, the turn and the session do not change. A matched
 turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;

@@ -1,8 +1,7 @@
 """Which models the runtime's worker threads are using, for whoever needs to know: an observer of
-:class:`~voice.runtime.runtime.ModelRuntime`, attached by the tools that measure how fast a cancelled turn lets
-go of the
-models (the soak, tests) or wait until the models are idle (the spoken quality bench). The server itself attaches
-none: nothing in the serving path reads it.
+:class:`~voice.runtime.runtime.ModelRuntime`, attached by the tools that measure how fast a cancelled turn
+lets go of the models (the soak, tests) or wait until the models are idle (the spoken quality bench). The server
+itself attaches none: nothing in the serving path reads it.
 
 Thread-safe: the runtime calls it from their worker threads.
 """

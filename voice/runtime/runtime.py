@@ -253,9 +253,8 @@ class ModelRuntime:
 
     def watch(self) -> ModelActivity:
         """The runtime's :class:`~voice.runtime.activity.ModelActivity`, attached on the first call: from then
-        on it sees
-        which models the worker threads use (for tools that measure how fast a cancelled turn lets go of them,
-        or wait for the models to be idle). Call it before the runtime runs anything."""
+        on it sees which models the worker threads use (for tools that measure how fast a cancelled turn lets go of
+        them, or wait for the models to be idle). Call it before the runtime runs anything."""
         if self._activity is None:
             self._activity = ModelActivity(MODELS)
         return self._activity
@@ -263,8 +262,7 @@ class ModelRuntime:
     @contextlib.contextmanager
     def _using(self, model: str) -> Iterator[None]:
         """A worker thread uses ``model`` (the attached :class:`~voice.runtime.activity.ModelActivity` is told,
-        from this
-        thread)."""
+        from this thread)."""
         activity = self._activity
         if activity is not None:
             activity.acquired(model)

@@ -1,8 +1,8 @@
 """Local skills: exact answers matched on the transcript, without the LLM (current time and date:
 :mod:`voice.skills.clock_questions`; arithmetic; prices and percentages: :mod:`voice.skills.money_sums`; unit
-conversion;
-countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements' symbols and atomic
-numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`; location, thanks).
+conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
+symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
+location, thanks).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -182,8 +182,7 @@ def follow_up(transcript: str, previous_reply: str) -> str | None:
     when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
     :func:`voice.skills.units.convert_previous`), or a planet question about the planet it named ("Is it bigger than
     Earth?", :func:`voice.skills.planet_facts.follow_up`), or the bill just split, divided another way ("And
-    what if it's
-    split 5 ways?", :func:`voice.skills.money_sums.follow_up`); else None."""
+    what if it's split 5 ways?", :func:`voice.skills.money_sums.follow_up`); else None."""
     t = clean(transcript)
     if (about_planet := planet_facts.follow_up(t, previous_reply)) is not None:
         return about_planet

@@ -14,8 +14,7 @@ mean temperature. Moons are given for Mercury, Venus, Earth and Mars only: the g
 are found, so those questions go on to the LLM.
 
 Matched on the transcript as :func:`voice.skills.answer.answer` cleans it (lower case, no end mark). A question
-must name
-a planet, or ask about "the planet(s)" in a form below; anything else goes on to the LLM, and so do forms that
+must name a planet, or ask about "the planet(s)" in a form below; anything else goes on to the LLM, and so do forms that
 reach beyond the solar system ("the largest planet in the universe", "the biggest dwarf planet", "the largest
 moon"). :func:`follow_up` answers the same questions about "it" when the previous reply named a planet ("Which is
 the largest planet?" … "Is it bigger than Earth?"). Pure.

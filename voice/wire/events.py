@@ -136,7 +136,7 @@ ServerEvent = (
     Ready | SpeechStarted | SpeechEnded | Transcript | AudioStart | ReplyText | AudioEnd | Interrupt | Error
     | TurnReport
 )
-"""Every server event. A turn's latency report travels as ``turn_report``: :class:`voice.turn.budget.TurnReport`."""
+"""Every server event. A turn's latency report travels as ``turn_report``: :class:`voice.wire.report.TurnReport`."""
 
 EVENT_TYPES: dict[str, type[Any]] = {
     cls.TYPE: cls for cls in (Ready, SpeechStarted, SpeechEnded, Transcript, AudioStart, ReplyText, AudioEnd,

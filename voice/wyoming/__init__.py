@@ -10,7 +10,7 @@
 * :mod:`voice.wyoming.conversations`: the bounded memory of ``handle`` conversations;
 * :mod:`voice.wyoming.access`: where the server may listen and which clients may connect;
 * :mod:`voice.wyoming.server`: the asyncio shell that runs the models through
-:class:`~voice.runtime.runtime.ModelRuntime`.
+  :class:`~voice.runtime.runtime.ModelRuntime`.
 
 The event classes and the writing side of the framing are the ``wyoming`` package's own.
 """

@@ -1,8 +1,7 @@
 """A blocking Wyoming client for one request: the transport of the Wyoming STT and TTS backends.
 
 Runs in a model worker thread (the :class:`~voice.runtime.model_api.Stt`/:class:`~voice.runtime.model_api.Tts`
-methods are
-blocking). Events are written with the ``wyoming`` package and read with our bounded
+methods are blocking). Events are written with the ``wyoming`` package and read with our bounded
 :class:`~voice.wyoming.framing.FrameDecoder`. Every failure — the server not up, the connection dropped
 mid-request, bytes that are not Wyoming, an ``error`` event, no answer within ``timeout_s`` — raises
 :class:`WyomingClientError` naming the server and what happened; the turn reports it and the session goes on.

@@ -1,6 +1,5 @@
 """The report of ``voice bench contention`` (:mod:`voice.bench.contention.measure`): the tables per mode and
-per wait policy,
-the console summary, the Markdown and the chart."""
+per wait policy, the console summary, the Markdown and the chart."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The report of ``voice bench matrix`` (:mod:`voice.bench.matrix.measure`): the console lines and table, the
-conclusions (which
-combination meets human turn-taking timing, with the quality bar), the Markdown and the chart."""
+conclusions (which combination meets human turn-taking timing, with the quality bar), the Markdown and the chart."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ models make the library compute logits for every evaluated position (``logits_al
 Each prompt is decoded by two model instances (same GGUF, same settings; one with the draft model),
 alternating, each time from the same state: the system prompt cached, the user turn evaluated anew. Times
 come from the project's :meth:`LlamaLlm.generate`, per token, with the metric definitions of
-:class:`voice.turn.budget.LlmMetrics`.
+:class:`voice.wire.report.LlmMetrics`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The report of ``voice bench speculative`` (:mod:`voice.bench.speculative.measure`): the summary table, the
-Markdown and
-the chart."""
+Markdown and the chart."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A turn's report in the OpenAI Realtime API's terms, both ways: ``response.done``'s ``usage`` and
-``metadata`` (a string map: at most 16 keys of 512 characters) from a :class:`~voice.turn.budget.TurnReport`, and the
+``metadata`` (a string map: at most 16 keys of 512 characters) from a :class:`~voice.wire.report.TurnReport`, and the
 partial report a client reads back from them. Pure: no I/O."""
 
 from __future__ import annotations
