@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
-from voice.bench.quality import measure as quality
 from voice.bench.quality.measure import as_stt_writes, run_item
 from voice.bench.quality.question_set import load_items
+from voice.bench.quality.report import heard
 from voice.bench.quality.result import SpokenRow, VoiceSummary
 from voice.bench.quality.spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
 from voice.runtime.fakes import FakeLlm, FakeStt
@@ -36,7 +36,9 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_runtime: RuntimeFa
     audio = np.concatenate([silence(0.2), tone(0.6)])
     config = make_config(tts={"min_first_clause_words": 1})
     # The loop hears the earlier turn and the question right: the timer set in the first is cancelled.
-    heard_right = fake_runtime(stt=FakeStt(texts=("Set a timer for five minutes.", "Cancel the timer."), latency_ms=1))
+    heard_right = fake_runtime(
+        stt=FakeStt(texts=("Set a timer for five minutes.", "Cancel the timer."), latency_ms=1)
+    )
     row = run_spoken_item(heard_right, config, SpokenItem(item, "test", (audio,), audio))
     assert row.transcript == "Cancel the timer." and row.turns == 1
     assert row.reply == "5 minute timer cancelled." and row.right and row.reply_audio_s > 0
@@ -47,7 +49,16 @@ def test_spoken_mode_judges_what_the_loop_heard_and_said(fake_runtime: RuntimeFa
     assert bad.reply == "No timers are running." and not bad.right
     s = summarize_spoken([row, bad])
     assert s.judged.right_pct == 50.0 and s.judged.items == 2 and s.hit_cap == 0
-    assert s.by_voice == {"test": VoiceSummary(items=2, right_pct=50.0, stt_wer_normalized=0.0, asked_again_pct=0.0)}
+    assert s.by_voice == {
+        "test": VoiceSummary(
+            items=2,
+            right_pct=50.0,
+            stt_wer_normalized=0.0,
+            asked_again_pct=0.0,
+            declined_pct=0.0,
+            wrong_pct=50.0,
+        )
+    }
     assert row.earlier_heard == ("Set a timer for five minutes.",) and not row.asked_again
 
 
@@ -92,8 +103,8 @@ def test_an_item_asked_again_is_not_judged_right_and_is_counted_apart(fake_runti
     assert not lost.right and not lost.asked_again and lost.earlier_asked_again == (True,)
     assert "an earlier turn was asked again" in lost.failed and lost.reply == "No timers are running."
     assert SpokenRow.from_json(lost.to_json()) == lost and "earlier_asked_again" not in right.to_json()
-    assert quality._heard(lost) == "(earlier, asked again: Set a tamer for fife.) Cancel the timer."
-    assert quality._heard(right) == "(earlier: Set a timer for five minutes.) Cancel the timer."
+    assert heard(lost) == "(earlier, asked again: Set a tamer for fife.) Cancel the timer."
+    assert heard(right) == "(earlier: Set a timer for five minutes.) Cancel the timer."
 
 
 def test_by_voice_groups_each_voice_each_engine_and_pools_the_recordings() -> None:
@@ -109,20 +120,32 @@ def test_by_voice_groups_each_voice_each_engine_and_pools_the_recordings() -> No
         row("recording:b.wav", "Play the Beatles.", "Play the Beetles.", False),
         row("flite:slt", "Lock my front door.", "Lock my front door.", True),
     ]
+    # the four outcomes' other three shares: no reply asked again or declined, so the rest is wrong
+    all_right = {"asked_again_pct": 0.0, "declined_pct": 0.0, "wrong_pct": 0.0}
+    half = {"asked_again_pct": 0.0, "declined_pct": 0.0, "wrong_pct": 50.0}
     assert {v: s.to_json() for v, s in by_voice(rows).items()} == {
-        "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
-        "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, "asked_again_pct": 0.0},
-        "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, "asked_again_pct": 0.0},
-        "flite:slt": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
+        "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, **all_right},
+        "espeak-ng:en-gb+f3": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, **half},
+        "recordings": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.143, **half},
+        "flite:slt": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0, **all_right},
         # two espeak-ng voices: their items together (1 wrong word of 11); one flite voice: no such line
-        "espeak-ng (all)": {"items": 3, "right_pct": 66.7, "stt_wer_normalized": 0.091, "asked_again_pct": 0.0},
+        "espeak-ng (all)": {
+            "items": 3,
+            "right_pct": 66.7,
+            "stt_wer_normalized": 0.091,
+            "asked_again_pct": 0.0,
+            "declined_pct": 0.0,
+            "wrong_pct": 33.3,
+        },
     }
 
 
 def test_as_transcribed_writes_each_question_as_the_stt_often_does() -> None:
     (item,) = [i for i in load_items(SET) if i.id == "f-color"]
     spelt = as_stt_writes(item)
-    assert spelt.question == "what is my favourite colour." and spelt.previous == ("my favourite colour is green.",)
+    assert spelt.question == "what is my favourite colour." and spelt.previous == (
+        "my favourite colour is green.",
+    )
     assert (spelt.id, spelt.any_of) == (item.id, item.any_of)  # the checks stay
 
 

@@ -51,10 +51,8 @@ def text_result(monkeypatch: pytest.MonkeyPatch) -> quality.TextResult:
     llm = SkillsLlm(
         FakeLlm(replies=("Mars is called the red planet.", "I can't do that, sorry friend okay."))
     )
-    rows = [
-        quality.run_item(llm, config, items[k]) for k in ("t-cancel", "k-red-planet", "a-add", "x-lamp")
-    ]
-    model = quality.ModelQuality("fake", quality.summarize(rows), tuple(rows))
+    rows = [quality.run_item(llm, config, items[k]) for k in ("t-cancel", "k-red-planet", "a-add", "x-lamp")]
+    model = quality.ModelQuality("fake", quality.summarize(rows, outcomes=True), tuple(rows))
     return quality.result_of(config, Path("set.toml"), FAKE_MACHINE, None, [model])
 
 
@@ -130,6 +128,10 @@ TEXT_JSON: dict[str, Any] = {
             "summary": {
                 "items": 4,
                 "right_pct": 100.0,
+                # The four outcomes (since 2026-12-06): right / honest decline / asked again / wrong.
+                "declined_pct": 0.0,
+                "asked_again_pct": 0.0,
+                "wrong_pct": 0.0,
                 "honest_refusal_pct": 100.0,
                 "cap_or_repeat_pct": 25.0,
                 "by_skill_pct": 75.0,
@@ -138,6 +140,10 @@ TEXT_JSON: dict[str, Any] = {
                     "knowledge": 100.0,
                     "arithmetic": 100.0,
                     "cannot": 100.0,
+                },
+                "outcome_pct_by_category": {
+                    c: {"right_pct": 100.0, "declined_pct": 0.0, "asked_again_pct": 0.0, "wrong_pct": 0.0}
+                    for c in ("timer", "knowledge", "arithmetic", "cannot")
                 },
                 "median_spoken_s_est": 2.2,
                 "median_ttft_ms": 37.5,
@@ -244,26 +250,68 @@ SPOKEN_JSON: dict[str, Any] = {
             "summary": {
                 "items": 3,
                 "right_pct": 33.3,
+                # The four outcomes (since 2026-12-06), with the [stt] ask_again share (2026-12-04) among them.
+                "declined_pct": 0.0,
+                "asked_again_pct": 0.0,
+                "wrong_pct": 66.7,
                 "honest_refusal_pct": None,
                 "cap_or_repeat_pct": 0.0,
                 "by_skill_pct": 66.7,
                 "right_pct_by_category": {"timer": 50.0, "knowledge": 0.0},
+                "outcome_pct_by_category": {
+                    "timer": {
+                        "right_pct": 50.0,
+                        "declined_pct": 0.0,
+                        "asked_again_pct": 0.0,
+                        "wrong_pct": 50.0,
+                    },
+                    "knowledge": {
+                        "right_pct": 0.0,
+                        "declined_pct": 0.0,
+                        "asked_again_pct": 0.0,
+                        "wrong_pct": 100.0,
+                    },
+                },
                 "hit_cap": 0,
                 "median_reply_audio_s": 1.5,
                 "stt_wer_normalized": 0.25,
                 "split_turns": 0,
-                # Keys added with [stt] ask_again (2026-12-04), after the dicts' keys.
-                "asked_again_pct": 0.0,
+                # Key added with [stt] ask_again (2026-12-04), after the dicts' keys.
                 "right_or_asked_again_pct": 33.3,
                 "by_voice": {
-                    "espeak-ng:en-us": {"items": 1, "right_pct": 100.0, "stt_wer_normalized": 0.0,
-                                        "asked_again_pct": 0.0},
-                    "recordings": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.0, "asked_again_pct": 0.0},
-                    "espeak-ng:en-gb+f3": {"items": 1, "right_pct": 0.0, "stt_wer_normalized": 0.5,
-                                           "asked_again_pct": 0.0},
+                    "espeak-ng:en-us": {
+                        "items": 1,
+                        "right_pct": 100.0,
+                        "stt_wer_normalized": 0.0,
+                        "asked_again_pct": 0.0,
+                        "declined_pct": 0.0,
+                        "wrong_pct": 0.0,
+                    },
+                    "recordings": {
+                        "items": 1,
+                        "right_pct": 0.0,
+                        "stt_wer_normalized": 0.0,
+                        "asked_again_pct": 0.0,
+                        "declined_pct": 0.0,
+                        "wrong_pct": 100.0,
+                    },
+                    "espeak-ng:en-gb+f3": {
+                        "items": 1,
+                        "right_pct": 0.0,
+                        "stt_wer_normalized": 0.5,
+                        "asked_again_pct": 0.0,
+                        "declined_pct": 0.0,
+                        "wrong_pct": 100.0,
+                    },
                     # since the voices of one engine are also pooled: 3 wrong words of 9
-                    "espeak-ng (all)": {"items": 2, "right_pct": 50.0, "stt_wer_normalized": 0.333,
-                                        "asked_again_pct": 0.0},
+                    "espeak-ng (all)": {
+                        "items": 2,
+                        "right_pct": 50.0,
+                        "stt_wer_normalized": 0.333,
+                        "asked_again_pct": 0.0,
+                        "declined_pct": 0.0,
+                        "wrong_pct": 50.0,
+                    },
                 },
             },
             "rows": [

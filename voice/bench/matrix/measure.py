@@ -9,7 +9,9 @@ mode (``voice bench quality``, its own process, greedy; ``--quality-items`` pick
 ``--spoken-quality``, every STT + LLM pair answers it in spoken mode, through the whole loop, so the STT's
 errors count too — and a combination
 **meets human turn-taking timing only if it meets the latency target and the quality bar** (``--quality-bar``,
-default 80 % of the items answered right, an honest "I can't" counting as right where it is). The answer names
+default 80 % of the items answered right, an honest "I can't" counting as right where it is). Beside right %, a
+combination shows the rest of its quality run's four outcomes: honest declines, asked to say it again, and wrong
+answers given. The answer names
 the best trade-off: the fastest combination over the bar; if none is, the most accurate within the target; if
 none is either, the most accurate.
 """
@@ -134,10 +136,21 @@ def attach_quality(
             q = quality.get(quality_key(r.stt, r.llm, spoken), {})
             right = q.get("right_pct")
             meets = right is not None and right >= bar_pct
-            verdict = QualityVerdict(right, q.get("items"), meets, meets and r.meets_target in ("yes", "p50 only"))
+            verdict = QualityVerdict(
+                right, q.get("items"), meets, meets and r.meets_target in ("yes", "p50 only"), **_outcomes(q)
+            )
             r = dataclasses.replace(r, quality=verdict)
         out.append(r)
     return out
+
+
+def _outcomes(summary: dict[str, Any]) -> dict[str, float | None]:
+    """A quality summary's shares of honest declines, asked again and wrong answers, as the verdict's keys (none
+    when the run did not count them)."""
+    if "declined_pct" not in summary:
+        return {}
+    keys = ("declined_pct", "asked_again_pct", "wrong_pct")
+    return {f"quality_{k}": summary[k] for k in keys}
 
 
 def _without_files(row: Row) -> Row:

@@ -25,7 +25,24 @@ def console_line(row: Row) -> str:
     )
 
 
+#: The quality columns of a matrix whose quality runs counted the four outcomes (else "right %" alone).
+OUTCOME_COLUMNS = ("right %", "decline %", "asked again %", "wrong %")
+
+
+def _outcomes_counted(rows: Sequence[Row]) -> bool:
+    """Some combination's quality run counted the four outcomes."""
+    return any(isinstance(r, MeasuredRow) and r.quality is not None and r.quality.outcomes for r in rows)
+
+
+def _quality_cells(r: MeasuredRow, counted: bool) -> list[Any]:
+    if not counted:
+        return [r.quality_right_pct]
+    shares = r.quality.outcomes if r.quality is not None else None
+    return list(shares) if shares is not None else [r.quality_right_pct, None, None, None]
+
+
 def table(rows: Sequence[Row]) -> tuple[list[str], list[list[Any]]]:
+    counted = _outcomes_counted(rows)
     header = [
         "STT",
         "LLM",
@@ -40,7 +57,7 @@ def table(rows: Sequence[Row]) -> tuple[list[str], list[list[Any]]]:
         "others' CPU %",
         f"≤{TARGET_MS} ms",
         f"≤{HUMAN_GAP_MS} ms",
-        "right %",
+        *(OUTCOME_COLUMNS if counted else ("right %",)),
         "meets turn-taking",
     ]
     body: list[list[Any]] = []
@@ -63,11 +80,18 @@ def table(rows: Sequence[Row]) -> tuple[list[str], list[list[Any]]]:
                 r.other_processes_cpu_percent,
                 r.meets_target,
                 r.meets_human_gap,
-                r.quality_right_pct,
+                *_quality_cells(r, counted),
                 {True: "yes", False: "no", None: "—"}[r.meets_turn_taking],
             ]
         )
     return header, body
+
+
+_OUTCOMES_NOTE = (
+    "; every reply of the quality run is in exactly one of four outcomes, which add up to 100 %: **right**, "
+    "else **asked again** (the STT was unsure and the reply asked to say it again), else **decline** (an honest "
+    '"I can\'t …" or "I don\'t know" with no answer after it), else **wrong** (a wrong answer given)'
+)
 
 
 def _p50(r: MeasuredRow) -> float:
@@ -150,10 +174,12 @@ def markdown(result: MatrixResult, png: Path | None, md: Path | None) -> str:
     if png is not None:
         out += [f"![matrix]({relative_link(png, md) if md else png.as_posix()})", ""]
     header, body = table(rows)
+    counted = _outcomes_counted(rows)
+    align = "lll" + "r" * (len(header) - 4) + "l" if counted else "lll" + "r" * (len(header) - 5) + "ll"
     out += [
         "## Results (ms unless stated)",
         "",
-        md_table(header, body, align="lll" + "r" * (len(header) - 5) + "ll"),
+        md_table(header, body, align=align),
         "",
         "- **m2e** = mouth-to-ear measured at the client (first audible reply sample − the clip's speech end); "
         "stage columns are p50s of the server's stages (they need not add up to the m2e p50).",
@@ -161,7 +187,7 @@ def markdown(result: MatrixResult, png: Path | None, md: Path | None) -> str:
         f"- **right %** = the share of the quality question set answered right in {meta.quality_mode} "
         "mode (`voice bench quality`, greedy; text mode: the LLM alone, so the same for every STT; spoken mode: "
         "the questions spoken by espeak-ng through the whole loop with that STT; an honest refusal is right "
-        "where the item expects one); **meets turn-taking** = the "
+        "where the item expects one)" + (_OUTCOMES_NOTE if counted else "") + "; **meets turn-taking** = the "
         f"{TARGET_MS} ms target met at p50 or better and right % at or over the bar "
         f"({meta.quality_bar_pct if meta.quality_bar_pct is not None else 'not measured'}).",
         "- **LLM tok/s** = p50 over turns of 1000 / mean inter-token latency, measured inside the running "

@@ -42,9 +42,41 @@ class QualityVerdict:
     """At or over the quality bar."""
     meets_turn_taking: bool
     """Meets the quality bar and the latency target at p50 or better."""
+    quality_declined_pct: float | None = None
+    """Share of the quality set honestly declined ("I can't …", "I don't know"); None when the quality run did
+    not count the four outcomes (made before them, or failed)."""
+    quality_asked_again_pct: float | None = None
+    """Share where the reply asked to say it again."""
+    quality_wrong_pct: float | None = None
+    """Share neither right, nor declined, nor asked again: wrong answers given."""
+
+    @property
+    def outcomes(self) -> tuple[float | None, ...] | None:
+        """Right, honest decline, asked again, wrong (%); None when they were not counted."""
+        if self.quality_declined_pct is None:
+            return None
+        return (
+            self.quality_right_pct,
+            self.quality_declined_pct,
+            self.quality_asked_again_pct,
+            self.quality_wrong_pct,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The verdict's keys; the outcomes' three after ``quality_right_pct``, only when counted (results made
+        before them stay as written)."""
+        d = dataclasses.asdict(self)
+        shares = {k: d.pop(k) for k in _OUTCOME_KEYS}
+        out = {"quality_right_pct": d.pop("quality_right_pct")}
+        return out | ({} if self.outcomes is None else shares) | d
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QualityVerdict:
+        """From a row's JSON (which holds the row's own keys too)."""
+        return cls(**{k: data[k] for k in _QUALITY if k in data})
+
+
+_OUTCOME_KEYS = ("quality_declined_pct", "quality_asked_again_pct", "quality_wrong_pct")
 
 
 @dataclass(frozen=True)
@@ -180,7 +212,7 @@ def row_from_json(data: dict[str, Any]) -> Row:
     own.setdefault("log", None)
     if "error" in data:
         return FailedRow(**own)
-    quality = QualityVerdict(**{k: data[k] for k in _QUALITY}) if "meets_quality" in data else None
+    quality = QualityVerdict.from_json(data) if "meets_quality" in data else None
     own.setdefault("json", None)
     return MeasuredRow(
         **{**own, "load_average_at_start": tuple(own["load_average_at_start"])}, quality=quality

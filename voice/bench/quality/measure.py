@@ -3,7 +3,9 @@
 Text mode (the default): every question of the set goes straight to the LLM with the configured system
 prompt (through the local skills and timers when ``[llm] skills`` is on, as in the server), after the item's
 earlier turns (their replies kept in the history, as the server keeps them). Greedy decoding, so results
-are deterministic for a model and config. Each reply is judged by :mod:`voice.bench.quality.question_set`.
+are deterministic for a model and config. Each reply is judged by :mod:`voice.bench.quality.question_set`
+into one of four outcomes (right / honest decline / asked again / wrong), reported side by side
+(:mod:`voice.bench.quality.report`).
 Spoken length is estimated from the word count at 150 words per minute (Piper's joe-medium speaks ~2.5
 words/s at length_scale 1.0).
 
@@ -21,21 +23,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from voice.bench.clips import BenchError
 from voice.bench.llms import load_llm, names
-from voice.bench.machine import BENCHMARKS_DIR, machine_markdown
+from voice.bench.machine import BENCHMARKS_DIR
 from voice.bench.machine_record import Machine
-from voice.bench.markdown import fixed, md_table, text_table
-from voice.bench.quality.question_set import (
-    Item,
-    JudgedSummary,
-    QuestionSetError,
-    judge,
-    judged_summary,
-    load_items,
-)
+from voice.bench.markdown import text_table
+from voice.bench.quality.question_set import Item, QuestionSetError, judge, judged_summary, load_items
+from voice.bench.quality.report import markdown, spoken_table, text_summary_table
 from voice.bench.quality.result import (
     ModelQuality,
     QualityResult,
@@ -115,6 +111,8 @@ def run_item(llm: Any, config: Config, item: Item) -> TextRow:
         history += [ChatMessage("user", q), ChatMessage("assistant", prev.reply)]
     res = ask(llm, config, history, item.question, timers)
     verdict = judge(item, res.reply, datetime.now().astimezone())
+    # The reply that asks to say it again: not an answer, whatever the checks say (as in spoken mode).
+    asked_again = bool(res.reply) and res.reply == config.stt.ask_again_reply.strip()
     words = len(res.reply.split())
     return TextRow(
         id=item.id,
@@ -125,21 +123,24 @@ def run_item(llm: Any, config: Config, item: Item) -> TextRow:
         by=res.by,
         ttft_ms=res.ttft_ms,
         reply_ms=res.reply_ms,
-        right=verdict.right,
+        right=verdict.right and not asked_again,
         refusal_expected=item.refusal,
         refused=verdict.refused,
         repeats=verdict.repeats,
         hit_cap=res.tokens >= config.llm.max_reply_tokens,
         words=words,
         spoken_s_est=round(words / WORDS_PER_S, 1),
-        failed=verdict.failed,
+        failed=(*verdict.failed, "asked to say it again") if asked_again else verdict.failed,
         from_timers=res.from_timers,
+        asked_again=asked_again,
     )
 
 
-def summarize(rows: Sequence[TextRow]) -> TextSummary:
+def summarize(rows: Sequence[TextRow], *, outcomes: bool = False) -> TextSummary:
+    """The text mode's summary of one LLM's rows; with ``outcomes``, the four outcomes' shares too (as ``voice
+    bench quality`` reports them; ``voice bench remote``, which compares two backends' replies, does without)."""
     return TextSummary(
-        judged_summary(rows),
+        judged_summary(rows, outcomes=outcomes),
         median_spoken_s_est=statistics.median(r.spoken_s_est for r in rows),
         median_ttft_ms=_median(r.ttft_ms for r in rows if r.by != "skill"),
         median_reply_ms=_median(r.reply_ms for r in rows if r.by != "skill"),
@@ -149,43 +150,6 @@ def summarize(rows: Sequence[TextRow]) -> TextSummary:
 def _median(values: Iterable[float]) -> float | None:
     v = list(values)
     return statistics.median(v) if v else None
-
-
-SUMMARY_HEADER = [
-    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "median spoken s (est.)",
-    "answered by skills %", "median TTFT ms (LLM)", "median reply ms (LLM)",
-]  # fmt: skip
-
-
-def summary_row(name: str, s: TextSummary) -> list[Any]:
-    j = s.judged
-    return [
-        name, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct,
-        s.median_spoken_s_est, j.by_skill_pct, s.median_ttft_ms, s.median_reply_ms,
-    ]  # fmt: skip
-
-
-def markdown(result: TextResult | SpokenResult) -> str:
-    if result.mode == "spoken":
-        return markdown_spoken(cast("SpokenResult", result))
-    text = cast("TextResult", result)
-    parts = ["# voice bench quality (text mode)", "", machine_markdown(text.machine), "", *_rejudged(text)]
-    parts += [f"Question set: `{text.question_set}`"
-              + (" (each question written as the STT often writes it: first letter lower case, \"?\" as \".\")"
-                 if text.as_transcribed else "")
-              + f"; system prompt: {text.system_prompt!r}; max_reply_tokens {text.max_reply_tokens}; greedy"
-              + _tidy_note(text.tidy_user_text) + ".", ""]  # fmt: skip
-    parts += [md_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in text.models]), ""]
-    for m in text.models:
-        parts += _category_line(m.llm, m.summary.judged)
-        rows = [
-            [r.id, r.question, r.reply, "yes" if r.right else "no", "; ".join(r.failed),
-             r.by, r.tokens, r.ttft_ms, r.reply_ms]
-            for r in m.rows
-        ]  # fmt: skip
-        parts += [md_table(["id", "question", "reply", "right", "why not", "by", "tokens", "TTFT ms", "reply ms"],
-                           rows, align="lllllllrr"), ""]  # fmt: skip
-    return "\n".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -216,15 +180,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
         if config.llm.skills:
-            llm = SkillsLlm(llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups)
+            llm = SkillsLlm(
+                llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups
+            )
         rows = []
         for item in items:
             row = run_item(llm, config, as_stt_writes(item) if as_transcribed else item)
             print(f"  {'ok ' if row.right else 'BAD'} {item.id}: {row.reply[:90]!r}", flush=True)
             rows.append(row)
-        models.append(ModelQuality(name, summarize(rows), tuple(rows)))
+        models.append(ModelQuality(name, summarize(rows, outcomes=True), tuple(rows)))
         del llm
-    print(text_table(SUMMARY_HEADER, [summary_row(m.llm, m.summary) for m in models]))
+    print(text_table(*text_summary_table(models)))
     return _write(bench, result_of(config, set_path, machine, None, models, as_transcribed=as_transcribed))
 
 
@@ -266,49 +232,9 @@ def result_of(
     )
 
 
-def _category_line(llm: str, judged: JudgedSummary) -> list[str]:
-    """A model's heading and its right % by category."""
-    cats = judged.right_pct_by_category
-    return [f"## {llm}", "", "Right % by category: " + ", ".join(f"{k} {v}" for k, v in cats.items()), ""]
-
-
 def _write(bench: BenchRun, result: TextResult | SpokenResult) -> int:
     bench.end(result, markdown=lambda r, _png, _md: markdown(r) + "\n")
     return 0
-
-
-SPOKEN_HEADER = [
-    "llm", "items", "right %", "honest refusals %", "cap/repeat %", "hit the token cap", "answered by skills %",
-    "median reply audio s", "STT WER (norm.)", "heard as 2+ turns",
-]  # fmt: skip
-
-
-#: Columns of results made with [stt] ask_again reported (older results have none).
-ASKED_AGAIN_HEADER = ["asked to say it again %", "right or asked again %"]
-
-
-def _asked_again(summaries: Sequence[SpokenSummary]) -> bool:
-    return any(s.asked_again_pct is not None for s in summaries)
-
-
-def spoken_table(models: Sequence[ModelQuality[SpokenSummary, SpokenRow]]) -> tuple[list[str], list[list[Any]]]:
-    """The spoken mode's summary table (header, a row per LLM)."""
-    asked = _asked_again([m.summary for m in models])
-    rows = []
-    for m in models:
-        s, j = m.summary, m.summary.judged
-        rows.append([
-            m.llm, j.items, j.right_pct, j.honest_refusal_pct, j.cap_or_repeat_pct, s.hit_cap,
-            j.by_skill_pct, s.median_reply_audio_s, fixed(s.stt_wer_normalized), s.split_turns,
-        ] + ([s.asked_again_pct, s.right_or_asked_again_pct] if asked else []))  # fmt: skip
-    return SPOKEN_HEADER + (ASKED_AGAIN_HEADER if asked else []), rows
-
-
-def _heard(r: SpokenRow) -> str:
-    """What the loop heard; a follow-up's earlier turns first, with those the reply asked to say again marked."""
-    again = r.earlier_asked_again or (False,) * len(r.earlier_heard)
-    earlier = zip(r.earlier_heard, again, strict=True)
-    return "".join(f"(earlier{', asked again' if a else ''}: {e}) " for e, a in earlier) + r.transcript
 
 
 def run_spoken(
@@ -349,41 +275,3 @@ def run_spoken(
         models.append(ModelQuality(name, summarize_spoken(rows), tuple(rows)))
     print(text_table(*spoken_table(models)))
     return result_of(config, set_path, machine, setup, models)
-
-
-def _rejudged(result: TextResult | SpokenResult) -> list[str]:
-    """The paragraph of a result judged again (``--rejudge``), or nothing."""
-    return [] if result.rejudged is None else [f"**{result.rejudged}**", ""]
-
-
-def _tidy_note(tidy: bool | None) -> str:
-    """The ``[llm] tidy_user_text`` setting, for results that record it."""
-    return "" if tidy is None else f"; `[llm] tidy_user_text = {'true' if tidy else 'false'}`"
-
-
-def markdown_spoken(result: SpokenResult) -> str:
-    setup = result.spoken
-    assert setup is not None, "a spoken-mode result has its setup"
-    parts = ["# voice bench quality (spoken mode)", "", machine_markdown(result.machine), "", *_rejudged(result)]
-    parts += [f"Question set: `{result.question_set}`, spoken by {', '.join(setup.voices)} in turn"
-              + (f" and the matching recordings of `{setup.speech_dir}`" if setup.speech_dir else "")
-              + f"; STT `{setup.stt}`, TTS `{setup.tts}`; the whole loop (VAD, end of turn, "
-              f"speculation, STT, skills, LLM, TTS) in one session per item; max_reply_tokens "
-              f"{result.max_reply_tokens}; greedy" + _tidy_note(result.tidy_user_text) + ".", ""]  # fmt: skip
-    parts += [md_table(*spoken_table(result.models)), ""]
-    for m in result.models:
-        parts += _category_line(m.llm, m.summary.judged)
-        voices = m.summary.by_voice
-        asked = _asked_again([m.summary])
-        parts += [md_table(["voice", "items", "right %", "STT WER (norm.)"] + (["asked again %"] if asked else []),
-                           [[v, d.items, d.right_pct, fixed(d.stt_wer_normalized)]
-                            + ([d.asked_again_pct] if asked else []) for v, d in voices.items()],
-                           align="lrrrr" if asked else "lrrr"), ""]  # fmt: skip
-        rows = [
-            [r.id, r.voice, r.question, _heard(r), r.reply, "yes" if r.right else "no",
-             "; ".join(r.failed), r.by, r.tokens, r.reply_audio_s]
-            for r in m.rows
-        ]  # fmt: skip
-        parts += [md_table(["id", "voice", "question", "heard", "reply", "right", "why not", "by", "tokens",
-                            "audio s"], rows, align="llllllllrr"), ""]  # fmt: skip
-    return "\n".join(parts)

@@ -3,17 +3,23 @@
 Items come from a TOML file (``benchmarks/quality_questions.toml``); see the comment at its top for the keys.
 A reply is *right* when it passes every check the item states. Clock checks are made against the ``now``
 given to :func:`judge`, so that a reply is judged against the time it was produced.
+
+Every reply has exactly one of four :data:`OUTCOMES` (:func:`outcome`): right; else asked to say it again; else
+an honest decline (:func:`~voice.bench.quality.declines.declines`: "I can't …", "I don't know", and nothing
+done anyway); else wrong.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from voice.bench.quality.declines import declines
 from voice.config.tomlfile import load_toml
 from voice.conversation.loops import repeats
 
@@ -21,11 +27,9 @@ CATEGORIES = ("knowledge", "clock", "arithmetic", "followup", "cannot", "ramble"
 CLOCKS = ("time", "date", "weekday", "year", "month")
 _KEYS = {"id", "category", "question", "previous", "any", "all", "none", "regex", "clock", "refusal"}
 
-REFUSAL = re.compile(
-    r"\b(can'?t|cannot|can not|unable|not able|don'?t have (access|the ability|a way)|do not have"
-    r"|no access|not connected|not equipped|i'?m (just )?a (voice|text|language)|i have no)\b",
-    re.IGNORECASE,
-)
+OUTCOMES = ("right", "declined", "asked_again", "wrong")
+"""What became of a reply, each exactly one of these: right (passes the item's checks), asked the user to say it
+again, honestly declined ("I can't …", "I don't know"), or wrong (anything else: confidently wrong)."""
 MONTHS = [
     "january",
     "february",
@@ -65,7 +69,8 @@ class Item:
 class Verdict:
     right: bool
     refused: bool
-    """The reply says the assistant cannot do it (whether or not that was the right answer)."""
+    """The reply honestly declines (:func:`~voice.bench.quality.declines.declines`), whether or not that was the
+    right answer."""
     repeats: bool
     """Some run of three words occurs three or more times (a loop)."""
     failed: tuple[str, ...]
@@ -157,7 +162,7 @@ def clock_ok(kind: str, reply: str, now: datetime) -> bool:
 def judge(item: Item, reply: str, now: datetime) -> Verdict:
     low = reply.lower()
     failed: list[str] = []
-    refused = REFUSAL.search(reply) is not None
+    refused = declines(reply)
     if item.any_of and not any(a.lower() in low for a in item.any_of):
         failed.append(f"none of {list(item.any_of)}")
     failed += [f"missing {a!r}" for a in item.all_of if a.lower() not in low]
@@ -179,6 +184,18 @@ def pct(n: int, d: int) -> float | None:
     return round(100 * n / d, 1) if d else None
 
 
+class _DeclineCheck:
+    """``REFUSAL.search(reply)``, the way the loose regex this replaced was called: truthy when the reply honestly
+    declines (:func:`~voice.bench.quality.declines.declines`)."""
+
+    def search(self, reply: str) -> bool:
+        return declines(reply)
+
+
+REFUSAL = _DeclineCheck()
+"""For callers of the old regex (tests/test_capabilities.py); new code calls :func:`declines`."""
+
+
 class Judged(Protocol):
     """A judged row of either mode of ``voice bench quality``: what :func:`judged_summary` reads of it."""
 
@@ -196,6 +213,44 @@ class Judged(Protocol):
     def repeats(self) -> bool: ...
     @property
     def hit_cap(self) -> bool: ...
+    @property
+    def asked_again(self) -> bool: ...
+
+
+def outcome(row: Judged) -> str:
+    """Which of :data:`OUTCOMES` a judged row is: right, else asked again, else an honest decline, else wrong."""
+    if row.right:
+        return "right"
+    if row.asked_again:
+        return "asked_again"
+    return "declined" if row.refused else "wrong"
+
+
+@dataclass(frozen=True)
+class OutcomeShares:
+    """The share of some replies in each of the four :data:`OUTCOMES`, in % with one decimal (None when there were
+    no replies); they add up to 100 (± rounding)."""
+
+    right_pct: float | None
+    declined_pct: float | None
+    asked_again_pct: float | None
+    wrong_pct: float | None
+
+    def to_json(self) -> dict[str, float | None]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OutcomeShares:
+        return cls(data["right_pct"], data["declined_pct"], data["asked_again_pct"], data["wrong_pct"])
+
+    def values(self) -> tuple[float | None, ...]:
+        return self.right_pct, self.declined_pct, self.asked_again_pct, self.wrong_pct
+
+
+def outcome_shares(rows: Sequence[Judged]) -> OutcomeShares:
+    counts = Counter(outcome(r) for r in rows)
+    right, declined, asked_again, wrong = (pct(counts[o], len(rows)) for o in OUTCOMES)
+    return OutcomeShares(right, declined, asked_again, wrong)
 
 
 @dataclass(frozen=True)
@@ -215,20 +270,33 @@ class JudgedSummary:
     """Share of the items a skill (or the timers) answered, not the LLM."""
     right_pct_by_category: dict[str, float | None]
     """``right_pct`` per category, in the order the categories first appear."""
+    outcomes: OutcomeShares | None = None
+    """The four outcomes' shares (its ``right_pct`` is the one above); None in results made before they were
+    counted, whose JSON has no ``declined_pct``."""
+    outcomes_by_category: dict[str, OutcomeShares] = field(default_factory=dict)
+    """:attr:`outcomes` per category (empty when it is None)."""
 
     def to_json(self) -> dict[str, Any]:
+        """The summary's JSON; the outcomes' keys (``declined_pct``, ``asked_again_pct`` and ``wrong_pct`` after
+        ``right_pct``, ``outcome_pct_by_category`` at the end) only when they were counted."""
+        o = self.outcomes
+        shares = {} if o is None else {k: v for k, v in o.to_json().items() if k != "right_pct"}
+        by_category = {c: s.to_json() for c, s in self.outcomes_by_category.items()}
         return {
             "items": self.items,
             "right_pct": self.right_pct,
+            **shares,
             "honest_refusal_pct": self.honest_refusal_pct,
             "cap_or_repeat_pct": self.cap_or_repeat_pct,
             "by_skill_pct": self.by_skill_pct,
             "right_pct_by_category": dict(self.right_pct_by_category),
+            **({} if o is None else {"outcome_pct_by_category": by_category}),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JudgedSummary:
-        """From a summary's JSON (which may hold more keys: the mode's own)."""
+        """From a summary's JSON (which may hold more keys: the mode's own; older results lack the outcomes)."""
+        counted = "declined_pct" in data
         return cls(
             items=data["items"],
             right_pct=data["right_pct"],
@@ -236,12 +304,18 @@ class JudgedSummary:
             cap_or_repeat_pct=data["cap_or_repeat_pct"],
             by_skill_pct=data["by_skill_pct"],
             right_pct_by_category=dict(data["right_pct_by_category"]),
+            outcomes=OutcomeShares.from_json(data) if counted else None,
+            outcomes_by_category={
+                c: OutcomeShares.from_json(s) for c, s in data.get("outcome_pct_by_category", {}).items()
+            },
         )
 
 
-def judged_summary(rows: Sequence[Judged]) -> JudgedSummary:
-    """What both modes of ``voice bench quality`` report of their judged rows."""
+def judged_summary(rows: Sequence[Judged], *, outcomes: bool = True) -> JudgedSummary:
+    """What both modes of ``voice bench quality`` report of their judged rows; with ``outcomes``, the four
+    outcomes' shares too (overall and per category)."""
     refusals = [r for r in rows if r.refusal_expected]
+    categories = list(dict.fromkeys(r.category for r in rows))
     return JudgedSummary(
         items=len(rows),
         right_pct=pct(sum(r.right for r in rows), len(rows)),
@@ -250,6 +324,10 @@ def judged_summary(rows: Sequence[Judged]) -> JudgedSummary:
         by_skill_pct=pct(sum(r.by == "skill" for r in rows), len(rows)),
         right_pct_by_category={
             c: pct(sum(r.right for r in rows if r.category == c), sum(r.category == c for r in rows))
-            for c in dict.fromkeys(r.category for r in rows)
+            for c in categories
+        },
+        outcomes=outcome_shares(rows) if outcomes else None,
+        outcomes_by_category={
+            c: outcome_shares([r for r in rows if r.category == c]) for c in (categories if outcomes else ())
         },
     )

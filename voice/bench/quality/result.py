@@ -34,7 +34,9 @@ class TextRow:
     refusal_expected: bool
     """The right answer is "I can't"."""
     refused: bool
-    """The reply says the assistant cannot do it."""
+    """The reply honestly declines: says the assistant cannot do it or does not know
+    (:func:`~voice.bench.quality.declines.declines`; results judged before 2026-12-06 used a looser check, any
+    "can't", until judged again with ``--rejudge``)."""
     repeats: bool
     """The reply loops (a run of three words three times or more)."""
     hit_cap: bool
@@ -47,10 +49,15 @@ class TextRow:
     from_timers: bool = False
     """Answered from the timers before the LLM was asked (as the server answers a timer command). Not a key
     of its own in the JSON: such a row lists ``by`` after the times, the others before."""
+    asked_again: bool = False
+    """The reply is ``[stt] ask_again_reply``: it asked to say it again (never judged right). In the JSON only
+    when set."""
 
     def to_json(self) -> dict[str, Any]:
         d = fields_json(self)
         del d["from_timers"]
+        if not self.asked_again:
+            del d["asked_again"]
         if not self.from_timers:
             return d
         by = d.pop("by")
@@ -165,9 +172,16 @@ class VoiceSummary:
     stt_wer_normalized: float | None
     asked_again_pct: float | None = None
     """Share asked to say it again (None in results made before [stt] ask_again)."""
+    declined_pct: float | None = None
+    """Share that honestly declined (None in results made before the four outcomes were counted)."""
+    wrong_pct: float | None = None
+    """Share neither right, nor asked again, nor declined (None as ``declined_pct``)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in fields_json(self).items() if k != "asked_again_pct" or v is not None}
+        """The voice's JSON; the keys after ``stt_wer_normalized`` only when set (results before them stay as
+        written)."""
+        optional = ("asked_again_pct", "declined_pct", "wrong_pct")
+        return {k: v for k, v in fields_json(self).items() if k not in optional or v is not None}
 
 
 @dataclass(frozen=True)
@@ -189,6 +203,8 @@ class SpokenSummary:
     """Share right or asked to say it again: the items where the user was not given a wrong answer."""
 
     def to_json(self) -> dict[str, Any]:
+        """The summary's JSON. With the four outcomes counted, ``asked_again_pct`` (the same share) comes with
+        them, after ``right_pct``; before, after ``split_turns``."""
         return {
             **self.judged.to_json(),
             "hit_cap": self.hit_cap,

@@ -33,7 +33,7 @@ import numpy as np
 
 from voice.audio import float_to_pcm16, load_audio
 from voice.bench.clips import BenchError, read_transcripts
-from voice.bench.quality.question_set import Item, judge, judged_summary, pct
+from voice.bench.quality.question_set import Item, judge, judged_summary, outcome_shares, pct
 from voice.bench.quality.result import SpokenRow, SpokenSummary, VoiceSummary
 from voice.bench.stats import corpus_wer_normalized
 from voice.bench.voices import DEFAULT_VOICES, Voice, parse_voices, synthesize
@@ -210,21 +210,22 @@ def _round(x: float | None) -> float | None:
 
 
 def summarize_spoken(rows: Sequence[SpokenRow]) -> SpokenSummary:
+    judged = judged_summary(rows)
     return SpokenSummary(
-        judged_summary(rows),
+        judged,
         hit_cap=sum(r.hit_cap for r in rows),
         median_reply_audio_s=statistics.median(r.reply_audio_s for r in rows) if rows else None,
         stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in rows)),
         split_turns=sum(r.turns > 1 for r in rows),
-        asked_again_pct=pct(sum(r.asked_again for r in rows), len(rows)),
+        asked_again_pct=judged.outcomes.asked_again_pct if judged.outcomes else None,
         right_or_asked_again_pct=pct(sum(r.right or r.asked_again for r in rows), len(rows)),
         by_voice=by_voice(rows),
     )
 
 
 def by_voice(rows: Sequence[SpokenRow]) -> dict[str, VoiceSummary]:
-    """Per voice (a synthetic voice, or all recordings together): items, right % and the STT's normalized WER;
-    then, for an engine with several voices, all of its voices together (``<engine> (all)``)."""
+    """Per voice (a synthetic voice, or all recordings together): items, the four outcomes' shares and the STT's
+    normalized WER; then, for an engine with several voices, all of its voices together (``<engine> (all)``)."""
     groups: dict[str, list[SpokenRow]] = {}
     for r in rows:
         groups.setdefault("recordings" if r.voice.startswith("recording:") else r.voice, []).append(r)
@@ -235,12 +236,16 @@ def by_voice(rows: Sequence[SpokenRow]) -> dict[str, VoiceSummary]:
     for engine, voices in engines.items():
         if len(voices) > 1:
             groups[f"{engine} (all)"] = [r for v in voices for r in groups[v]]
-    return {
-        voice: VoiceSummary(
-            items=len(g),
-            right_pct=pct(sum(r.right for r in g), len(g)),
-            stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in g)),
-            asked_again_pct=pct(sum(r.asked_again for r in g), len(g)),
-        )
-        for voice, g in groups.items()
-    }
+    return {voice: _voice_summary(g) for voice, g in groups.items()}
+
+
+def _voice_summary(rows: Sequence[SpokenRow]) -> VoiceSummary:
+    shares = outcome_shares(rows)
+    return VoiceSummary(
+        items=len(rows),
+        right_pct=shares.right_pct,
+        stt_wer_normalized=_round(corpus_wer_normalized((r.question, r.transcript) for r in rows)),
+        asked_again_pct=shares.asked_again_pct,
+        declined_pct=shares.declined_pct,
+        wrong_pct=shares.wrong_pct,
+    )
