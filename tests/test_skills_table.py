@@ -21,6 +21,11 @@ ANSWERS: dict[str, tuple[tuple[str, str], ...]] = {
     "countries": (("What is the capital of France?", "Paris"),),
     "elements": (("What is the chemical symbol for gold?", "Au"),),
     "planets": (("What is the largest planet?", "Jupiter"),),
+    "expressions": (
+        ("What, 17 times 3?", "51"),
+        ("So uh 12 plus 9 is what?", "21"),
+        ("What is 17 times?", "again"),
+    ),
 }
 
 #: skill → questions near its own that it must not take (the LLM or another skill answers them)
@@ -32,6 +37,7 @@ LEAVES: dict[str, tuple[str, ...]] = {
     "countries": ("What is the capital of love?",),
     "elements": ("What is the symbol of peace?",),
     "planets": ("Who is the largest singer?",),
+    "expressions": ("I called him 3 times.", "What happened on 9/11?"),
 }
 
 _SKILL = dict(SKILLS)

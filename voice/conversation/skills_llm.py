@@ -1,6 +1,7 @@
 """An LLM that answers what :mod:`voice.skills.answer`, :mod:`voice.skills.personal_facts` and
 :mod:`voice.skills.notes` recognise itself (and, with :mod:`voice.skills.capabilities`, the requests it cannot carry
-out, honestly), and passes everything else on.
+out, honestly, and with :mod:`voice.skills.live_state` the questions about how things are right now, which it cannot
+see), and passes everything else on.
 
 Same interface as the LLM it wraps, so the runtime, the turn and the session do not change. A matched
 turn yields a :class:`PromptInfo` of zero tokens (no prompt was evaluated) and the answer as one delta;
@@ -18,7 +19,7 @@ from voice.conversation.user_text import strip_interjections
 from voice.runtime.kvcache import KvStats
 from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 from voice.skills import answer as skills
-from voice.skills import capabilities, notes, personal_facts
+from voice.skills import capabilities, live_state, notes, personal_facts
 
 
 class SkillsLlm:
@@ -69,6 +70,7 @@ class SkillsLlm:
                 or notes.answer(asked, earlier)
                 or skills.follow_up(strip_interjections(last.content), previous)  # on the previous answer, as said
                 or capabilities.cannot(asked)
+                or live_state.cannot_see(asked)  # last: after the clock ("what time is it right now?")
             )
         if reply is None:
             return self.inner.generate(messages, max_tokens=max_tokens, cancel=cancel)

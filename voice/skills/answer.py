@@ -2,7 +2,7 @@
 :mod:`voice.skills.clock_questions`; arithmetic; prices and percentages: :mod:`voice.skills.money_sums`; unit
 conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
 symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
-location, thanks).
+location, thanks; last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from voice.skills import clock_questions, country_facts, element_facts, money_sums, planet_facts
+from voice.skills import clock_questions, country_facts, element_facts, expressions, money_sums, planet_facts
 from voice.skills.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
 from voice.skills.units import convert, convert_previous
 
@@ -122,6 +122,8 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("countries", lambda t, _now: country_facts.answer(t)),
     ("elements", lambda t, _now: element_facts.answer(t)),
     ("planets", lambda t, _now: planet_facts.answer(t)),
+    # After the skills that read numbers with their units and amounts: a sum in any words, or "say it again".
+    ("expressions", lambda t, _now: expressions.answer(t)),
 )
 
 

@@ -29,6 +29,14 @@ _DEVICE = (
     r"garage(?: door)?|front door|back door|door|gate|windows?|blinds|curtains|shutters|sprinklers?|"
     r"alarm system|security system|plugs?|sockets?|switch(?:es)?|speakers?|volume)"
 )
+DEVICE = _DEVICE
+"""The things at home one would control, as a regular expression's alternatives ("lights?|lamps?|heating|…")."""
+WHAT_I_CAN_DO = (
+    "I can answer questions, tell the time and the date, do sums and conversions, and set timers, but I can't "
+    "control devices, play music, make calls or look things up online."
+)
+"""What the assistant can do, and the main things it cannot: said instead of a reply that claimed otherwise
+(:mod:`voice.conversation.reply_check`)."""
 _THINGS = r"(?:the |my |all (?:the )?|a |some )?(?:[\w'-]+ ){0,3}"
 _WHEN = (
     r"(?:today|tonight|tomorrow|(?:this|next) (?:morning|afternoon|evening|week|weekend)|the weekend|right now|now|"

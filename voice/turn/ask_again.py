@@ -9,7 +9,11 @@ set for 8 minutes."), so a wrong hearing is plain to hear. The same holds for a 
 from the conversation with such a reply: one written out from the previous question ("How about Germany?" after
 a capital → "The capital of Germany is Berlin.", "and 30?" after a conversion) or worked on the previous answer
 ("double that" → "25 doubled is 50."). Unsure transcripts that only the LLM would answer, or that need a fact
-the user told ("What is my name?", whose answer would not show a mishearing), are still asked again. Pure.
+the user told ("What is my name?", whose answer would not show a mishearing), are still asked again.
+
+A transcript with nothing to answer (:func:`voice.conversation.input_gate.unintelligible`: only punctuation, digits,
+hesitation sounds or notes of sounds, "1 2 3 4 5", "Um, uh.", "[BLANK_AUDIO]") is asked again however sure the STT
+was, and whatever ``ask_again`` says: no LLM is asked to guess at it. Pure.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from datetime import datetime
 
 from voice.config.config import Config
 from voice.conversation.follow_ups import resolve_messages
+from voice.conversation.input_gate import unintelligible
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
@@ -51,13 +56,31 @@ def understood(
     return bool(previous) and skills.follow_up(text, previous) is not None
 
 
-def needed(
-    config: Config, text: str, avg_logprob: float | None, earlier: Sequence[ChatMessage] = ()
-) -> bool:
-    """Reply ``[stt] ask_again_reply`` to ``text`` instead of answering it (and keep it out of the history);
-    ``earlier`` is the conversation before it."""
-    if not text or not config.stt.unsure(avg_logprob):
+def _nothing_to_answer(config: Config, text: str, earlier: Sequence[ChatMessage]) -> bool:
+    """``text`` is unintelligible, and the conversation gives it no meaning: it is not written out as a follow-up
+    ("And 2.5?" after "How many feet are in 3 miles?"), and no skill takes it."""
+    if not unintelligible(text):
+        return False
+    resolve = config.llm.resolve_follow_ups
+    if earlier and resolve:
+        written = resolve_messages([*earlier, ChatMessage("user", text)])[-1].content
+        if written != text and not unintelligible(written):
+            return False
+    return not (
+        config.llm.skills and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve)
+    )
+
+
+def needed(config: Config, text: str, avg_logprob: float | None, earlier: Sequence[ChatMessage] = ()) -> bool:
+    """Reply ``[stt] ask_again_reply`` to ``text`` instead of answering it (and keep it out of the history):
+    when it is unintelligible, or the STT is unsure of it (``avg_logprob``) and no skill takes it; ``earlier`` is
+    the conversation before it."""
+    if not text:
+        return False
+    resolve = config.llm.resolve_follow_ups
+    if _nothing_to_answer(config, text, earlier):
+        return True  # however sure the STT
+    if not config.stt.unsure(avg_logprob):
         return False
     take = config.llm.skills and config.stt.skills_take_unsure
-    resolve = config.llm.resolve_follow_ups
     return not (take and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))

@@ -31,6 +31,7 @@ import soxr
 from voice.audio import trim_lead_silence
 from voice.config.config import Config
 from voice.conversation.history import ContextTooSmallError, History, fit_prompt_on
+from voice.conversation.reply_check import CheckedReply
 from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.runtime.runtime import (
     Admission,
@@ -234,8 +235,8 @@ class _Turn:
         return text
 
     async def think(self, admission: Admission, local: str | None) -> None:
-        """Generate the reply (or stream ``local``, a reply known without the LLM), cut it into clauses and
-        hand them to :meth:`speak`; the LLM's place is released as soon as it is done."""
+        """Generate the reply (or stream ``local``, a reply known without the LLM), cut it into clauses, check them
+        (:mod:`~voice.conversation.reply_check`) and hand them to :meth:`speak`; the LLM's place is freed once done."""
         config, timer = self.config, self.timer
         messages: list[ChatMessage] = []
         if local is None:
@@ -252,7 +253,7 @@ class _Turn:
         )
         # Unbounded on purpose: at most one clause per token, and the LLM must never wait for the client.
         clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue()
-        reply: list[str] = []
+        checked = CheckedReply.of(messages, config, lambda raw, ns: _put_clause(clauses, raw, timer, ns))
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.speak(clauses))
             # If anything below raises, the task group cancels the TTS task.
@@ -263,25 +264,24 @@ class _Turn:
                     messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
                 )
             )
-            async with contextlib.aclosing(stream):
-                async for ev, t_ns in stream:
+            async with contextlib.aclosing(stream):  # closing it stops the LLM: a reply replaced or cut
+                async for ev, t_ns in checked.until_changed(stream):
                     if isinstance(ev, LlmStarted):
                         timer.mark("llm_start", at_ns=t_ns)
                         continue
                     if isinstance(ev, PromptInfo):
-                        self.progress.prompt = ev
+                        self.progress.prompt = checked.prompt = ev
                         continue
                     timer.token(at_ns=t_ns)
-                    reply.append(ev.text)
+                    await checked.token(ev.text, t_ns)
                     for raw in splitter.push(ev.text):
-                        await _put_clause(clauses, raw, timer, t_ns)
-            cut_short = local is None and len(reply) >= config.llm.max_reply_tokens  # no half sentence at the cap
-            for raw in splitter.flush(cut_short=cut_short):
-                await _put_clause(clauses, raw, timer, timer.clock.now_ns())
+                        await checked.push(raw, t_ns)
+            cut_short = local is None and len(checked.tokens) >= config.llm.max_reply_tokens  # at the cap
+            await checked.finish(splitter.flush(cut_short=cut_short), timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
         if not self.progress.asked_again:
-            said = "".join(reply)
+            said = " ".join(checked.said) if checked.changed else "".join(checked.tokens)
             half = splitter.dropped  # the half sentence at the token cap: not spoken, so not in the history
             self.history.add("assistant", said.rstrip().removesuffix(half).rstrip() if half else said)
 

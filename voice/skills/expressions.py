@@ -1,0 +1,242 @@
+"""Arithmetic read as an expression wherever it stands in the transcript, not as a sentence template.
+
+People wrap a sum in any words: "What, 17 times 3?", "so uh 12 plus 9 is what", "5 times 3 minus 2, quick".
+The transcript is read as tokens of three classes (numbers, in digits or words: "17", "1,000", "two hundred and
+five"; operators: plus, minus, times, x, multiplied by, divided by, over, percent of, squared, cubed, to the power
+of, square root of, a fraction "of"; and the other words), and the expression is the longest run of numbers joined
+by operators, computed with the usual precedence (times and divided by before plus and minus). The words around it
+may be anything that asks for its result (:data:`voice.skills.word_classes.FUNCTION_WORDS`: "what", "is",
+"equals", "tell me", "again", "please", punctuation), but never a word that makes a number part of something else:
+a noun after the last number ("3 times 4 apples", "5 plus 5 in binary"), another number ("7 times 8 56"), or a
+date or range written with "/" or "-" ("9/11", "24/7", "1990-1995"). Numbers in questions with no operator
+("How many legs does a spider have?", "What happened in 1969?", "Set a timer for 5 minutes.") are left alone, and
+conversions and money are the skills before this one (:mod:`voice.skills.units`, :mod:`voice.skills.money_sums`).
+
+A sum asked for but not all heard ("What is 17 times?", "so 12 plus is what": a number, an operator and then
+nothing but asking words) is not handed to the LLM to guess: :data:`UNCLEAR` asks for it again. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from voice.skills.numbers import NUMBER_WORDS, fraction_words, parse_fraction, parse_number, say_number
+from voice.skills.word_classes import FUNCTION_WORDS, is_filler
+
+UNCLEAR = "I didn't catch the numbers. Could you say the sum again?"
+"""The reply to a sum asked for whose numbers were not all heard."""
+
+_GLUED = "<glued>"
+"""Stands for a "/" or "-" written between digits ("9/11", "24/7", "1990-1995"): a date or a range, not a sum."""
+_TOKEN = re.compile(r"<glued>|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|[a-z]+(?:'[a-z]+)?|[^\s\w]")
+_NUMBER_WORD = re.compile(rf"(?:{NUMBER_WORDS})")
+_MULTIPLY = (("multiplied", "by"), ("times",), ("x",), ("*",))
+_DIVIDE = (("divided", "by"), ("over",), ("/",))
+_ADD = (("plus",), ("+",))
+_SUBTRACT = (("minus",), ("-",))
+_SAID = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
+_NOT_AFTER = frozenset({"in", "into", "as", "to", "of", "than", "on", "at", "for", "by", "from"})
+"""Asking words that after a sum make it something else: "5 plus 5 in binary", "3 times 4 to the…"."""
+_TAIL = frozenset({"is", "equals", "equal", "what", "what's", "please", "again", "then", "now", "to"})
+"""What may follow an operator with no number after it, in a sum asked for but not all heard."""
+_AMBIGUOUS = frozenset({"times", "x", "over", "-", "/", "*"})
+"""Operators that are other words too ("3 times", "game over"): a sum only where a number is asked for."""
+_ASKS_A_NUMBER = frozenset({"what", "what's", "whats", "calculate", "compute"})
+_OPERATOR_WORDS = frozenset(
+    {_GLUED, "minus", "negative", "plus", "times", "x", "over", "by", "root", "power", *"+-*/"}
+)
+_LIMIT = 1e15
+"""Results this large are too long to say."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A parsed piece of an expression: its value, how the reply says it, where it ends, how many operations."""
+
+    value: float
+    said: str
+    end: int
+    ops: int
+
+
+def tokens(text: str) -> list[str]:
+    """``text`` as the expression reader sees it: lower case, "%" as "percent", "twenty-five" as two words,
+    a "/" or "-" between digits as one token that joins nothing."""
+    t = text.lower().replace("per cent", "percent").replace("×", " x ").replace("÷", " / ")
+    t = re.sub(r"(?<=\d)\s*%", " percent", t)
+    t = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", t)
+    t = re.sub(r"(?<=\d)[/-](?=\d)", f" {_GLUED} ", t)
+    t = re.sub(r"(?<=\d)\s*([x*+])\s*(?=\d)", r" \1 ", t)  # 6x7, 6+7
+    return _TOKEN.findall(t)
+
+
+def _is_number_token(tok: str) -> bool:
+    return tok[:1].isdigit() or _NUMBER_WORD.fullmatch(tok) is not None
+
+
+def _number(toks: list[str], i: int) -> tuple[float, int] | None:
+    """The longest number starting at ``i`` ("two hundred and five", "a thousand", "1,000"): value and end."""
+    if i >= len(toks):
+        return None
+    scale = toks[i + 1 : i + 2] in (["hundred"], ["thousand"], ["million"])
+    if not (_is_number_token(toks[i]) or (toks[i] == "a" and scale)):
+        return None
+    best: tuple[float, int] | None = None
+    j = i
+    while j < len(toks) and (_is_number_token(toks[j]) or toks[j] in ("and", "a")):
+        j += 1
+        if toks[j - 1] not in ("and", "a") and (n := parse_number(" ".join(toks[i:j]))) is not None:
+            best = (n, j)
+    return best
+
+
+def _match(toks: list[str], i: int, words: tuple[tuple[str, ...], ...]) -> int | None:
+    """Where the first of ``words`` that stands at ``i`` ends."""
+    for w in words:
+        if tuple(toks[i : i + len(w)]) == w:
+            return i + len(w)
+    return None
+
+
+def _power(a: float, p: float) -> float | None:
+    try:
+        result = a**p
+    except (OverflowError, ZeroDivisionError):
+        return None
+    return result if isinstance(result, float) and math.isfinite(result) and abs(result) < _LIMIT else None
+
+
+def _factor(toks: list[str], i: int) -> Part | None:
+    """A number with what binds to it: minus 5, 3 squared, 2 to the power of 10, 20 percent of 150, the square
+    root of 16, a third of 60."""
+    k = i + 1 if toks[i : i + 1] == ["the"] else i
+    if (j := _match(toks, k, (("square", "root", "of"), ("square", "root")))) is not None:
+        f = _factor(toks, j) if j < len(toks) else None
+        if f is None or f.value < 0:
+            return None
+        return Part(math.sqrt(f.value), f"the square root of {f.said}", f.end, f.ops + 1)
+    for width in (2, 1):  # "a third of", "two thirds of", "half of"
+        part = " ".join(toks[i : i + width])
+        if len(toks) > i + width and toks[i + width] == "of" and (frac := parse_fraction(part)) is not None:
+            f = _factor(toks, i + width + 1) if i + width + 1 < len(toks) else None
+            if f is None:
+                return None
+            return Part(frac * f.value, f"{fraction_words(part)} of {f.said}", f.end, f.ops + 1)
+    sign = 1.0
+    if toks[i] in ("minus", "negative", "-"):  # binds before a power: "minus 8 squared" is (-8)²
+        sign, i = -1.0, i + 1
+    found = _number(toks, i)
+    if found is None:
+        return None
+    n, j = sign * found[0], found[1]
+    said = say_number(n).replace("-", "minus ")
+    if toks[j : j + 2] == ["percent", "of"] and (f := _factor(toks, j + 2) if j + 2 < len(toks) else None):
+        return Part(n * f.value / 100, f"{said} percent of {f.said}", f.end, f.ops + 1)
+    if j < len(toks) and toks[j] in ("squared", "cubed"):
+        power = 2.0 if toks[j] == "squared" else 3.0
+        result = _power(n, power)
+        return Part(result, f"{said} {toks[j]}", j + 1, 1) if result is not None else None
+    k = j + 1 if toks[j : j + 1] == ["raised"] else j
+    if toks[k : k + 4] == ["to", "the", "power", "of"] and (p := _number(toks, k + 4)) is not None:
+        result = _power(n, p[0])
+        return (
+            Part(result, f"{said} to the power of {say_number(p[0])}", p[1], 1)
+            if result is not None
+            else None
+        )
+    return Part(n, said, j, 0)
+
+
+def _chain(toks: list[str], i: int, inner: bool) -> Part | None:
+    """Terms joined by plus and minus (``inner``: factors joined by times and divided by), left to right."""
+    left = _factor(toks, i) if inner else _chain(toks, i, True)
+    if left is None:
+        return None
+    ops = (("*", _MULTIPLY), ("/", _DIVIDE)) if inner else (("+", _ADD), ("-", _SUBTRACT))
+    while True:
+        for sign, words in ops:
+            j = _match(toks, left.end, words)
+            if j is None or j >= len(toks):
+                continue
+            right = _factor(toks, j) if inner else _chain(toks, j, True)
+            if right is None:
+                continue
+            a, b = left.value, right.value
+            if sign == "/":
+                value = a / b if b else math.nan  # NaN: divides by zero somewhere
+            else:
+                value = a * b if sign == "*" else a + b if sign == "+" else a - b
+            left = Part(value, f"{left.said} {_SAID[sign]} {right.said}", right.end, left.ops + right.ops + 1)
+            break
+        else:
+            return left
+
+
+def _fits(toks: list[str], start: int, end: int) -> bool:
+    """The words around ``toks[start:end]`` leave it a sum: no number, date or operator before it, and after it
+    only punctuation or words that ask for its result."""
+    if start > 0 and (toks[start - 1][:1].isdigit() or toks[start - 1] in _OPERATOR_WORDS):
+        return False  # a number or an operator before it: part of a sum that did not parse whole
+    if end == len(toks):
+        return True
+    after = toks[end]
+    if after == _GLUED or _is_number_token(after):
+        return False
+    if not after[:1].isalpha():
+        return True
+    return after in FUNCTION_WORDS - _NOT_AFTER or is_filler(after)
+
+
+def find(text: str) -> Part | None:
+    """The one expression ``text`` holds (at least one operation), or None (none, or more than one)."""
+    toks = tokens(text)
+    found: list[Part] = []
+    i = 0
+    while i < len(toks):
+        part = _chain(toks, i, False)
+        if part is not None and part.ops and _fits(toks, i, part.end):
+            found.append(part)
+            i = part.end
+        else:
+            i += 1
+    return found[0] if len(found) == 1 else None
+
+
+def _only_asking(words: list[str]) -> bool:
+    return all(w in FUNCTION_WORDS or is_filler(w) or not w[:1].isalnum() for w in words)
+
+
+def unclear(text: str) -> bool:
+    """A sum asked for whose numbers were not all heard: only asking words, a number, an operator and nothing
+    after it but asking words ("What is 17 times?", "so 12 plus is what", "what's the square root of")."""
+    toks = tokens(text)
+    ops = (*_MULTIPLY, *_DIVIDE, *_ADD, *_SUBTRACT, ("percent", "of"), ("to", "the", "power", "of"))
+    for i in range(len(toks)):
+        found = _number(toks, i)
+        if found is None or (j := _match(toks, found[1], ops)) is None:
+            continue
+        before, rest = toks[:i], toks[j:]
+        if toks[found[1]] in _AMBIGUOUS and not _ASKS_A_NUMBER & {*before, *rest}:
+            return False  # "is it 5 over?", "3 times?": a question about something else
+        return _only_asking(before) and all(w in _TAIL or is_filler(w) or not w[:1].isalnum() for w in rest)
+    words = [w for w in toks if w[:1].isalnum() and not is_filler(w)]
+    for root in (["square", "root", "of"], ["square", "root"]):
+        if words[-len(root) :] == root:
+            return _only_asking(words[: -len(root)])
+    return False
+
+
+def answer(text: str) -> str | None:
+    """The result of the expression ``text`` holds ("17 times 3 is 51."), :data:`UNCLEAR` for a sum not all
+    heard, or None (no sum: the other skills or the LLM answer)."""
+    part = find(text)
+    if part is not None:
+        if math.isnan(part.value):
+            return "Dividing by zero has no answer."
+        if abs(part.value) >= _LIMIT:
+            return None
+        reply = f"{part.said} is {say_number(part.value)}."
+        return reply[:1].upper() + reply[1:]
+    return UNCLEAR if unclear(text) else None
