@@ -23,6 +23,7 @@ DIGESTS = {
     "silence_only": ("58b912b95b2d030c4dd96dc7caa11fbd0a7596cd303b80c0899e9b13f45793c5",
                      "c793263bda4e0bf74caa0c22cdca48b6108b394e18ece4b983a9ef732c1235d8"),
 }  # fmt: skip
+NEW_KEYS = ("long_waits", "finished_turns")
 
 
 class FakeStream:
@@ -84,7 +85,16 @@ def run_pauses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> 
 def test_the_command_writes_the_json_and_markdown_the_dicts_did(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, extra: tuple[str, ...]
 ) -> None:
-    check_run(*run_pauses(monkeypatch, tmp_path, *extra), DIGESTS[name], PausesResult.from_json)
+    """Less what was added since (2026-12-06: the finished turns that waited the long window, a JSON key pair
+    per strategy and a Markdown column), the command writes what the dict-based code wrote; with it, the
+    Markdown is the one its JSON reads back to."""
+    written, md = run_pauses(monkeypatch, tmp_path, *extra)
+    rows = written["strategies"]
+    assert all(isinstance(r["long_waits"], int) and r["long_waits"] <= r["finished_turns"] for r in rows)
+    assert md == markdown(PausesResult.from_json(written), tmp_path / "r.md")
+    before = {**written, "strategies": [{k: v for k, v in r.items() if k not in NEW_KEYS} for r in rows]}
+    legacy = markdown(PausesResult.from_json(before), tmp_path / "r.md")
+    check_run(before, legacy, DIGESTS[name], PausesResult.from_json)
 
 
 def markdown(result: PausesResult, md: Path, *, intro_as_committed: bool = False) -> str:

@@ -185,6 +185,16 @@ def add_bench_parser(sub: Any) -> None:
         "--thresholds", default="",
         help="Smart Turn 'complete' thresholds to compare besides the config's, e.g. 0.7,0.9",
     )  # fmt: skip
+    q.add_argument(
+        "--variants", type=Path, default=None,
+        help="a TOML file of [[variant]] tables (a name, [variant.turn] and [variant.vad] keys over the config's): "
+        "compare these instead of --silences/--thresholds (e.g. benchmarks/turn_variants.toml)",
+    )  # fmt: skip
+    q.add_argument(
+        "--text-delay-ms", type=float, default=200.0,
+        help="with a variant using [turn] text_evidence: the pause's words reach the endpointer this much audio "
+        "after the pause (the speculative STT's time; default 200)",
+    )  # fmt: skip
     outputs(q, "strategy")
     q.set_defaults(func=runner("pauses.measure"))
 

@@ -170,3 +170,28 @@ def grouped_bars(
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     _save(fig, path)
+
+
+def tradeoff(
+    path: Path,
+    points: Sequence[tuple[str, float, float, float]],
+    title: str,
+    xlabel: str,
+    ylabel: str,
+) -> None:
+    """A labelled point per setting: (name, x, y, y2), y as filled markers and y2 as open ones on the same axes
+    (e.g. the end-of-turn delay p50 against the share of short and of long mid-sentence pauses cut short)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(11, 5.4))
+    for i, (name, x, y, y2) in enumerate(points):
+        colour = f"C{i % 10}"
+        ax.plot([x], [y], "o", color=colour, markersize=8, label=f"{i + 1}. {name}")
+        ax.plot([x], [y2], "s", color=colour, markersize=7, markerfacecolor="none")
+        ax.annotate(str(i + 1), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.axvline(HUMAN_GAP_MS, color="#2ca02c", linestyle=":", linewidth=1.5)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _save(fig, path)

@@ -72,9 +72,61 @@ def _validate_turn(t: sections.TurnConfig, vad: sections.VadConfig) -> None:
     if t.pause_energy_drop_db < 0 or t.pause_energy_drop_db > 90:
         raise ConfigError("[turn] pause_energy_drop_db must be between 0 (off) and 90 dB")
     if not 0.0 < t.complete_threshold < 1.0:
-        raise ConfigError("[turn] complete_threshold must be between 0 and 1")
-    if not 0 < t.complete_silence_ms <= t.incomplete_silence_ms:
-        raise ConfigError("[turn] need 0 < complete_silence_ms <= incomplete_silence_ms")
+        raise ConfigError(f"[turn] complete_threshold ({t.complete_threshold:g}) must be between 0 and 1")
+    if t.complete_silence_ms <= 0:
+        raise ConfigError(f"[turn] complete_silence_ms ({t.complete_silence_ms}) must be positive")
+    if t.complete_silence_ms > t.incomplete_silence_ms:
+        raise ConfigError(
+            f"[turn] complete_silence_ms ({t.complete_silence_ms}) is longer than [turn] incomplete_silence_ms "
+            f"({t.incomplete_silence_ms}): a turn scored complete would wait longer than one scored unfinished"
+        )
+    _validate_graded(t)
+
+
+def _validate_graded(t: sections.TurnConfig) -> None:
+    """[turn]: the graded window (sure_threshold, sure_silence_ms) and the re-scores (rescore_at_ms)."""
+    if not 0.0 < t.sure_threshold <= 1.0:
+        raise ConfigError(f"[turn] sure_threshold ({t.sure_threshold:g}) must be between 0 and 1")
+    if t.sure_silence_ms < 0:
+        raise ConfigError(f"[turn] sure_silence_ms ({t.sure_silence_ms}) must be 0 (off) or positive")
+    if t.sure_silence_ms:
+        if t.sure_threshold < t.complete_threshold:
+            raise ConfigError(
+                f"[turn] sure_threshold ({t.sure_threshold:g}) is under [turn] complete_threshold "
+                f"({t.complete_threshold:g}): a score too low to count as complete would count as surely complete"
+            )
+        if t.sure_silence_ms > t.complete_silence_ms:
+            raise ConfigError(
+                f"[turn] sure_silence_ms ({t.sure_silence_ms}) is longer than [turn] complete_silence_ms "
+                f"({t.complete_silence_ms}): a surer score would wait longer"
+            )
+        if t.sure_silence_ms < t.score_after_ms:
+            raise ConfigError(
+                f"[turn] sure_silence_ms ({t.sure_silence_ms}) is shorter than [turn] score_after_ms "
+                f"({t.score_after_ms}): the window would close before the score that grants it"
+            )
+    if t.text_finished_silence_ms and not (
+        t.complete_silence_ms <= t.text_finished_silence_ms <= t.incomplete_silence_ms
+    ):
+        raise ConfigError(
+            f"[turn] text_finished_silence_ms ({t.text_finished_silence_ms}) must lie between [turn] "
+            f"complete_silence_ms ({t.complete_silence_ms}) and [turn] incomplete_silence_ms "
+            f"({t.incomplete_silence_ms}), or be 0 (off)"
+        )
+    if t.text_finished_silence_ms and not t.text_evidence:
+        raise ConfigError(
+            "[turn] text_finished_silence_ms needs [turn] text_evidence = true (it acts on the words)"
+        )
+    points = list(t.rescore_at_ms)
+    if points != sorted(set(points)) or any(p <= t.score_after_ms for p in points):
+        raise ConfigError(
+            f"[turn] rescore_at_ms ({points}) must increase, each after [turn] score_after_ms ({t.score_after_ms})"
+        )
+    if points and points[-1] >= t.incomplete_silence_ms:
+        raise ConfigError(
+            f"[turn] rescore_at_ms ({points}) must end under [turn] incomplete_silence_ms "
+            f"({t.incomplete_silence_ms}): a re-score after the long window could change nothing"
+        )
 
 
 def _validate_stt(stt: sections.SttConfig) -> None:

@@ -60,13 +60,24 @@ class Config:
 _T = TypeVar("_T")
 
 
+def _coerce_list(where: str, value: Any, item: type) -> tuple[Any, ...]:
+    """A TOML array of whole numbers (``item`` int) or of strings, as a tuple."""
+    if item is int:
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise ConfigError(f"{where}: expected a list of whole numbers, got {value!r}")
+        return tuple(value)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
 def _coerce(section: str, key: str, value: Any, annotation: Any) -> Any:
     where = f"[{section}] {key}"
     origin = typing.get_origin(annotation)
     if origin is tuple:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
-        return tuple(value)
+        return _coerce_list(where, value, typing.get_args(annotation)[0])
     if annotation is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{where}: expected a number, got {value!r}")

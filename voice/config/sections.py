@@ -62,6 +62,23 @@ class TurnConfig:
     """With the classifier: a turn it scores incomplete ends after this much silence."""
     score_after_ms: int = 96
     """With the classifier: it is asked once the VAD has heard this much silence (at most complete_silence_ms)."""
+    sure_threshold: float = 0.9
+    """With the classifier and ``sure_silence_ms``: its probability at or above which the turn is *surely*
+    complete and ends after the shorter ``sure_silence_ms``."""
+    sure_silence_ms: int = 0
+    """With the classifier: a turn it scores at or above ``sure_threshold`` ends after this much silence
+    (graded windows); 0 = off (every complete score waits ``complete_silence_ms``)."""
+    text_evidence: bool = True
+    """With the classifier: the speculative transcript's words also decide (:mod:`voice.turn.text_evidence`):
+    words that cannot end a sentence keep the long window, and the sure window waits for the words."""
+    text_finished_silence_ms: int = 0
+    """With ``text_evidence``: a turn the classifier scored unfinished whose words read finished (a question
+    mark, a command a skill recognises) ends after this much silence instead of ``incomplete_silence_ms``;
+    0 = off."""
+    rescore_at_ms: tuple[int, ...] = ()
+    """With the classifier: a turn it scored incomplete is scored again, on the audio so far, when the VAD's
+    silence reaches each of these (ms, increasing, under ``incomplete_silence_ms``): more silence is more
+    evidence, and a finished question it first heard as unfinished need not wait the whole long window."""
     pause_energy_drop_db: float = 30.0
     """A frame this many dB under the utterance's loudest counts towards the pause (not the end); 0 = VAD only."""
     score_in_gate: bool = False

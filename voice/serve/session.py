@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import numpy as np
 
@@ -154,14 +154,16 @@ class Session:
         frames = self.listener.accept(data)
         if isinstance(frames, ProtocolError) or not frames:  # an error, or not yet a whole VAD frame
             return frames if isinstance(frames, ProtocolError) else None
-        for ev in await self.listener.hear(frames):
-            await self._on_endpoint_event(ev)
+        await self._act_on(self.listener.hear(frames))
         if self.listener.score_pending:
             # The speculative reply (if any) has started: now ask the end-of-turn model, before any later
             # frame of this session is endpointed (this reader awaits it; other sessions' VAD goes on).
-            for ev in await self.listener.score():
-                await self._on_endpoint_event(ev)
+            await self._act_on(self.listener.score())
         return None
+
+    async def _act_on(self, endpointing: Awaitable[list[EndpointEvent]]) -> None:  # each event, in order
+        for ev in await endpointing:
+            await self._on_endpoint_event(ev)
 
     # ------------------------------------------------------------------ turns
     async def _on_endpoint_event(self, ev: EndpointEvent) -> None:
@@ -256,7 +258,11 @@ class Session:
         timer = TurnTimer(self.clock, self.id, self._turn_id + 1)
         timer.mark("speech_end", at_ns=heard_ns(ev, now_ns) - round(ev.trailing_silence_ms * 1e6))
         utterance = Utterance(ev.audio, ev.trailing_silence_ms, False)
-        spec = self.speculator.new(HeldSink(self.outbox), self.history.copy(), timer, now_ns)
+
+        def heard(text: str) -> None:  # the speculative STT is done: its words are evidence for the end of the turn
+            if self.speculator.current is spec:  # the listener ignores them with [turn] text_evidence off
+                self.speculator.track(asyncio.create_task(self._act_on(self.listener.hear_words(text, ev.pause_seq))))
+        spec = self.speculator.new(HeldSink(self.outbox, on_transcript=heard), self.history.copy(), timer, now_ns)
 
         def on_report(report: TurnReport) -> None:
             if spec.sink.committed:
@@ -283,11 +289,8 @@ class Session:
     def _report_if_lost(
         self, task: asyncio.Task[TurnReport], timer: TurnTimer, utterance: Utterance, held: HeldSink | None = None
     ) -> None:
-        if held is not None and not held.committed:  # a discarded speculation: no report
-            self._reported.discard(timer.turn_id)
-            return
-        if timer.turn_id in self._reported:
-            self._reported.discard(timer.turn_id)
+        if (held is not None and not held.committed) or timer.turn_id in self._reported:
+            self._reported.discard(timer.turn_id)  # a discarded speculation, or a turn that reported: no report
             return
         report = cancelled_report(self.config, timer, utterance)
         self.on_report(report)
@@ -377,6 +380,7 @@ class Session:
         """Cancel the turns in flight (each is reported as cancelled) and the timers' ringer, and wait until
         they stopped. The timers stay in the conversation (a turn after this arms the ringer again)."""
         await self.ringer.stop()
+        self.speculator.cancel_words()
         pending = self.in_flight()
         for t in pending:
             t.cancel()

@@ -12,23 +12,22 @@ reply while it waits; a voiced frame after that reports :class:`SpeechResumed` (
 How much silence ends the turn is decided here:
 
 * without an end-of-turn model: ``[vad] silence_ms``;
-* with one (``turn_score``, called once per pause with the utterance so far, returning the probability that
-  the turn is complete): ``[turn] complete_silence_ms`` when it scores the turn complete, else
-  ``[turn] incomplete_silence_ms`` — complete turns end sooner, unfinished sentences get more time.
+* with one (``turn_score``, the probability that the turn is complete, from the utterance so far): the window
+  :func:`voice.turn.end_window.window_ms` sets from that score — ``[turn] complete_silence_ms`` or
+  ``incomplete_silence_ms``, a shorter ``sure_silence_ms`` for a sure score — and, with ``[turn]
+  text_evidence``, from the words of the speculative transcript (:meth:`Endpointer.hear_text`), which can veto
+  an end. With ``[turn] rescore_at_ms``, a turn scored incomplete is scored again as the silence grows.
 
 The model is not run inside :meth:`Endpointer.feed`: a pause only marks a score as pending (the turn cannot
 end meanwhile: the window is the incomplete one), so the caller can start its speculative reply first, then
 call :meth:`Endpointer.score_pause` (the session runs it on the VAD thread right after the pause, before any
 later frame), which sets the window and ends the turn at once if the silence already reached it.
 
-**Pausing on energy** (``[turn] pause_energy_drop_db``): Silero's probability stays up for ~50–150 ms after
-the last word, so a pause counted on it alone starts the speculative reply that much late. A frame whose level
-is that many dB under the loudest frame of the utterance also counts towards the pause (not towards the end
-of the turn, which stays the VAD's). On a clean recording the energy drops at once; on a noisy one it never
-falls that far and the VAD decides as before. After a pause found on energy, the VAD's lagging probability is
-not taken for resumed speech: speech resumes on a frame the VAD hears that is loud again, or when the VAD
-keeps hearing speech for ``RESUME_AFTER_VAD_MS``. The end-of-turn model is asked when the VAD's own silence
-reaches ``[turn] score_after_ms``, however early the reply started: its score depends on the audio it hears.
+**Pausing on energy** (``[turn] pause_energy_drop_db``): Silero's probability stays up ~50–150 ms after the
+last word, so a frame that many dB under the utterance's loudest also counts towards the pause (not the end:
+that stays the VAD's). Noise never falls that far, so there the VAD decides. After an energy pause the VAD's
+lagging probability is not resumed speech: a loud frame is, or ``RESUME_AFTER_VAD_MS`` of VAD speech. The
+model is asked at ``[turn] score_after_ms`` of the VAD's silence: its score depends on the audio it hears.
 """
 
 from __future__ import annotations
@@ -41,6 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from voice.config.config import TurnConfig, VadConfig
+from voice.turn.end_window import window_ms
+from voice.turn.text_evidence import Verdict
 
 STT_SAMPLE_RATE_HZ = 16_000
 #: After a pause found on energy, this much audio the VAD calls speech (while quiet) counts as resumed speech.
@@ -71,7 +72,8 @@ class SpeechEnded:
     """True when ended by the utterance cap or an ``end_turn`` message rather than by silence."""
     voiced_ms: float
     turn_score: float | None = None
-    """The end-of-turn model's probability that the turn was complete (None: no model, or no pause)."""
+    """The end-of-turn model's probability that the turn was complete (None: no model, or no pause): its last
+    score of the pause that ended the turn, the one that set the window."""
     probabilities: np.ndarray | None = None
     """The VAD's speech probability of each frame of ``audio`` (None when the frames were not all one size):
     with them the session finds where the speech really ended (:mod:`voice.turn.speech_end`)."""
@@ -84,6 +86,8 @@ class SpeechEnded:
     """When the last sample of ``audio`` reached the server (monotonic ns): the arrival of the client frame
     that carried it, less the audio after it in that frame (see :meth:`voice.turn.listener.Listener.accept`). The
     speech end is this less :attr:`silence_after_speech_ms`. None: not stamped; the event's own time is used."""
+    turn_scores: tuple[float, ...] = ()
+    """Every score of that pause, in order (more than one with ``[turn] rescore_at_ms``)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,8 @@ class SpeechPaused:
     :class:`SpeechEnded` that ends the turn)."""
     heard_ns: int | None = None
     """When the last sample of ``audio`` reached the server, as :attr:`SpeechEnded.heard_ns`."""
+    pause_seq: int = 0
+    """Which pause of the endpointer this is (:meth:`Endpointer.hear_text` takes words for this pause only)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,12 @@ class Endpointer:
         self._lagging_samples = 0  # after an energy pause: quiet frames the VAD still calls speech
         self._quiet_voice = False  # speech resumed on quiet frames: the quiet run is speech until a loud frame
         self._scored = False  # this pause's audio has been handed to the end-of-turn model
+        self._rescore_samples = [self._samples(ms) for ms in self.turn.rescore_at_ms]
+        self._rescores = 0  # re-score points of this pause already handed to the model
+        self.scores: list[float] = []
+        """The end-of-turn model's scores of the current pause, in order (for the benches and the report)."""
+        self._text: Verdict | None = None  # what the words of this pause say (hear_text), None: not heard yet
+        self._pause_seq = 0
         self._pre_roll: deque[np.ndarray] = deque()
         self._pre_roll_probs: deque[float] = deque()
         self._pre_roll_samples = 0
@@ -193,10 +205,16 @@ class Endpointer:
         self._lagging_samples = 0
         self._quiet_voice = False
         self._scored = False
+        self._rescores = 0
+        self.scores = []
+        self._text = None
 
     def _resume(self) -> SpeechResumed:
         self._paused = False
         self._scored = False
+        self._rescores = 0
+        self.scores = []
+        self._text = None
         self._turn_score = None
         self._pending = None
         self._lagging_samples = 0
@@ -253,10 +271,7 @@ class Endpointer:
             and self._voiced_samples >= self._samples(self.config.min_speech_ms)
         ):
             events.append(self._pause())
-        if self._paused and not self._scored and self._silence_samples >= self._score_samples:
-            self._scored = True  # the VAD's own pause: ask the end-of-turn model (on the audio so far)
-            if self.turn_score is not None:
-                self._pending = np.concatenate(self._utterance).astype(np.float32, copy=False)
+        self._mark_score_due()
         if self._end_silence_samples() >= self._end_samples:
             events.extend(self._end(forced=False))
         elif self._utterance_samples >= self._samples(self.config.max_utterance_s * 1000):
@@ -275,6 +290,7 @@ class Endpointer:
 
     def _pause(self) -> SpeechPaused:
         self._paused = True
+        self._pause_seq += 1
         self._lagging_samples = 0
         audio = np.concatenate(self._utterance).astype(np.float32, copy=False)
         if self.turn_score is not None:  # the turn may not end before the model has scored it
@@ -284,7 +300,49 @@ class Endpointer:
             self._ms(max(self._silence_samples, self._quiet_samples)),
             self._ms(self._voiced_samples),
             self._ms(self._end_samples),
+            pause_seq=self._pause_seq,
         )
+
+    def _mark_score_due(self) -> None:
+        """Hand the audio so far to the end-of-turn model (:meth:`score_pause`) when its silence calls for it."""
+        if self._paused and not self._scored and self._silence_samples >= self._score_samples:
+            self._scored = True  # the VAD's own pause: ask the end-of-turn model (on the audio so far)
+            if self.turn_score is not None:
+                self._pending = np.concatenate(self._utterance).astype(np.float32, copy=False)
+        elif self._rescore_due():
+            self._rescores += 1  # more silence since an "incomplete": ask again, on the audio so far
+            self._pending = np.concatenate(self._utterance).astype(np.float32, copy=False)
+
+    def _rescore_due(self) -> bool:
+        """A turn scored incomplete has reached its next ``rescore_at_ms`` point of silence (none pending)."""
+        return (
+            self._scored
+            and self._pending is None
+            and self._turn_score is not None
+            and self._window_ms() == self.turn.incomplete_silence_ms
+            and self._text != "unfinished"
+            and self._rescores < len(self._rescore_samples)
+            and self._silence_samples >= self._rescore_samples[self._rescores]
+        )
+
+    def _window_ms(self) -> int:
+        if self._turn_score is None:  # not scored yet: the turn may not end before it is
+            return self.turn.incomplete_silence_ms
+        return window_ms(self.turn, self._turn_score, self._text)
+
+    def hear_text(self, verdict: Verdict, pause_seq: int) -> list[EndpointEvent]:
+        """What the words of pause ``pause_seq`` say (:func:`voice.turn.text_evidence.verdict` of the speculative
+        transcript); ignored for another pause, after speech resumed, or with ``[turn] text_evidence`` off. Sets
+        the window; returns the end of the turn if the silence already reached it."""
+        if not (self.turn.text_evidence and self._paused and self._in_speech and pause_seq == self._pause_seq):
+            return []
+        self._text = verdict
+        if self._turn_score is None:
+            return []
+        self._end_samples = self._samples(self._window_ms())
+        if self._pending is None and self._end_silence_samples() >= self._end_samples:
+            return self._end(forced=False)
+        return []
 
     def score_pause(self) -> list[EndpointEvent]:
         """Run the end-of-turn model on the pending pause (blocking: tens of ms) and set the silence window
@@ -293,9 +351,8 @@ class Endpointer:
         if audio is None or self.turn_score is None or not self._in_speech:
             return []
         self._turn_score = float(self.turn_score(audio))
-        complete = self._turn_score >= self.turn.complete_threshold
-        end_ms = self.turn.complete_silence_ms if complete else self.turn.incomplete_silence_ms
-        self._end_samples = self._samples(end_ms)
+        self.scores.append(self._turn_score)
+        self._end_samples = self._samples(self._window_ms())
         if self._end_silence_samples() >= self._end_samples:
             return self._end(forced=False)
         return []
@@ -316,6 +373,7 @@ class Endpointer:
         voiced_ms = self._ms(self._voiced_samples)
         trailing_ms = 0.0 if forced else self._ms(self._end_silence_samples())
         score = self._turn_score
+        scores = tuple(self.scores)
         audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
         sizes = {len(f) for f in self._utterance}
         probs = np.asarray(self._utterance_probs, np.float32) if len(sizes) == 1 else None
@@ -325,6 +383,14 @@ class Endpointer:
             return []
         return [
             SpeechEnded(
-                audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score, probs, frame_samples
+                audio.astype(np.float32, copy=False),
+                trailing_ms,
+                forced,
+                voiced_ms,
+                score,
+                probs,
+                frame_samples,
+                turn_scores=scores,
             )
         ]
+

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voice.turn.delivery import ReplySink
-from voice.wire.events import ServerEvent
+from voice.wire.events import ServerEvent, Transcript
 
 
 class SpeculationState(enum.Enum):
@@ -47,8 +47,11 @@ class _Audio:
 class HeldSink:
     """A :class:`~voice.turn.delivery.ReplySink` that holds frames until :meth:`commit` or :meth:`discard`."""
 
-    def __init__(self, target: ReplySink) -> None:
+    def __init__(self, target: ReplySink, on_transcript: Callable[[str], None] | None = None) -> None:
         self._target = target
+        self._on_transcript = on_transcript
+        """Told the words of the speculative turn as soon as it sends its transcript, while still held (the
+        session hands them to the end-of-turn decision: ``[turn] text_evidence``)."""
         self._held: deque[_Event | _Audio] = deque()
         self.state = SpeculationState.HELD
         self.held_frames_peak = 0
@@ -62,6 +65,12 @@ class HeldSink:
         return self.state in (SpeculationState.FLUSHING, SpeculationState.LIVE)
 
     async def send_event(self, ev: ServerEvent) -> None:
+        if (
+            isinstance(ev, Transcript)
+            and self.state is SpeculationState.HELD
+            and self._on_transcript is not None
+        ):
+            self._on_transcript(ev.text)
         if self.state is SpeculationState.LIVE:
             await self._target.send_event(ev)
         elif self.state is not SpeculationState.DISCARDED:

@@ -86,6 +86,17 @@ class Speculator:
         self.started = 0
         self.discarded = 0
         self._discarded_in_utterance = 0
+        self._words: set[asyncio.Task[None]] = set()
+
+    def track(self, words: asyncio.Task[None]) -> None:
+        """Keep ``words`` (a speculative transcript on its way to the end-of-turn decision, ``[turn]
+        text_evidence``) until it is done: :meth:`cancel_words` stops it with the session's turns."""
+        self._words.add(words)
+        words.add_done_callback(self._words.discard)
+
+    def cancel_words(self) -> None:
+        for words in list(self._words):
+            words.cancel()
 
     @property
     def held_frames(self) -> int:

@@ -40,22 +40,17 @@ from voice.bench.machine import machine_markdown
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import md_table, text_table
 from voice.bench.pauses.result import PausesResult, StrategyRow
+from voice.bench.pauses.strategy import Strategy
 from voice.bench.scaffold import BenchRun
 from voice.config.config import Config, load_config
-from voice.turn.endpoint import Endpointer, SpeechEnded, TurnScorer
+from voice.turn.endpoint import Endpointer, SpeechEnded, SpeechPaused
 from voice.turn.speech_end import envelope_db
+from voice.turn.text_evidence import Verdict, verdict
 
 RATE_HZ = 16_000
 FRAME = 512
 GAP_DB = 6.0
 """A window within this of the clip's floor is part of a gap of the speaker's own (:func:`natural_gap`)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Strategy:
-    name: str
-    config: Config
-    scorer: TurnScorer | None
 
 
 def splice_point(clip: Clip) -> int:
@@ -112,19 +107,37 @@ def with_pause(clip: Clip, pause_ms: int) -> tuple[np.ndarray, int, int] | None:
 
 def endpoints(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[int]:
     """Sample positions (end of the frame) at which the endpointer ended a turn."""
+    return [at for at, _ in ended(audio, strategy, vad)]
+
+
+def ended(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[tuple[int, SpeechEnded]]:
+    """Each end of a turn: the sample position (end of the frame) and the event."""
     stream = vad.stream()
     ep = Endpointer(strategy.config.vad, turn=strategy.config.turn, turn_score=strategy.scorer)
-    out: list[int] = []
+    out: list[tuple[int, SpeechEnded]] = []
+    words: list[tuple[int, Verdict, int]] = []  # (due at sample, verdict, pause) of the pauses' transcripts
+    delay = int(strategy.text_delay_ms * RATE_HZ / 1000)
     for i in range(0, len(audio) - FRAME + 1, FRAME):
         frame = audio[i : i + FRAME]
         events = ep.feed(frame, stream.probability(frame))
-        if ep.score_pending:  # as the session does, right after the pause
+        if ep.score_pending:  # as the session does, right after the pause (and at each re-score point)
             events += ep.score_pause()
+        for due, said, seq in [w for w in words if w[0] <= i + FRAME]:
+            words.remove((due, said, seq))
+            events += ep.hear_text(said, seq)
         for ev in events:
+            if isinstance(ev, SpeechPaused) and strategy.transcribe is not None:
+                words.append((i + FRAME + delay, verdict(strategy.transcribe(ev.audio)), ev.pause_seq))
             if isinstance(ev, SpeechEnded):
-                out.append(i + FRAME)
+                out.append((i + FRAME, ev))
                 stream.reset()
+                words.clear()
     return out
+
+
+def waited_long(ev: SpeechEnded, config: Config) -> bool:
+    """The turn ended on the end-of-turn model's long window: its last score called it unfinished."""
+    return ev.turn_score is not None and ev.turn_score < config.turn.complete_threshold
 
 
 def evaluate(
@@ -136,13 +149,15 @@ def evaluate(
         false: dict[str, list[bool]] = {str(p): [] for p in pauses_ms}  # one per clip tested at that length
         delays: list[float] = []
         natural = 0
+        long_waits = 0
         for clip in clips:
-            whole = endpoints(np.concatenate([clip.audio, tail]), s, vad)
+            whole = ended(np.concatenate([clip.audio, tail]), s, vad)
             end = clip.analysis.last_voiced_sample
-            after = [e for e in whole if e >= end]
+            after = [(e, ev) for e, ev in whole if e >= end]
             if after:
-                delays.append((after[0] - end) * 1000 / RATE_HZ)
-            natural += sum(1 for e in whole if e < end)
+                delays.append((after[0][0] - end) * 1000 / RATE_HZ)
+                long_waits += waited_long(after[0][1], s.config)
+            natural += sum(1 for e, _ in whole if e < end)
             for p in pauses_ms:
                 paused = with_pause(clip, p)
                 if paused is None:  # the clip's own gap there is longer than this pause
@@ -161,11 +176,14 @@ def evaluate(
             end_of_turn_delay_p50_ms=d.p50,
             end_of_turn_delay_p95_ms=d.p95,
             turns_ended_inside_whole_clips=natural,
+            long_waits=long_waits,
+            finished_turns=len(delays),
         )
         say(
             f"{s.name:28} false endpoints "
             + " ".join(f"{p}ms:{n}/{tested[p]}" for p, n in counts.items())
             + f"  end-of-turn delay p50 {stats.fmt_ms(d.p50)} ms p95 {stats.fmt_ms(d.p95)} ms"
+            + f"  long waits {long_waits}/{len(delays)}"
         )
         rows.append(row)
     return rows
@@ -230,7 +248,13 @@ def measure(args: argparse.Namespace, info: Machine) -> PausesResult:
     silences = sorted({base.vad.silence_ms, *(int(s) for s in args.silences.split(",") if s)})
     smart = [] if args.no_smart_turn else sorted({base.turn.complete_silence_ms, base.vad.silence_ms})
     thresholds = sorted({base.turn.complete_threshold, *(float(t) for t in args.thresholds.split(",") if t)})
-    rows = evaluate(clips, strategies(base, silences, smart, thresholds), pauses, SileroVad(), print)
+    if args.variants:
+        from voice.bench.pauses.variants import load_variants, variant_strategies
+
+        chosen = variant_strategies(load_variants(args.variants, args.config), args.text_delay_ms)
+    else:
+        chosen = strategies(base, silences, smart, thresholds)
+    rows = evaluate(clips, chosen, pauses, SileroVad(), print)
     return PausesResult(
         machine=info,
         speech_dir=str(speech_dir),
@@ -244,6 +268,9 @@ def measure(args: argparse.Namespace, info: Machine) -> PausesResult:
 
 def markdown(result: PausesResult, png: Path | None, md_path: Path) -> str:
     pauses = [str(p) for p in result.pauses_ms]
+    counted = all(
+        r.long_waits is not None for r in result.strategies
+    )  # not in results made before 2026-12-06
     rows = [
         [
             r.strategy,
@@ -252,6 +279,7 @@ def markdown(result: PausesResult, png: Path | None, md_path: Path) -> str:
             r.end_of_turn_delay_p95_ms,
             r.turns_ended_inside_whole_clips,
         ]
+        + ([f"{r.long_waits}/{r.finished_turns}"] if counted else [])
         for r in result.strategies
     ]
     return "\n".join(
@@ -273,14 +301,44 @@ def markdown(result: PausesResult, png: Path | None, md_path: Path) -> str:
                     "end-of-turn delay p50 ms",
                     "p95 ms",
                     "turns ended inside the whole clips",
-                ],
+                ]
+                + (["finished turns that waited the long window"] if counted else []),
                 rows,
             ),
             "",
-            "The last column counts endpoints on the clips' own pauses (e.g. `jfk.wav` has long ones).",
+            "The last column counts endpoints on the clips' own pauses (e.g. `jfk.wav` has long ones)."
+            if not counted
+            else '"Turns ended inside the whole clips" counts endpoints on the clips\' own pauses (e.g. `jfk.wav` '
+            'has long ones). "Waited the long window": whole clips whose turn ended on the end-of-turn model\'s '
+            "incomplete window (its last score under `complete_threshold`), of the clips whose turn ended after "
+            "the speech.",
             "",
             machine_markdown(result.machine),
         ]
+    )
+
+
+def plot(result: PausesResult, path: Path) -> None:
+    """Each strategy's end-of-turn delay p50 against the share of mid-sentence pauses it cut short: filled, the
+    pauses under 300 ms (never to be cut); open, those of 300 ms and more."""
+    from voice.bench.plots import tradeoff
+
+    def cut_pct(r: StrategyRow, short: bool) -> float:
+        lengths = [str(p) for p in result.pauses_ms if (p < 300) == short]
+        tested = sum(r.tested_at(p) for p in lengths)
+        return 100.0 * sum(r.false_endpoints[p] for p in lengths) / tested if tested else 0.0
+
+    points = [
+        (r.strategy, r.end_of_turn_delay_p50_ms, cut_pct(r, True), cut_pct(r, False))
+        for r in result.strategies
+        if r.end_of_turn_delay_p50_ms is not None
+    ]
+    tradeoff(
+        path,
+        points,
+        f"End of turn: delay vs pauses cut short ({len(result.clips)} clips of {Path(result.speech_dir).name})",
+        "end-of-turn delay p50, ms (the VAD's lag + the silence waited)",
+        "pauses cut short, % (filled: under 300 ms; open: 300 ms and more)",
     )
 
 
@@ -301,5 +359,5 @@ def run(args: argparse.Namespace) -> int:
             ],
         )
     )
-    bench.end(result, markdown=markdown)
+    bench.end(result, markdown=markdown, plot=plot)
     return 0

@@ -29,6 +29,11 @@ class StrategyRow:
     end_of_turn_delay_p95_ms: float | None
     turns_ended_inside_whole_clips: int
     """Endpoints before the speech end of the whole clips (on the speakers' own pauses)."""
+    long_waits: int | None = None
+    """Whole clips whose turn ended on the end-of-turn model's long window (its last score: unfinished); None in
+    results made before it was counted."""
+    finished_turns: int | None = None
+    """Whole clips on which a turn ended after the speech (the denominator of :attr:`long_waits`)."""
 
     def tested_at(self, pause_ms: str) -> int:
         """Clips tested at the pause length ``pause_ms`` (every clip in results without :attr:`tested`)."""
@@ -36,8 +41,9 @@ class StrategyRow:
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        if self.tested is None:  # as the results made before it wrote it
-            del d["tested"]
+        for key in ("tested", "long_waits", "finished_turns"):
+            if d[key] is None:  # as the results made before it wrote it
+                del d[key]
         return d
 
     @classmethod

@@ -1,0 +1,81 @@
+"""``voice bench pauses --variants FILE``: endpointing settings to compare, each a name and ``[turn]`` / ``[vad]``
+keys over the config's (``benchmarks/turn_variants.toml``), made into the strategies the bench runs: with the
+end-of-turn model when the variant names one, and with the STT when it uses ``[turn] text_evidence`` (the words
+of each pause reach the endpointer ``--text-delay-ms`` of audio after it, as the speculative transcript does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.bench.clips import BenchError
+from voice.bench.pauses.strategy import Strategy, Transcriber
+from voice.config.config import Config
+from voice.turn.endpoint import TurnScorer
+
+
+def load_variants(path: Path, config_path: Path | None) -> list[tuple[str, Config]]:
+    """``[[variant]]`` tables of ``path``: each a ``name`` and ``[variant.turn]`` / ``[variant.vad]`` keys over the
+    config's (a config that contradicts itself is refused with the variant's name and the keys)."""
+    from voice.config.config import DEFAULT_CONFIG_PATH, ConfigError, parse_config
+    from voice.config.tomlfile import load_toml
+
+    base = load_toml(config_path or DEFAULT_CONFIG_PATH, "config file", BenchError)
+    out = []
+    for n, table in enumerate(load_toml(path, "variants file", BenchError).get("variant", [])):
+        overrides = dict(table)
+        name = str(overrides.pop("name", f"variant {n + 1}"))
+        unknown = set(overrides) - {"turn", "vad"}
+        if unknown:
+            raise BenchError(
+                f"{path}: variant {name!r}: only [turn] and [vad] keys may vary, not {sorted(unknown)}"
+            )
+        data = {**base, **{s: {**base.get(s, {}), **overrides.get(s, {})} for s in ("turn", "vad")}}
+        try:
+            out.append((name, parse_config(data)))
+        except ConfigError as e:
+            raise BenchError(f"{path}: variant {name!r}: {e}") from None
+    if not out:
+        raise BenchError(f"{path}: no [[variant]] tables")
+    return out
+
+
+def variant_strategies(variants: list[tuple[str, Config]], text_delay_ms: float) -> list[Strategy]:
+    """A strategy per variant: its own config, with the end-of-turn model when the variant names one, and the
+    config's STT for the words of each pause when it has ``[turn] text_evidence`` (each audio transcribed once)."""
+    from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+
+    scorer: TurnScorer | None = None
+    heard: dict[bytes, str] = {}
+    loaded: list[Any] = []  # the STT, loaded once, when a variant needs it
+    out = []
+    for name, config in variants:
+        if config.turn.end_of_turn_model and scorer is None:
+            from voice.backends.turn_smart import SmartTurn
+
+            model = SmartTurn(
+                locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(config.turn.end_of_turn_model))
+            )
+            scorer = model.score
+        transcribe: Transcriber | None = None
+        if config.turn.text_evidence:
+            if not loaded:
+                from voice.backends.stt_whisper import WhisperStt
+
+                stt_dir = locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(config.stt.model))
+                loaded.append(WhisperStt(stt_dir, config.stt))
+
+            def transcribe(audio: np.ndarray) -> str:
+                key = audio.tobytes()
+                if key not in heard:
+                    heard[key] = loaded[0].transcribe(audio)
+                return str(heard[key])
+
+        out.append(
+            Strategy(
+                name, config, scorer if config.turn.end_of_turn_model else None, transcribe, text_delay_ms
+            )
+        )
+    return out

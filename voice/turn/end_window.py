@@ -1,0 +1,34 @@
+"""How much silence ends a turn, from the end-of-turn model's score and the words heard (pure).
+
+:func:`window_ms` is the decision :class:`voice.turn.endpoint.Endpointer` applies each time it learns something
+of a pause: the model's score (at ``[turn] score_after_ms`` of silence, and at each ``rescore_at_ms`` point) and,
+with ``[turn] text_evidence``, the verdict of the speculative transcript (:mod:`voice.turn.text_evidence`). The
+words veto, they do not grant: Whisper punctuates a cut question as a question ("What is the cap?"), but a cut
+seldom ends on "the" or "...", and a finished turn almost never does (``voice bench pauses --variants
+benchmarks/turn_variants.toml`` measures both).
+"""
+
+from __future__ import annotations
+
+from voice.config.config import TurnConfig
+from voice.turn.text_evidence import Verdict
+
+
+def window_ms(turn: TurnConfig, score: float, text: Verdict | None = None) -> int:
+    """The silence (ms, from the VAD's) after which a turn ends that the model scored ``score`` and whose
+    words say ``text`` (None: not heard yet, or ``[turn] text_evidence`` off):
+
+    * words that cannot end a sentence: the incomplete window, whatever the score;
+    * a score at or above ``sure_threshold`` (with ``sure_silence_ms``): the sure window, once the words had
+      their say (with ``text_evidence``: they were heard and did not veto);
+    * at or above ``complete_threshold``: the complete window;
+    * under it: the incomplete window, or ``text_finished_silence_ms`` when the words read finished."""
+    if text == "unfinished":
+        return turn.incomplete_silence_ms
+    if turn.sure_silence_ms and score >= turn.sure_threshold and (text is not None or not turn.text_evidence):
+        return turn.sure_silence_ms
+    if score >= turn.complete_threshold:
+        return turn.complete_silence_ms
+    if text == "finished" and turn.text_finished_silence_ms:
+        return turn.text_finished_silence_ms
+    return turn.incomplete_silence_ms
