@@ -22,7 +22,7 @@ from voice.runtime.model_api import VadStream
 from voice.runtime.runtime import ModelRuntime
 from voice.turn.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechPaused
 from voice.turn.speech_end import find_speech_end
-from voice.turn.text_evidence import Verdict, verdict
+from voice.turn.text_evidence import verdict
 from voice.wire.protocol import RATE_LIMITED, ProtocolError
 
 #: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
@@ -141,11 +141,12 @@ class Listener:
         turn if they settle it (``[turn] text_evidence``)."""
         if not self.config.turn.text_evidence:
             return []
-        said = verdict(text, self.config.llm.location)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.runtime.vad_executor, self._hear_words, said, pause_seq)
+        return await loop.run_in_executor(self.runtime.vad_executor, self._hear_words, text, pause_seq)
 
-    def _hear_words(self, said: Verdict, pause_seq: int) -> list[EndpointEvent]:
+    def _hear_words(self, text: str, pause_seq: int) -> list[EndpointEvent]:
+        """:meth:`hear_words` in the VAD thread (reading the words asks the skills: off the event loop)."""
+        said = verdict(text, self.config.llm.location)
         events = _stamped(self.endpointer.hear_text(said, pause_seq), self._tail_heard_ns())
         if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
             self._reset_vad()
