@@ -166,7 +166,6 @@ class Endpointer:
         self._voiced_samples = 0
         self._position_samples = 0
         self._paused = False
-        self._turn_score: float | None = None
         self._pending: np.ndarray | None = None  # the pause's audio, waiting for score_pause()
         self._end_samples = self._samples(config.silence_ms)
 
@@ -197,7 +196,6 @@ class Endpointer:
         self._silence_samples = 0
         self._voiced_samples = 0
         self._paused = False
-        self._turn_score = None
         self._pending = None
         self._end_samples = self._samples(self.config.silence_ms)
         self._peak_db = -math.inf
@@ -215,7 +213,6 @@ class Endpointer:
         self._rescores = 0
         self.scores = []
         self._text = None
-        self._turn_score = None
         self._pending = None
         self._lagging_samples = 0
         self._quiet_voice = self._quiet_samples > 0  # resumed while quiet: a quiet voice, not a lagging VAD
@@ -303,6 +300,11 @@ class Endpointer:
             pause_seq=self._pause_seq,
         )
 
+    @property
+    def _turn_score(self) -> float | None:
+        """The model's latest score of this pause: the one that sets the window (None: not scored yet)."""
+        return self.scores[-1] if self.scores else None
+
     def _mark_score_due(self) -> None:
         """Hand the audio so far to the end-of-turn model (:meth:`score_pause`) when its silence calls for it."""
         if self._paused and not self._scored and self._silence_samples >= self._score_samples:
@@ -350,8 +352,7 @@ class Endpointer:
         audio, self._pending = self._pending, None
         if audio is None or self.turn_score is None or not self._in_speech:
             return []
-        self._turn_score = float(self.turn_score(audio))
-        self.scores.append(self._turn_score)
+        self.scores.append(float(self.turn_score(audio)))
         self._end_samples = self._samples(self._window_ms())
         if self._end_silence_samples() >= self._end_samples:
             return self._end(forced=False)
