@@ -10,36 +10,23 @@ from typing import Any
 
 import numpy as np
 
-from voice.bench.clips import BenchError
+from voice.bench import config_variants
 from voice.bench.pauses.strategy import Strategy, Transcriber
-from voice.config.config import Config
+from voice.config.config import Config, ConfigError
 from voice.turn.endpoint import TurnScorer
 
 
 def load_variants(path: Path, config_path: Path | None) -> list[tuple[str, Config]]:
     """``[[variant]]`` tables of ``path``: each a ``name`` and ``[variant.turn]`` / ``[variant.vad]`` keys over the
     config's (a config that contradicts itself is refused with the variant's name and the keys)."""
-    from voice.config.config import DEFAULT_CONFIG_PATH, ConfigError, parse_config
-    from voice.config.tomlfile import load_toml
 
-    base = load_toml(config_path or DEFAULT_CONFIG_PATH, "config file", BenchError)
-    out = []
-    for n, table in enumerate(load_toml(path, "variants file", BenchError).get("variant", [])):
-        overrides = dict(table)
-        name = str(overrides.pop("name", f"variant {n + 1}"))
+    def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
         unknown = set(overrides) - {"turn", "vad"}
         if unknown:
-            raise BenchError(
-                f"{path}: variant {name!r}: only [turn] and [vad] keys may vary, not {sorted(unknown)}"
-            )
-        data = {**base, **{s: {**base.get(s, {}), **overrides.get(s, {})} for s in ("turn", "vad")}}
-        try:
-            out.append((name, parse_config(data)))
-        except ConfigError as e:
-            raise BenchError(f"{path}: variant {name!r}: {e}") from None
-    if not out:
-        raise BenchError(f"{path}: no [[variant]] tables")
-    return out
+            raise ConfigError(f"only [turn] and [vad] keys may vary, not {sorted(unknown)}")
+        return {**base, **{s: {**base.get(s, {}), **overrides.get(s, {})} for s in ("turn", "vad")}}
+
+    return config_variants.load_variants(path, config_path, merge)
 
 
 def variant_strategies(variants: list[tuple[str, Config]], text_delay_ms: float) -> list[Strategy]:

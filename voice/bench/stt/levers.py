@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from voice.bench.clips import BenchError, default_speech_dir, load_clips
+from voice.bench import config_variants
+from voice.bench.clips import default_speech_dir, load_clips
 from voice.bench.llms import load_stt
 from voice.bench.machine import machine_markdown
 from voice.bench.machine_record import Machine
@@ -25,8 +26,6 @@ from voice.bench.markdown import fixed, md_table, text_table
 from voice.bench.scaffold import BenchRun
 from voice.bench.stats import corpus_wer_normalized
 from voice.bench.stt.levers_result import LeverClipRow, LeversResult, LeverSummary, LeverVariant
-from voice.config.config import DEFAULT_CONFIG_PATH, ConfigError, parse_config
-from voice.config.tomlfile import load_toml
 from voice.wire.report import percentile
 
 
@@ -41,19 +40,11 @@ class LeverClip:
 
 def load_variants(path: Path, config_path: Path | None) -> list[tuple[str, Any]]:
     """``[[variant]]`` tables of ``path``: each a ``name`` and ``[stt]`` keys over the config's."""
-    base = load_toml(config_path or DEFAULT_CONFIG_PATH, "config file", BenchError)
-    out = []
-    for n, table in enumerate(load_toml(path, "variants file", BenchError).get("variant", [])):
-        overrides = dict(table)
-        name = str(overrides.pop("name", f"variant {n + 1}"))
-        try:
-            config = parse_config({**base, "stt": {**base.get("stt", {}), **overrides}})
-        except ConfigError as e:
-            raise BenchError(f"{path}: variant {name!r}: {e}") from None
-        out.append((name, config))
-    if not out:
-        raise BenchError(f"{path}: no [[variant]] tables")
-    return out
+
+    def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+        return {**base, "stt": {**base.get("stt", {}), **overrides}}
+
+    return config_variants.load_variants(path, config_path, merge)
 
 
 def collect_clips(args: argparse.Namespace) -> list[LeverClip]:
