@@ -75,6 +75,12 @@ def prompt_lookup_draft(max_ngram_size: int, num_pred_tokens: int) -> Any:
     return Counting(max_ngram_size=max_ngram_size, num_pred_tokens=num_pred_tokens)
 
 
+def token_logprob(logits: np.ndarray, token: int) -> float:
+    """log softmax(``logits``)[``token``], computed stably."""
+    top = float(logits.max())
+    return float(logits[token]) - top - float(np.log(np.exp(logits.astype(np.float64) - top).sum()))
+
+
 class LlamaLlm:
     def __init__(self, model_dir: Path, config: LlmConfig, *, draft_model: Any = None) -> None:
         from llama_cpp import Llama
@@ -256,9 +262,19 @@ class LlamaLlm:
                 return
             if guard.stop_before(piece):
                 return
-            yield TextDelta(piece)
+            yield TextDelta(piece, self._logprob(tok))
             if n >= max_tokens:
                 return
+
+    def _logprob(self, token: int) -> float | None:
+        """The log-probability of ``token`` under the logits it was sampled from: the last evaluated position's,
+        still in the context until the next step evaluates it. With a draft model several positions are
+        evaluated at once, so which row belongs to ``token`` is not known here: None."""
+        if self._llm.draft_model is not None:
+            return None
+        ptr = self._llm._ctx.get_logits_ith(-1)
+        logits = np.ctypeslib.as_array(ptr, shape=(self._llm.n_vocab(),))
+        return token_logprob(logits, token)
 
     # ------------------------------------------------------------------ for benchmarks
     def reset_cache(self) -> None:

@@ -293,6 +293,12 @@ def add_bench_parser(sub: Any) -> None:
         help="run no model: judge the replies of a stored result again with the question set's checks as they are "
         "now (clock items and asked-again rows keep their verdict); write it with --out",
     )  # fmt: skip
+    q.add_argument(
+        "--fit-not-sure", type=Path, nargs="+", default=None, metavar="RESULT.json",
+        help="run no model: for each [llm] not_sure_below_logprob, what replacing the stored replies the LLM was "
+        "less sure of with [llm] not_sure_reply would have done (replaced, right lost, wrong caught, four outcomes), "
+        "over all the results given; write it with --out",
+    )  # fmt: skip
     outputs(q, "reply")
     q.set_defaults(func=runner("quality.command"))
 

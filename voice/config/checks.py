@@ -164,6 +164,11 @@ def _validate_reply(llm: sections.LlmConfig, tts: sections.TtsConfig) -> None:
         raise ConfigError(f"[llm] kv_cache_mb must be 0 (off) or positive, got {llm.kv_cache_mb}")
     if llm.max_reply_sentences < 0:
         raise ConfigError("[llm] max_reply_sentences must be 0 (no cap) or positive")
+    if llm.not_sure and not (llm.not_sure_below_logprob < 0 and llm.not_sure_reply.strip()):
+        raise ConfigError(
+            "[llm] not_sure needs not_sure_below_logprob < 0 (a log-probability; 0 would replace every reply), "
+            f"got {llm.not_sure_below_logprob}, and a non-empty not_sure_reply"
+        )
     if tts.chunk_ms < 5 or tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
 

@@ -33,6 +33,13 @@ from dataclasses import dataclass
 from typing import Self, TypeVar
 
 from voice.config.config import Config
+from voice.conversation.answer_confidence import (
+    Confidence,
+    NotSureRule,
+    UnsureGate,
+    first_sentence_confidence,
+    not_sure_rule,
+)
 from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.skills.capabilities import DEVICE, WHAT_I_CAN_DO
 from voice.skills.word_classes import FUNCTION_WORDS, is_filler, words_of
@@ -292,9 +299,17 @@ class CheckedReply:
     ``put`` queues one clause, given when its last token came (ns). A reply no model wrote (a skill's, whose
     :class:`PromptInfo` counts no prompt token; a local one, with no user message) goes through as is."""
 
-    def __init__(self, check: ReplyCheck | None, put: Callable[[str, int], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        check: ReplyCheck | None,
+        put: Callable[[str, int], Awaitable[None]],
+        not_sure: NotSureRule | None = None,
+    ) -> None:
         self.check = check
         self._put = put
+        self.gate = UnsureGate(not_sure if check is not None else None)
+        """The first sentence's confidence (:mod:`voice.conversation.answer_confidence`): it sees every token, and
+        holds the first sentence when ``[llm] not_sure`` is on."""
         self.prompt: PromptInfo | None = None
         """The model's prompt, once it reports it: none evaluated means a skill answered."""
         self.tokens: list[str] = []
@@ -312,7 +327,8 @@ class CheckedReply:
         the abilities ``[llm] system_prompt`` denies and ``[stt] ask_again_reply``."""
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         abilities = denied(config.llm.system_prompt)
-        return cls(ReplyCheck(user, abilities, ask_again=config.stt.ask_again_reply) if user else None, put)
+        check = ReplyCheck(user, abilities, ask_again=config.stt.ask_again_reply) if user else None
+        return cls(check, put, not_sure_rule(config.llm))
 
     async def until_changed(self, stream: AsyncIterator[_T]) -> AsyncIterator[_T]:
         """``stream``'s items until the reply is replaced or cut (the caller then closes ``stream``)."""
@@ -321,11 +337,17 @@ class CheckedReply:
             if self.changed:
                 return
 
-    async def token(self, piece: str, ready_ns: int) -> None:
-        """The model's next piece of text: held clauses may go now (:meth:`ReplyCheck.peek`)."""
+    async def token(self, piece: str, ready_ns: int, logprob: float | None = None) -> None:
+        """The model's next piece of text and its log-probability: held clauses may go now
+        (:meth:`ReplyCheck.peek`)."""
         self.tokens.append(piece)
+        self.gate.token(piece, logprob)
         if self.check is not None and self.check.holding and not self.changed and not self._skill():
             await self._apply(self.check.peek("".join(self.tokens)), ready_ns)
+
+    def confidence(self) -> Confidence | None:
+        """How sure the model was of the reply's first sentence (None: a skill's reply, or no log-probabilities)."""
+        return None if self._skill() else first_sentence_confidence(self.gate.pieces, self.gate.logprobs)
 
     def _skill(self) -> bool:
         return self.prompt is not None and self.prompt.prompt_tokens == 0
@@ -339,15 +361,18 @@ class CheckedReply:
         return await self._apply(self.check.push(clause), ready_ns)
 
     async def finish(self, rest: Sequence[str], ready_ns: int) -> None:
-        """The model is done: ``rest``, the clauses the splitter still held, then what the check still holds."""
+        """The model is done: ``rest``, the clauses the splitter still held, then what the checks still hold."""
         for clause in rest:
             await self.push(clause, ready_ns)
         if self.check is not None and not self.changed and not self._skill():
-            await self._apply(self.check.finish(), ready_ns)
+            await self._apply(self.check.finish(), ready_ns, final=True)
 
-    async def _apply(self, verdict: Verdict, ready_ns: int) -> bool:
-        for clause in (*verdict.release, *((verdict.replace,) if verdict.replace is not None else ())):
+    async def _apply(self, verdict: Verdict, ready_ns: int, *, final: bool = False) -> bool:
+        release: Sequence[str] = verdict.release
+        if verdict.replace is None and not self._skill():
+            release = self.gate.release(release, final=final or verdict.stop)
+        for clause in (*release, *((verdict.replace,) if verdict.replace is not None else ())):
             self.said.append(clause)
             await self._put(clause, ready_ns)
-        self.changed = verdict.replace is not None or verdict.stop
+        self.changed = verdict.replace is not None or verdict.stop or self.gate.replaced
         return not self.changed

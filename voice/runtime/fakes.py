@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +116,8 @@ class FakeLlm:
     delay: Delay = Delay()
     kv_cache_bytes: int = 0
     kv_bytes_per_token: int = 1000
+    word_logprobs: Mapping[str, float] | None = None
+    """Each token's log-probability: its word's here, else 0.0 (sure); None: the fake gives none."""
 
     def __post_init__(self) -> None:
         self._next = itertools.cycle(self.replies)
@@ -195,7 +197,7 @@ class FakeLlm:
                 self.delay.wait_ms(self.itl_ms)
             piece = word if i == 0 else " " + word
             self._cache.append(word)
-            yield TextDelta(piece)
+            yield TextDelta(piece, None if self.word_logprobs is None else self.word_logprobs.get(word, 0.0))
 
 
 @dataclass

@@ -44,6 +44,9 @@ class TextDelta:
     """A piece of generated text (one token's worth)."""
 
     text: str
+    logprob: float | None = None
+    """The model's natural-log probability of this token, from its raw logits (before any repeat penalty);
+    None when the backend cannot say (a skill's reply, a server that gives none, speculative decoding)."""
 
 
 LlmEvent = PromptInfo | TextDelta

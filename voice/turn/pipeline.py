@@ -30,6 +30,7 @@ import soxr
 
 from voice.audio import trim_lead_silence
 from voice.config.config import Config
+from voice.conversation.answer_confidence import Confidence
 from voice.conversation.history import ContextTooSmallError, History, fit_prompt_on
 from voice.conversation.reply_check import CheckedReply
 from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
@@ -77,6 +78,7 @@ class _Progress:
     trimmed_messages: int = 0
     announced: bool = False  # audio_start was sent: the client may have reply audio queued
     stt_avg_logprob: float | None = None
+    answer: Confidence | None = None  # how sure the LLM was of its first sentence
     asked_again: bool = False  # the STT was unsure: the reply asks the user to say it again, off the record
 
 
@@ -273,9 +275,10 @@ class _Turn:
                         self.progress.prompt = checked.prompt = ev
                         continue
                     timer.token(at_ns=t_ns)
-                    await checked.token(ev.text, t_ns)
+                    await checked.token(ev.text, t_ns, ev.logprob)
                     for raw in splitter.push(ev.text):
                         await checked.push(raw, t_ns)
+            self.progress.answer = checked.confidence()
             cut_short = local is None and len(checked.tokens) >= config.llm.max_reply_tokens  # at the cap
             await checked.finish(splitter.flush(cut_short=cut_short), timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
@@ -352,9 +355,7 @@ async def _local_reply(text: str, timer: TurnTimer) -> AsyncGenerator[tuple[Runt
     yield TextDelta(text), timer.clock.now_ns()
 
 
-async def _put_clause(
-    clauses: asyncio.Queue[str | _EndOfClauses], raw: str, timer: TurnTimer, ready_ns: int
-) -> None:
+async def _put_clause(clauses: asyncio.Queue[str | _EndOfClauses], raw: str, timer: TurnTimer, ready_ns: int) -> None:
     """Queue a clause for TTS; ``ready_ns`` is when the token that completed it was generated."""
     text = clean_for_speech(raw)
     if text:
@@ -363,15 +364,10 @@ async def _put_clause(
 
 
 def _report(
-    config: Config,
-    timer: TurnTimer,
-    progress: _Progress,
-    utterance: Utterance,
-    cancelled: bool,
-    outcome: str,
+    config: Config, timer: TurnTimer, progress: _Progress, utterance: Utterance, cancelled: bool, outcome: str,
     **extra: Any,
 ) -> TurnReport:
-    prompt = progress.prompt
+    prompt, answer = progress.prompt, progress.answer
     return build_report(
         timer,
         config.budget,
@@ -391,6 +387,8 @@ def _report(
         forced_endpoint=utterance.forced,
         stt_avg_logprob=None if progress.stt_avg_logprob is None else round(progress.stt_avg_logprob, 3),
         asked_again=progress.asked_again,
+        answer_logprob_mean=answer.mean_logprob if answer else None,
+        answer_logprob_min=answer.min_logprob if answer else None,
         **extra,
     )
 

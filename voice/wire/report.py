@@ -128,6 +128,11 @@ class TurnReport:
     stt_avg_logprob: float | None = None
     """The STT's mean log-probability per token for this utterance (its confidence; None: not transcribed, or the
     STT gives none)."""
+    answer_logprob_mean: float | None = None
+    """How sure the LLM was of its reply's first sentence: its tokens' mean log-probability, the first token left
+    out (:mod:`voice.conversation.answer_confidence`; None: a skill answered, or the backend gives none)."""
+    answer_logprob_min: float | None = None
+    """The lowest of those log-probabilities."""
     asked_again: bool = False
     """The STT was unsure (``[stt] ask_again``): the reply asked the user to say it again, and neither the words
     heard nor the reply went into the history."""

@@ -1,5 +1,6 @@
 """``voice bench quality``: with ``--rejudge`` a stored result is judged again (:mod:`voice.bench.quality.rejudge`),
-else the question set is asked (:mod:`voice.bench.quality.measure`)."""
+with ``--fit-not-sure`` stored results say what each ``[llm] not_sure`` threshold would do
+(:mod:`voice.bench.quality.not_sure`), else the question set is asked (:mod:`voice.bench.quality.measure`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "fit_not_sure", None):
+        from voice.bench.quality import not_sure
+
+        return not_sure.run(args)
     if getattr(args, "rejudge", None) is not None:
         from voice.bench.quality import rejudge as quality_rejudge
 

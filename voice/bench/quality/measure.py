@@ -47,6 +47,7 @@ from voice.bench.quality.result import (
 )
 from voice.bench.scaffold import BenchRun
 from voice.config.config import Config, load_config
+from voice.conversation.answer_confidence import Confidence, first_sentence_confidence, not_sure_rule
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.skills.timers import TimerBook
@@ -68,6 +69,8 @@ class Answer:
     reply_ms: float
     from_timers: bool = False
     """Answered from the timers before the LLM was asked."""
+    confidence: Confidence | None = None
+    """How sure the LLM was of the first sentence (None: a skill answered)."""
 
 
 def ask(
@@ -84,22 +87,30 @@ def ask(
     messages = [ChatMessage("system", config.llm.system_prompt), *history, ChatMessage("user", question)]
     start_s = time.monotonic()
     first_s: float | None = None
-    text, tokens, by = "", 0, "llm"
+    pieces: list[str] = []
+    logprobs: list[float | None] = []
+    by = "llm"
     for ev in llm.generate(messages, max_tokens=config.llm.max_reply_tokens, cancel=threading.Event()):
         if isinstance(ev, PromptInfo) and ev.prompt_tokens == 0:
             by = "skill"  # no prompt evaluated: a skill answered (voice.conversation.skills_llm)
         if isinstance(ev, TextDelta):
-            tokens += 1
             if first_s is None:
                 first_s = time.monotonic()
-            text += ev.text
+            pieces.append(ev.text)
+            logprobs.append(ev.logprob)
     end_s = time.monotonic()
+    text, tokens = "".join(pieces), len(pieces)
+    confidence = first_sentence_confidence(pieces, logprobs) if by == "llm" else None
+    rule = not_sure_rule(config.llm)
+    if rule is not None and rule.unsure(confidence):
+        text = rule.reply  # as the server's UnsureGate replaces it (voice.conversation.answer_confidence)
     return Answer(
         text.strip(),
         tokens=tokens,
         by=by,
         ttft_ms=round(((first_s or end_s) - start_s) * 1000, 1),
         reply_ms=round((end_s - start_s) * 1000, 1),
+        confidence=confidence,
     )
 
 
@@ -133,6 +144,8 @@ def run_item(llm: Any, config: Config, item: Item) -> TextRow:
         failed=(*verdict.failed, "asked to say it again") if asked_again else verdict.failed,
         from_timers=res.from_timers,
         asked_again=asked_again,
+        answer_logprob_mean=res.confidence.mean_logprob if res.confidence else None,
+        answer_logprob_min=res.confidence.min_logprob if res.confidence else None,
     )
 
 

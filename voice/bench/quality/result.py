@@ -14,6 +14,13 @@ from voice.bench.markdown import fields_json
 from voice.bench.quality.question_set import JudgedSummary
 
 
+def _drop_none(d: dict[str, Any], *keys: str) -> None:
+    """Leave out the keys whose value is None (results written before they existed read back the same)."""
+    for key in keys:
+        if d.get(key, 0) is None:
+            del d[key]
+
+
 @dataclass(frozen=True)
 class TextRow:
     """One item of the text mode: the question straight to the LLM (or the skills), the reply judged."""
@@ -52,12 +59,17 @@ class TextRow:
     asked_again: bool = False
     """The reply is ``[stt] ask_again_reply``: it asked to say it again (never judged right). In the JSON only
     when set."""
+    answer_logprob_mean: float | None = None
+    """How sure the LLM was of the reply's first sentence (:mod:`voice.conversation.answer_confidence`); None,
+    and not in the JSON, for a skill's reply or results from before 2026-12-06's seventeenth session."""
+    answer_logprob_min: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = fields_json(self)
         del d["from_timers"]
         if not self.asked_again:
             del d["asked_again"]
+        _drop_none(d, "answer_logprob_mean", "answer_logprob_min")
         if not self.from_timers:
             return d
         by = d.pop("by")
@@ -115,6 +127,10 @@ class SpokenRow:
     earlier_asked_again: tuple[bool, ...] = ()
     """For each of :attr:`earlier_heard`, whether the reply asked to say it again (the bench's user does not:
     the turn is then missing from the history the question is answered from)."""
+    answer_logprob_mean: float | None = None
+    """How sure the LLM was of the first sentence of the last turn it answered
+    (:mod:`voice.conversation.answer_confidence`); None, and not in the JSON, when a skill answered."""
+    answer_logprob_min: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The row's JSON; the three keys after ``failed`` only when one is set, and ``earlier_asked_again`` only
@@ -125,6 +141,7 @@ class SpokenRow:
                 del d[key]
         if not any(self.earlier_asked_again):
             del d["earlier_asked_again"]
+        _drop_none(d, "answer_logprob_mean", "answer_logprob_min")
         return d
 
     @classmethod

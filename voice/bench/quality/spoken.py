@@ -169,6 +169,7 @@ def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -
     elif any(earlier_asked_again) and not verdict.right:
         failed = (*failed, "an earlier turn was asked again")
     confidences = [r.stt_avg_logprob for r in reports if r.stt_avg_logprob is not None]
+    sure = [r for r in answered if r.answer_logprob_mean is not None]
     return SpokenRow(
         id=spoken.item.id,
         category=spoken.item.category,
@@ -192,6 +193,8 @@ def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -
         stt_avg_logprob=_round(min(confidences)) if confidences else None,
         earlier_heard=tuple(r.transcript for r in earlier_user),
         earlier_asked_again=earlier_asked_again if any(earlier_asked_again) else (),
+        answer_logprob_mean=sure[-1].answer_logprob_mean if sure else None,
+        answer_logprob_min=sure[-1].answer_logprob_min if sure else None,
     )
 
 

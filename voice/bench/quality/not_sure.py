@@ -1,0 +1,185 @@
+"""``voice bench quality --fit-not-sure RESULT.json …``: what each ``[llm] not_sure_below_logprob`` would have done
+to stored results, without running a model.
+
+Every row of a ``voice bench quality`` result written since 2026-12-06's seventeenth session keeps how sure the
+LLM was of its reply's first sentence (``answer_logprob_mean``; :mod:`voice.conversation.answer_confidence`). For
+each threshold, the rows under it get ``[llm] not_sure_reply`` instead and are judged again by their question
+set's checks, so the table says, over all the results given together, how many replies each threshold replaces,
+how many right answers it costs, how many wrong ones it turns into an honest "I'm not sure", and the four
+outcomes' shares (right / honest decline / asked again / wrong).
+
+The rule that picks the threshold is fixed here, before a set it is judged on is run: **the threshold with the
+lowest wrong share whose right share is at most 3 points below the share without it** (the issue's "keep right %
+within 3 points"); the least strict such threshold when several tie. Rows that asked to say it again, and rows a
+skill answered, are never replaced (the server's gate does not touch them either).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from voice.bench.clips import BenchError
+from voice.bench.machine import REPO_ROOT
+from voice.bench.markdown import text_table, write_outputs
+from voice.bench.quality.question_set import (
+    Item,
+    OutcomeShares,
+    QuestionSetError,
+    judge,
+    load_items,
+    outcome_shares,
+)
+from voice.bench.quality.result import QualityResult, SpokenRow, TextRow
+from voice.bench.scaffold import Outputs
+from voice.config.config import load_config
+
+THRESHOLDS = tuple(round(-0.05 * k, 2) for k in range(2, 31))
+"""-0.1 … -1.5 in steps of 0.05."""
+MAX_RIGHT_LOSS_POINTS = 3.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """What one threshold (None: off) does to the rows."""
+
+    below_logprob: float | None
+    replaced: int
+    """Replies that become ``not_sure_reply``."""
+    right_lost: int
+    """Of those, replies that were right."""
+    wrong_caught: int
+    """Of those, replies that were wrong (neither right, nor a decline, nor asking again)."""
+    shares: OutcomeShares
+
+    def to_json(self) -> dict[str, Any]:
+        return {**{k: v for k, v in vars(self).items() if k != "shares"}, **self.shares.to_json()}
+
+
+@dataclass(frozen=True)
+class Fit:
+    sources: tuple[str, ...]
+    rows: int
+    scored: int
+    """Rows the LLM answered with log-probabilities (the only ones a threshold can touch)."""
+    not_sure_reply: str
+    points: tuple[Point, ...]
+    """Off first, then each of :data:`THRESHOLDS`."""
+    chosen: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**vars(self), "points": [p.to_json() for p in self.points]}
+
+
+def _wrong(row: TextRow | SpokenRow) -> bool:
+    return not (row.right or row.asked_again or row.refused)
+
+
+def point(rows: Sequence[tuple[TextRow | SpokenRow, Item]], below: float | None, reply: str, now: datetime) -> Point:
+    """The rows with the threshold ``below`` applied (None: as they are)."""
+    out: list[TextRow | SpokenRow] = []
+    replaced = right_lost = wrong_caught = 0
+    for row, item in rows:
+        lp = row.answer_logprob_mean
+        if below is None or lp is None or lp >= below or row.asked_again:
+            out.append(row)
+            continue
+        replaced += 1
+        right_lost += row.right
+        wrong_caught += _wrong(row)
+        v = judge(item, reply, now)
+        out.append(dataclasses.replace(row, reply=reply, right=v.right, refused=v.refused, failed=v.failed))
+    return Point(below, replaced, right_lost, wrong_caught, outcome_shares(out))
+
+
+def choose(points: Sequence[Point]) -> float | None:
+    """The threshold :mod:`this module <voice.bench.quality.not_sure>` says to pick (None: none pays)."""
+    off = points[0].shares
+    if off.right_pct is None or off.wrong_pct is None:
+        return None
+    best: Point | None = None
+    for p in points[1:]:
+        right, wrong = p.shares.right_pct, p.shares.wrong_pct
+        if right is None or wrong is None or right < off.right_pct - MAX_RIGHT_LOSS_POINTS:
+            continue
+        if wrong >= off.wrong_pct:
+            continue  # catches nothing
+        if best is None or best.shares.wrong_pct is None or wrong <= best.shares.wrong_pct:
+            best = p
+    return best.below_logprob if best else None
+
+
+def fit(rows: Sequence[tuple[TextRow | SpokenRow, Item]], sources: Sequence[str], reply: str, now: datetime) -> Fit:
+    points = tuple(point(rows, below, reply, now) for below in (None, *THRESHOLDS))
+    scored = sum(r.answer_logprob_mean is not None for r, _ in rows)
+    return Fit(tuple(sources), len(rows), scored, reply, points, choose(points))
+
+
+def _rows_of(path: Path) -> list[tuple[TextRow | SpokenRow, Item]]:
+    try:
+        result = QualityResult.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise BenchError(f"--fit-not-sure {path}: can't be read as a voice bench quality result ({e})") from None
+    set_path = Path(result.question_set)
+    if not set_path.exists():
+        set_path = REPO_ROOT / "benchmarks" / set_path.name
+    try:
+        items = {i.id: i for i in load_items(set_path)}
+    except QuestionSetError as e:
+        raise BenchError(f"--fit-not-sure {path}: {e}") from None
+    rows: list[tuple[TextRow | SpokenRow, Item]] = []
+    for model in result.models:
+        for row in model.rows:
+            item = items.get(row.id.partition("@")[0])
+            if item is None:
+                raise BenchError(f"--fit-not-sure {path}: item {row.id!r} is not in {set_path}")
+            rows.append((row, item))
+    return rows
+
+
+def markdown(result: Fit) -> str:
+    head = ["`[llm] not_sure_below_logprob`", "replaced", "right lost", "wrong caught",
+            "right %", "decline %", "asked again %", "wrong %"]  # fmt: skip
+    body = [
+        ["off" if p.below_logprob is None else f"{p.below_logprob:g}", str(p.replaced), str(p.right_lost),
+         str(p.wrong_caught), *(str(v) for v in p.shares.values())]
+        for p in result.points
+    ]  # fmt: skip
+    chosen = "none pays" if result.chosen is None else f"**{result.chosen:g}**"
+    return "\n".join([
+        "# `[llm] not_sure` thresholds on stored replies",
+        "",
+        f"{result.rows} replies from {len(result.sources)} results, {result.scored} written by the LLM with "
+        f"log-probabilities. Replaced by {result.not_sure_reply!r} and judged again.",
+        "",
+        *(f"- `{s}`" for s in result.sources),
+        "",
+        *_table(head, body),
+        "",
+        f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {chosen}.",
+    ])  # fmt: skip
+
+
+def _table(head: list[str], body: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in body)]
+
+
+def run(args: argparse.Namespace) -> int:
+    paths: list[Path] = args.fit_not_sure
+    reply = load_config(args.config).llm.not_sure_reply
+    rows = [r for p in paths for r in _rows_of(p)]
+    result = fit(rows, [str(p) for p in paths], reply, datetime.now().astimezone())
+    head = ["threshold", "replaced", "right lost", "wrong caught", "right %", "wrong %"]
+    print(text_table(head, [[str(p.below_logprob), str(p.replaced), str(p.right_lost), str(p.wrong_caught),
+                             str(p.shares.right_pct), str(p.shares.wrong_pct)] for p in result.points]))  # fmt: skip
+    print(f"chosen: {result.chosen}")
+    out = Outputs.from_args(args)
+    write_outputs(result, png_path=None, md_path=out.md, json_path=out.json, plot=None,
+                  markdown=lambda r, _png, _md: markdown(r) + "\n")  # fmt: skip
+    return 0
