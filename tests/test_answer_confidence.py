@@ -99,6 +99,22 @@ def test_the_gate_holds_the_first_sentence_then_lets_it_through_or_replaces_it()
     assert off.release(["The"]) == ("The",)
 
 
+async def test_the_first_chunk_waits_for_the_end_of_the_sentence_only_when_the_backend_scores_it(
+    clock: FakeClock, fake_runtime: RuntimeFactory
+) -> None:
+    """The gate's cost: "Sure, the capital of France is" (cut for length) goes when " Paris." confirms it, 6 tokens
+    after the first (60 ms), or, held, when " It" ends the sentence (70 ms). Without log-probabilities: not held."""
+    reply = "Sure, the capital of France is Paris. It is lovely."
+    for logprobs, first_clause_ms, spoken in [
+        (None, 60.0, ["Sure, the capital of France is", "Paris.", "It is lovely."]),
+        ({}, 70.0, ["Sure, the capital of France is", "Paris.", "It is lovely."]),
+    ]:
+        runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock), word_logprobs=logprobs))
+        report = await run_turn(runtime, on(make_config()), History(), UTT, start_timer(clock, 1), ListSink())
+        assert report.stages_ms["first_clause"] == first_clause_ms
+        assert runtime.tts.texts == spoken  # type: ignore[attr-defined]
+
+
 def test_a_threshold_of_zero_or_above_is_refused_naming_the_keys() -> None:
     with pytest.raises(ConfigError, match="not_sure_below_logprob"):
         on(make_config(), below=0.0)

@@ -182,10 +182,10 @@ class LlmConfig:
     skills: bool = True
     kv_cache_mb: int = 256
     """Memory for saved per-conversation KV states (0 = off: only the live context is reused)."""
-    not_sure: bool = False
+    not_sure: bool = True
     """Replace an LLM reply whose first sentence the model was unsure of with :attr:`not_sure_reply`
     (:mod:`voice.conversation.answer_confidence`)."""
-    not_sure_below_logprob: float = -1.0
+    not_sure_below_logprob: float = -0.9
     """"Unsure": the first sentence's mean token log-probability (its first token left out) is below this."""
     not_sure_reply: str = "I'm not sure."
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench.clips import BenchError
-from voice.bench.machine import REPO_ROOT
+from voice.bench.machine import REPO_ROOT, git_commit
 from voice.bench.markdown import text_table, write_outputs
 from voice.bench.quality.question_set import (
     Item,
@@ -72,6 +73,8 @@ class Fit:
     points: tuple[Point, ...]
     """Off first, then each of :data:`THRESHOLDS`."""
     chosen: float | None
+    written: str = ""
+    """When, by which command and at which commit (no model ran: the replies' own runs have their machines)."""
 
     def to_json(self) -> dict[str, Any]:
         return {**vars(self), "points": [p.to_json() for p in self.points]}
@@ -163,6 +166,8 @@ def markdown(result: Fit) -> str:
         *_table(head, body),
         "",
         f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {chosen}.",
+        "",
+        result.written,
     ])  # fmt: skip
 
 
@@ -174,7 +179,11 @@ def run(args: argparse.Namespace) -> int:
     paths: list[Path] = args.fit_not_sure
     reply = load_config(args.config).llm.not_sure_reply
     rows = [r for p in paths for r in _rows_of(p)]
-    result = fit(rows, [str(p) for p in paths], reply, datetime.now().astimezone())
+    now = datetime.now().astimezone()
+    result = dataclasses.replace(
+        fit(rows, [str(p) for p in paths], reply, now),
+        written=f"Written {now:%Y-%m-%d %H:%M %Z} by `voice {' '.join(sys.argv[1:])}` at commit `{git_commit()}`.",
+    )
     head = ["threshold", "replaced", "right lost", "wrong caught", "right %", "wrong %"]
     print(text_table(head, [[str(p.below_logprob), str(p.replaced), str(p.right_lost), str(p.wrong_caught),
                              str(p.shares.right_pct), str(p.shares.wrong_pct)] for p in result.points]))  # fmt: skip
