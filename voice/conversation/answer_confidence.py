@@ -18,7 +18,8 @@ log-probabilities are never touched.
 :class:`UnsureGate` is the streaming half: while the gate is on it holds the first sentence's clauses (so
 ``[tts] max_first_chunk_words`` does not speak half an answer before the rest is scored) and decides when the
 sentence ends. That is its cost: on an LLM reply whose first sentence is longer than the first chunk, the first
-audio waits for the sentence's last token (a backend without log-probabilities is not held). It is pure; :class:`voice.conversation.reply_check.CheckedReply` drives it.
+audio waits for the sentence's last token (a backend without log-probabilities is not held). It is pure;
+:class:`voice.conversation.reply_check.CheckedReply` drives it.
 """
 
 from __future__ import annotations
