@@ -312,8 +312,6 @@ class CheckedReply:
         holds the first sentence when ``[llm] not_sure`` is on."""
         self.prompt: PromptInfo | None = None
         """The model's prompt, once it reports it: none evaluated means a skill answered."""
-        self.tokens: list[str] = []
-        """The reply's text as it came, piece by piece."""
         self.said: list[str] = []
         """The clauses queued, as written."""
         self.changed = False
@@ -340,10 +338,14 @@ class CheckedReply:
     async def token(self, piece: str, ready_ns: int, logprob: float | None = None) -> None:
         """The model's next piece of text and its log-probability: held clauses may go now
         (:meth:`ReplyCheck.peek`)."""
-        self.tokens.append(piece)
         self.gate.token(piece, logprob)
         if self.check is not None and self.check.holding and not self.changed and not self._skill():
             await self._apply(self.check.peek("".join(self.tokens)), ready_ns)
+
+    @property
+    def tokens(self) -> list[str]:
+        """The reply's text as it came, piece by piece (the gate keeps them, with their log-probabilities)."""
+        return self.gate.pieces
 
     def confidence(self) -> Confidence | None:
         """How sure the model was of the reply's first sentence (None: a skill's reply, or no log-probabilities)."""

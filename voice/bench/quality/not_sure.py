@@ -28,13 +28,14 @@ from typing import Any
 
 from voice.bench.clips import BenchError
 from voice.bench.machine import REPO_ROOT, git_commit
-from voice.bench.markdown import text_table, write_outputs
+from voice.bench.markdown import md_table, text_table, write_outputs
 from voice.bench.quality.question_set import (
     Item,
     OutcomeShares,
     QuestionSetError,
     judge,
     load_items,
+    outcome,
     outcome_shares,
 )
 from voice.bench.quality.result import QualityResult, SpokenRow, TextRow
@@ -80,10 +81,6 @@ class Fit:
         return {**vars(self), "points": [p.to_json() for p in self.points]}
 
 
-def _wrong(row: TextRow | SpokenRow) -> bool:
-    return not (row.right or row.asked_again or row.refused)
-
-
 def point(rows: Sequence[tuple[TextRow | SpokenRow, Item]], below: float | None, reply: str, now: datetime) -> Point:
     """The rows with the threshold ``below`` applied (None: as they are)."""
     out: list[TextRow | SpokenRow] = []
@@ -95,7 +92,7 @@ def point(rows: Sequence[tuple[TextRow | SpokenRow, Item]], below: float | None,
             continue
         replaced += 1
         right_lost += row.right
-        wrong_caught += _wrong(row)
+        wrong_caught += outcome(row) == "wrong"
         v = judge(item, reply, now)
         out.append(dataclasses.replace(row, reply=reply, right=v.right, refused=v.refused, failed=v.failed))
     return Point(below, replaced, right_lost, wrong_caught, outcome_shares(out))
@@ -150,8 +147,8 @@ def markdown(result: Fit) -> str:
     head = ["`[llm] not_sure_below_logprob`", "replaced", "right lost", "wrong caught",
             "right %", "decline %", "asked again %", "wrong %"]  # fmt: skip
     body = [
-        ["off" if p.below_logprob is None else f"{p.below_logprob:g}", str(p.replaced), str(p.right_lost),
-         str(p.wrong_caught), *(str(v) for v in p.shares.values())]
+        ["off" if p.below_logprob is None else f"{p.below_logprob:g}", p.replaced, p.right_lost, p.wrong_caught,
+         *p.shares.values()]
         for p in result.points
     ]  # fmt: skip
     chosen = "none pays" if result.chosen is None else f"**{result.chosen:g}**"
@@ -163,16 +160,12 @@ def markdown(result: Fit) -> str:
         "",
         *(f"- `{s}`" for s in result.sources),
         "",
-        *_table(head, body),
+        md_table(head, body, align="l" + "r" * 7),
         "",
         f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {chosen}.",
         "",
         result.written,
     ])  # fmt: skip
-
-
-def _table(head: list[str], body: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in body)]
 
 
 def run(args: argparse.Namespace) -> int:
