@@ -177,6 +177,27 @@ def test_normalized_wer_counts_numbers_as_words() -> None:
     assert normalized == 0.0
 
 
+@pytest.mark.parametrize(
+    ("reference", "hypothesis", "errors", "words"),
+    [
+        # The same digits, grouped or spelled differently, score the same (Whisper's normalizer alone gave 3 and
+        # 6 errors against one or two joined reference words).
+        ("one two three", "1. Two... Three...", 0, 3),
+        ("one two three", "1 2 3", 0, 3),
+        ("one zero zero zero one", "1,0001.", 0, 5),
+        ("Wake me up at seven thirty.", "Wake me up at 7.30", 0, 7),
+        ("Only platforms one and three.", "Only platforms 1 and 3.", 0, 5),
+        # Each wrong or missing digit is one error.
+        ("one zero zero zero one", "1 0 0 1", 1, 5),
+        ("call nine one one", "call 9 1 7", 1, 4),
+        # Words are still words.
+        ("She had your dark suit", "She had your dog suit", 1, 5),
+    ],
+)
+def test_normalized_wer_scores_numbers_digit_by_digit(reference: str, hypothesis: str, errors: int, words: int) -> None:
+    assert corpus_wer_normalized([(reference, hypothesis)]) == pytest.approx(errors / words)
+
+
 def test_bench_mix_writes_hard_clips_and_measures_the_reference_on_them(
     tmp_path: Path, sources: dict[str, tuple[np.ndarray, int, int]], capsys: pytest.CaptureFixture[str]
 ) -> None:

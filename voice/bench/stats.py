@@ -25,7 +25,8 @@ WER_NORMALIZATION = (
 )
 WER_WHISPER_NORMALIZATION = (
     "OpenAI Whisper's English normalizer (whisper-normalizer package): numbers (ten = 10, seven thirty = "
-    "7 30), British/American spelling, contractions, case, punctuation"
+    "7 30), British/American spelling, contractions, case, punctuation; then numbers compared digit by digit "
+    "(one two three = 1, 2, 3 = 123 = 1 2 3) and tokens with no letter or digit dropped"
 )
 
 
@@ -40,10 +41,32 @@ def wer(reference: str, hypothesis: str) -> float | None:
 
 
 def whisper_normalize(text: str) -> str:
-    """OpenAI Whisper's English text normalizer (numbers, spelling, contractions, case, punctuation)."""
+    """OpenAI Whisper's English text normalizer (numbers, spelling, contractions, case, punctuation), then
+    :func:`digit_by_digit`."""
     from whisper_normalizer.english import EnglishTextNormalizer
 
-    return str(EnglishTextNormalizer()(text))
+    return digit_by_digit(str(EnglishTextNormalizer()(text)))
+
+
+_NUMBER = re.compile(r"[\d.,:]*\d[\d.,:]*")
+
+
+def digit_by_digit(normalized: str) -> str:
+    """Whisper's normalizer writes one digit string several ways: it joins spoken digits ("one two three" ->
+    "123") but not written ones ("1 2 3" -> "one 2 3", "1. Two... Three..." -> "12 3 ."), and it keeps a lone
+    "one". Scored as words, a transcript with every digit right then counts up to one error per digit against a
+    single reference word. So every number is split into its digits (separators dropped: "7.30" = "730" =
+    "7 3 0"), "one" is "1", and tokens with no letter or digit go: the same digits score the same however they
+    were grouped, and each wrong digit is one error."""
+    words: list[str] = []
+    for word in normalized.split():
+        if word == "one":
+            words.append("1")
+        elif _NUMBER.fullmatch(word):
+            words.extend(ch for ch in word if ch.isdigit())
+        elif any(ch.isalnum() for ch in word):
+            words.append(word)
+    return " ".join(words)
 
 
 def corpus_wer_normalized(pairs: Iterable[tuple[str, str]]) -> float | None:
