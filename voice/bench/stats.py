@@ -23,10 +23,15 @@ WER_NORMALIZATION = (
     "case-folded, punctuation removed (apostrophes dropped: what's = whats), whitespace collapsed; "
     "numbers are NOT normalized (10 ≠ ten)"
 )
-WER_WHISPER_NORMALIZATION = (
+WER_WHISPER_NORMALIZATION_ALONE = (
     "OpenAI Whisper's English normalizer (whisper-normalizer package): numbers (ten = 10, seven thirty = "
-    "7 30), British/American spelling, contractions, case, punctuation; then numbers compared digit by digit "
-    "(one two three = 1, 2, 3 = 123 = 1 2 3) and tokens with no letter or digit dropped"
+    "7 30), British/American spelling, contractions, case, punctuation"
+)
+"""What results written before 2026-12-06's eighteenth session say they were scored with: Whisper's normalizer
+alone (:func:`normalizer_for` scores them so again when they are read back)."""
+WER_WHISPER_NORMALIZATION = (
+    WER_WHISPER_NORMALIZATION_ALONE + "; then numbers compared digit by digit (one two three = 1, 2, 3 = 123 = "
+    "1 2 3) and tokens with no letter or digit dropped"
 )
 
 
@@ -40,12 +45,23 @@ def wer(reference: str, hypothesis: str) -> float | None:
     return corpus_wer([(reference, hypothesis)])
 
 
-def whisper_normalize(text: str) -> str:
-    """OpenAI Whisper's English text normalizer (numbers, spelling, contractions, case, punctuation), then
-    :func:`digit_by_digit`."""
+def whisper_normalize_alone(text: str) -> str:
+    """OpenAI Whisper's English text normalizer (numbers, spelling, contractions, case, punctuation)."""
     from whisper_normalizer.english import EnglishTextNormalizer
 
-    return digit_by_digit(str(EnglishTextNormalizer()(text)))
+    return str(EnglishTextNormalizer()(text))
+
+
+def whisper_normalize(text: str) -> str:
+    """:func:`whisper_normalize_alone`, then :func:`digit_by_digit`."""
+    return digit_by_digit(whisper_normalize_alone(text))
+
+
+def normalizer_for(method: str | None) -> Callable[[str], str]:
+    """The normalizer a result says its normalized WER was scored with (its meta's ``wer_normalized``), so that a
+    result read back keeps its numbers: :func:`whisper_normalize` for results that say so, Whisper's normalizer
+    alone for those written before numbers were scored digit by digit (or before the normalized WER was named)."""
+    return whisper_normalize if method == WER_WHISPER_NORMALIZATION else whisper_normalize_alone
 
 
 _NUMBER = re.compile(r"[\d.,:]*\d[\d.,:]*")
@@ -69,9 +85,12 @@ def digit_by_digit(normalized: str) -> str:
     return " ".join(words)
 
 
-def corpus_wer_normalized(pairs: Iterable[tuple[str, str]]) -> float | None:
-    """:func:`corpus_wer` after Whisper's English normalizer ("five" = "5", "seven thirty" = "7:30")."""
-    return corpus_wer(pairs, normalize=whisper_normalize)
+def corpus_wer_normalized(
+    pairs: Iterable[tuple[str, str]], normalize: Callable[[str], str] = whisper_normalize
+) -> float | None:
+    """:func:`corpus_wer` after Whisper's English normalizer ("five" = "5", "seven thirty" = "7:30") and
+    :func:`digit_by_digit` (or ``normalize``)."""
+    return corpus_wer(pairs, normalize=normalize)
 
 
 def corpus_wer(

@@ -8,7 +8,7 @@ and ``mean``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +149,7 @@ _DESCRIBED = (
 """The summary's statistics (besides the stages')."""
 
 
-def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
+def summarize(turns: Sequence[TurnResult], normalize: Callable[[str], str] = stats.whisper_normalize) -> E2eSummary:
     """Statistics of the turns given (pass the measured ones); ``uncertain`` turns are counted, not used."""
     measured = [t for t in turns if t.mouth_to_ear_ms is not None]
     uncertain = [t for t in measured if t.uncertain]
@@ -189,7 +189,7 @@ def summarize(turns: Sequence[TurnResult]) -> E2eSummary:
         reply_lead_silence=col("reply_lead_silence_ms"),
         residual=col("residual_ms"),
         wer=stats.corpus_wer(pairs),
-        wer_normalized=stats.corpus_wer_normalized(pairs),
+        wer_normalized=stats.corpus_wer_normalized(pairs, normalize),
         wer_mean=round(sum(wers) / len(wers), 4) if wers else None,
         reply_tokens=col("reply_tokens"),
         reply_audio_s=col("reply_audio_s"),
@@ -249,7 +249,12 @@ class E2eResult:
         return next((t for t in self.turns if t.first_after_load), None)
 
     def summary(self) -> E2eSummary:
-        return summarize(self.measured)
+        return summarize(self.measured, self._normalize)
+
+    @property
+    def _normalize(self) -> Callable[[str], str]:
+        """How this run's normalized WER is scored: as its meta says (an older run keeps its numbers)."""
+        return stats.normalizer_for(self.meta.method.wer_normalized)
 
     def to_json(self) -> dict[str, Any]:
         first = self.first_turn
@@ -272,7 +277,7 @@ class E2eResult:
         direct = [t for t in self.direct if t.phase == "measured"]
         return {
             "added_latency": added_latency(self.measured, direct).to_json(),
-            "direct_summary": summarize(direct).to_json(),
+            "direct_summary": summarize(direct, self._normalize).to_json(),
             "direct_turns": [t.to_dict() for t in direct],
         }
 
