@@ -13,12 +13,13 @@ import json
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.clock import FakeClock
 from voice.runtime.fakes import Delay, FakeLlm, FakeStt
 from voice.serve.session import Session
-from voice.wire.report import TurnReport
+from voice.wire.report import STAGES, TurnReport
 
 RATE_HZ = 16_000
 FRAME_S = 0.032
@@ -153,6 +154,13 @@ async def test_a_committed_speculation_goes_out_after_speech_ended_in_order(
     # Started after 96 ms of silence, committed at the endpoint (480 ms); the fakes' latencies advance
     # the same clock meanwhile, so the lead is at least the gap between the two.
     assert report.speculation_lead_ms >= SILENCE_MS - 96 - 32
+    # The work from the pause to the first audio is not hidden like the stages: it is what they clip at the
+    # endpoint (the lead, when the audio came after it) plus what is left of it after the endpoint.
+    after = sum(report.stages_ms[s] for s in STAGES[1:STAGES.index("tts_first_audio") + 1])
+    work = report.work_to_first_audio_ms
+    assert work is not None and 0 < work <= report.speculation_lead_ms + after + 0.1
+    if after > 0:
+        assert work == pytest.approx(report.speculation_lead_ms + after, abs=0.1)
     assert [m.content for m in session.history.messages] == ["first words", "Reply one."]
 
 
@@ -170,6 +178,9 @@ async def test_without_speculation_the_reply_starts_at_the_endpoint(fake_runtime
     (report,) = reports
     assert session.speculator.started == 0 and not report.speculative
     assert report.stages_ms["stt"] > 0.0 and "speech_ended" in client.types()
+    # Started at the endpoint: its work is the stages from there to the first audio.
+    after = sum(report.stages_ms[s] for s in STAGES[1:STAGES.index("tts_first_audio") + 1])
+    assert report.work_to_first_audio_ms == pytest.approx(after, abs=0.01)
 
 
 async def test_the_end_of_turn_model_runs_after_the_speculation_started(fake_runtime: RuntimeFactory) -> None:

@@ -7,6 +7,9 @@ before the endpoint (its ``stt_start`` can precede ``endpoint``): each mark coun
 own time and the previous mark's, so such work shows as 0 ms stages after the endpoint — time saved —
 never as a negative stage, and the stages still add up to the total the user waited. The user's speech end is
 backdated by the VAD silence window, which makes that window a stage of its own (``endpoint_silence``).
+Because speculative work shows as 0 ms stages, the report also says how long the reply's work took from its
+start (the pause, for a speculative reply) to its first audio, from the raw marks
+(:meth:`TurnTimer.work_to_first_audio_ms`): what a shorter decision window would reveal.
 
 What it makes, :class:`~voice.wire.report.TurnReport`, is a wire type: the server sends it as the
 ``turn_report`` event.
@@ -88,6 +91,18 @@ class TurnTimer:
                 return ns_to_ms(self.marks_ns["first_audio_sent"] - self.marks_ns["speech_end"])
         return None
 
+    def work_to_first_audio_ms(self, started_ns: int | None = None) -> float | None:
+        """From the reply's start to its first audio being ready (the raw ``tts_first_audio`` mark, not clipped
+        to the endpoint as the stages are), whether that came before the endpoint or after it.
+
+        The start is ``started_ns`` when given (a speculative reply: the pause it started at), else the
+        ``endpoint`` mark (a reply started at the end of the turn: all its work is after the endpoint). None when
+        the turn made no audio (or has no start)."""
+        with self._lock:
+            start = self.marks_ns.get("endpoint") if started_ns is None else started_ns
+            ready = self.marks_ns.get("tts_first_audio")
+        return None if start is None or ready is None else ns_to_ms(ready - start)
+
     def llm_metrics(self) -> LlmMetrics | None:
         with self._lock:
             start = self.marks_ns.get("llm_start")
@@ -103,7 +118,11 @@ def build_report(
     outcome: str | None = None,
     **extra: Any,
 ) -> TurnReport:
-    """Turn a timer into a report, checking each stage against its allocation."""
+    """Turn a timer into a report, checking each stage against its allocation.
+
+    ``extra`` holds more of the report's fields; without ``work_to_first_audio_ms`` (a speculative reply gives
+    its own, from its start) the work counts from the endpoint."""
+    extra.setdefault("work_to_first_audio_ms", timer.work_to_first_audio_ms())
     stages = timer.stages_ms()
     alloc = budget.allocations_ms()
     over = tuple(name for name, v in stages.items() if v > alloc.get(name, 0))

@@ -57,6 +57,7 @@ class Speculation:
         return {
             "speculative": True,
             "speculation_lead_ms": round(lead_ms, 1),
+            "work_to_first_audio_ms": self.timer.work_to_first_audio_ms(self.started_ns),
             "speculations_discarded": self.discarded_before,
             "turn_score": self.turn_score,
         }

@@ -121,6 +121,11 @@ class TurnReport:
     """The reply was started at a pause, before the end of the turn was confirmed."""
     speculation_lead_ms: float = 0.0
     """How long before the endpoint the speculative reply started (work hidden in the silence)."""
+    work_to_first_audio_ms: float | None = None
+    """The reply's work, from its start to its first audio being ready (the TTS's first chunk, not yet sent):
+    from the pause a speculative reply started at, else from the endpoint. Unlike the stages it is not clipped
+    at the endpoint, so it tells a fast model from a slow one whose work the silence hid; longer than
+    ``speculation_lead_ms`` when the audio came after the endpoint. None: the turn made no audio."""
     speculations_discarded: int = 0
     """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
     turn_score: float | None = None

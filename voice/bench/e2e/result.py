@@ -121,9 +121,15 @@ class E2eSummary:
     n_burst: int
     n_burst_judged: int
     burst: tuple[BurstTurn, ...]
+    work_to_first_audio: Described | None = None
+    """The server's work on each reply from its start (the pause, for a speculative reply) to its first audio
+    being ready (ms; :attr:`TurnResult.work_to_first_audio_ms`). None, and left out of the JSON: no turn has
+    it (a result made before it, or no audio)."""
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        if self.work_to_first_audio is None:
+            del d["work_to_first_audio"]
         for key in ("failed", "uncertain", "split_clips", "burst"):
             d[key] = list(d[key])
         return d
@@ -144,7 +150,7 @@ class E2eSummary:
 
 _DESCRIBED = (
     "server_total", "reconciliation_error", "speech_end_offset", "reply_lead_silence", "residual", "reply_tokens",
-    "reply_audio_s", "llm_ttft", "llm_itl", "llm_tps",
+    "reply_audio_s", "llm_ttft", "llm_itl", "llm_tps", "work_to_first_audio",
 )  # fmt: skip
 """The summary's statistics (besides the stages')."""
 
@@ -168,6 +174,7 @@ def summarize(turns: Sequence[TurnResult], normalize: Callable[[str], str] = sta
     pairs = [(t.reference, t.transcript) for t in turns if t.reference is not None and t.outcome != "no_turn"]
     wers = [t.wer for t in turns if t.wer is not None]
     p50, p95 = d.p50, d.p95
+    work = col("work_to_first_audio_ms")
     return E2eSummary(
         n_turns=len(turns),
         n_measured=len(ok),
@@ -213,6 +220,7 @@ def summarize(turns: Sequence[TurnResult], normalize: Callable[[str], str] = sta
         n_burst=sum(1 for t in turns if t.burst),
         n_burst_judged=sum(1 for t in turns if t.burst is not None),
         burst=tuple(BurstTurn(t.clip, t.repeat, t.burst_why) for t in turns if t.burst),
+        work_to_first_audio=work if work.n else None,
     )
 
 

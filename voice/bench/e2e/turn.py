@@ -68,6 +68,10 @@ class TurnResult:
     mouth_to_ear_ms: float | None = None
     stages_ms: dict[str, float] = field(default_factory=dict)
     server_total_ms: float | None = None
+    work_to_first_audio_ms: float | None = None
+    """The server's work on the reply, from its start (the pause, for a speculative reply; else the endpoint) to
+    its first audio being ready, before or after the endpoint (the turn report's); None: no audio, or a server
+    whose reports lack it (then it is left out of the JSON)."""
     reconciliation_error_ms: float | None = None
     speech_end_offset_ms: float | None = None
     reply_lead_silence_ms: float | None = None
@@ -114,8 +118,16 @@ class TurnResult:
         label = f"{stem}#{self.repeat}" if self.phase == "measured" else f"{stem} (warm-up)"
         return f"{label} [{self.route}]" if self.route else label
 
-    def to_dict(self) -> dict[str, Any]:
+    def fields_dict(self) -> dict[str, Any]:
+        """Every field, the work from the pause only when known (results made before it stay as written)."""
         d = dataclasses.asdict(self)
+        if self.work_to_first_audio_ms is None:
+            del d["work_to_first_audio_ms"]
+        return d
+
+    def to_dict(self) -> dict[str, Any]:
+        """:meth:`fields_dict` and a copy of each stage as ``<stage>_ms``."""
+        d = self.fields_dict()
         for name, value in self.stages_ms.items():
             d[f"{name}_ms"] = value
         return d
@@ -176,6 +188,8 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         res.wer = stats.wer(item.clip.reference, res.transcript)
         res.wer_normalized = stats.corpus_wer_normalized([(item.clip.reference, res.transcript)])
     res.stages_ms = {k: float(v) for k, v in (report.get("stages_ms") or {}).items()}
+    work = report.get("work_to_first_audio_ms")
+    res.work_to_first_audio_ms = None if work is None else float(work)
     llm = report.get("llm")
     res.llm = dict(llm) if isinstance(llm, dict) else None
     res.reply_tokens = int(llm["n_tokens"]) if isinstance(llm, dict) else report.get("generated_tokens")

@@ -41,8 +41,45 @@ def _quality_cells(r: MeasuredRow, counted: bool) -> list[Any]:
     return list(shares) if shares is not None else [r.quality_right_pct, None, None, None]
 
 
+#: The columns of a matrix whose e2e results measured the work from the pause (:func:`_timed`).
+WORK_COLUMNS = ("work from pause p50 / p95 ms", "of decision window p50 / p95")
+
+
+def _timed(rows: Sequence[Row]) -> bool:
+    """Some combination's e2e result measured the work from the pause (results made before it did not)."""
+    return any(isinstance(r, MeasuredRow) and r.work_to_first_audio_p50_ms is not None for r in rows)
+
+
+def _work_cells(r: MeasuredRow) -> list[Any]:
+    """The work from the pause (p50 / p95 ms) and its share of the decision window (p50 / p95 %)."""
+    p50, p95, window = r.work_to_first_audio_p50_ms, r.work_to_first_audio_p95_ms, r.decision_window_ms
+    if p50 is None or p95 is None:
+        return [None, None]
+    share = None if window is None else f"{100 * p50 / window:.0f} % / {100 * p95 / window:.0f} %"
+    return [f"{p50:.0f} / {p95:.0f}", share]
+
+
+def _window_lines(ok: Sequence[MeasuredRow]) -> list[str]:
+    """Which combinations have their reply ready within the decision window (their work hidden in the silence):
+    the answer a window long enough for every model no longer gives through mouth-to-ear."""
+    timed = [r for r in ok if r.work_to_first_audio_p95_ms is not None and r.decision_window_ms is not None]
+    if not timed:
+        return []
+
+    def within(r: MeasuredRow, work_ms: float | None) -> bool:
+        return work_ms is not None and r.decision_window_ms is not None and work_ms <= r.decision_window_ms
+
+    p95 = [r.name for r in timed if within(r, r.work_to_first_audio_p95_ms)]
+    p50 = [r.name for r in timed if within(r, r.work_to_first_audio_p50_ms)]
+    return [
+        f"Reply ready within the {_windows(timed)} ms decision window (work from the pause, hidden in the "
+        f"silence) at p95: {', '.join(p95) or 'none'}; at p50: {', '.join(p50) or 'none'}. The others' work "
+        "beyond it is latency."
+    ]
+
+
 def table(rows: Sequence[Row]) -> tuple[list[str], list[list[Any]]]:
-    counted = _outcomes_counted(rows)
+    counted, timed = _outcomes_counted(rows), _timed(rows)
     header = [
         "STT",
         "LLM",
@@ -50,6 +87,7 @@ def table(rows: Sequence[Row]) -> tuple[list[str], list[list[Any]]]:
         "m2e p50 ms",
         "m2e p95 ms",
         *[f"{s} p50" for s in STAGE_COLUMNS],
+        *(WORK_COLUMNS if timed else ()),
         "WER",
         "LLM tok/s",
         "reply tokens",
@@ -73,6 +111,7 @@ def table(rows: Sequence[Row]) -> tuple[list[str], list[list[Any]]]:
                 r.p50_ms,
                 r.p95_ms,
                 *[r.stages_p50_ms.get(s) for s in STAGE_COLUMNS],
+                *(_work_cells(r) if timed else ()),
                 None if r.wer is None else f"{r.wer:.3f}",
                 r.llm_tps_p50,
                 r.reply_tokens_p50,
@@ -126,6 +165,7 @@ def conclusions(rows: Sequence[Row], quality_bar_pct: float | None = None) -> li
         f"{', '.join(map(name, meets_p50)) or 'none'}.",
         f"Meet the ~{HUMAN_GAP_MS} ms human gap at p50: {', '.join(map(name, human)) or 'none'}.",
     ]
+    out += _window_lines(ok)
     if quality_bar_pct is None:
         out.append("Judge speed next to quality: a model that answers badly can answer fast (see what each LLM said).")
         return out
@@ -183,6 +223,7 @@ def markdown(result: MatrixResult, png: Path | None, md: Path | None) -> str:
         "",
         "- **m2e** = mouth-to-ear measured at the client (first audible reply sample − the clip's speech end); "
         "stage columns are p50s of the server's stages (they need not add up to the m2e p50).",
+        *([_WORK_NOTE.format(windows=_windows(rows))] if _timed(rows) else []),
         "- **WER** = STT word error rate over all clips pooled (what the assistant heard vs transcripts.tsv).",
         f"- **right %** = the share of the quality question set answered right in {meta.quality_mode} "
         "mode (`voice bench quality`, greedy; text mode: the LLM alone, so the same for every STT; spoken mode: "
@@ -224,6 +265,25 @@ def markdown(result: MatrixResult, png: Path | None, md: Path | None) -> str:
             "",
         ]
     return "\n".join(out)
+
+
+_WORK_NOTE = (
+    "- **work from pause** = the server's work on the reply, from its start to its first audio being ready (the "
+    "TTS's first chunk), p50 / p95 over turns: a speculative reply starts at the pause (`[turn] "
+    "speculate_after_ms` of silence), another at the endpoint. The stages after the endpoint are 0 when that "
+    "work ends inside the silence, so only this tells a fast model from a slow one there. **of decision window** "
+    "= that work as a share of the silence between the pause and the end of a turn scored complete: `[turn] "
+    "complete_silence_ms` − `[turn] speculate_after_ms` (`[vad] silence_ms` − `speculate_after_ms` without an "
+    "end-of-turn model) of the configuration the combination ran with ({windows} ms). Over 100 %, the excess "
+    "is latency; a shorter window would show it (a turn scored unfinished waits longer, and a pause found on "
+    "energy starts the work earlier)."
+)
+
+
+def _windows(rows: Sequence[Row]) -> str:
+    """The decision windows of the rows (one, unless their configurations differed), or ``unknown``."""
+    found = sorted({w for r in rows if isinstance(r, MeasuredRow) and (w := r.decision_window_ms) is not None})
+    return " / ".join(f"{w:g}" for w in found) or "unknown"
 
 
 def _clip_text(text: str, n: int = 200) -> str:

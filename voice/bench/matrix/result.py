@@ -14,8 +14,9 @@ from voice.bench.e2e.result import E2eSummary
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import fields_json
 
-_OPTIONAL = ("log", "json")
-"""Fields left out of the JSON when None (the files went with the temporary directory)."""
+_OPTIONAL = ("log", "json", "work_to_first_audio_p50_ms", "work_to_first_audio_p95_ms", "decision_window_ms")
+"""Fields left out of the JSON when None (the files went with the temporary directory; the work from the pause
+of a result made before it)."""
 
 
 def _row_json(row: object) -> dict[str, Any]:
@@ -154,6 +155,13 @@ class MeasuredRow(ComboRun):
     """Turns the guard had spoken again (with ``--max-load``)."""
     examples: dict[str, str]
     """The first measured reply to each clip."""
+    work_to_first_audio_p50_ms: float | None = None
+    """The server's work on a reply from its start (the pause, for a speculative reply; else the endpoint) to its
+    first audio being ready, p50 over turns; None: its e2e result has none (made before it)."""
+    work_to_first_audio_p95_ms: float | None = None
+    decision_window_ms: float | None = None
+    """The silence that work has before the turn is decided (:func:`decision_window_ms`); None: not known (an
+    external server, no speculation, or no work measured)."""
     quality: QualityVerdict | None = None
     """None when quality was not measured."""
 
@@ -176,6 +184,7 @@ class MeasuredRow(ComboRun):
         examples: dict[str, str] = {}
         for t in data["turns"]:
             examples.setdefault(t["clip"], t["reply_text"])
+        work = s.work_to_first_audio
         return cls(
             **{f.name: getattr(run, f.name) for f in dataclasses.fields(run)},
             json=json_path,
@@ -200,7 +209,24 @@ class MeasuredRow(ComboRun):
             other_processes_cpu_percent=machine.other_processes_cpu_percent,
             redone_turns=machine.guard.redone_samples if machine.guard is not None else None,
             examples=examples,
+            work_to_first_audio_p50_ms=None if work is None else work.p50,
+            work_to_first_audio_p95_ms=None if work is None else work.p95,
+            decision_window_ms=None if work is None else decision_window_ms(meta.config),
         )
+
+
+def decision_window_ms(config: dict[str, Any] | None) -> float | None:
+    """The silence between a speculative reply's start and the end of a turn scored complete, by the configuration
+    the server ran with (an e2e result's ``meta.config``): ``[turn] complete_silence_ms`` (``[vad] silence_ms``
+    without an end-of-turn model) − ``[turn] speculate_after_ms``. Work from the pause within it is hidden in
+    the silence; beyond it, it is latency. None: no configuration (an external server) or no speculation (all
+    the work comes after the endpoint)."""
+    turn, vad = (config or {}).get("turn") or {}, (config or {}).get("vad") or {}
+    speculate_ms = turn.get("speculate_after_ms") or 0
+    end_ms = turn.get("complete_silence_ms") if turn.get("end_of_turn_model") else vad.get("silence_ms")
+    if speculate_ms <= 0 or end_ms is None or end_ms <= speculate_ms:
+        return None
+    return float(end_ms - speculate_ms)
 
 
 Row = MeasuredRow | FailedRow

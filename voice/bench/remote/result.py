@@ -63,7 +63,7 @@ class E2eBackend:
     stages that ``voice bench e2e`` writes beside them)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"summary": self.summary.to_json(), "turns": [dataclasses.asdict(t) for t in self.turns]}
+        return {"summary": self.summary.to_json(), "turns": [t.fields_dict() for t in self.turns]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> E2eBackend:
