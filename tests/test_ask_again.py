@@ -66,6 +66,31 @@ def test_sure_or_empty_transcripts_and_ask_again_off_never_ask() -> None:
     assert not needed(make_config(stt={"ask_again": False}), "and on Spain", UNSURE)
 
 
+@pytest.mark.parametrize(
+    ("llm_bar", "logprob", "asked"),
+    [
+        (-0.45, -0.5, True),  # between the bars: only the LLM would answer it, so it is asked again
+        (-0.45, -0.4, False),  # above both
+        (-0.45, -0.7, True),  # under both
+        (-0.6, -0.5, False),  # the bars equal: no stricter one
+        (-0.8, -0.5, False),  # an LLM bar under the general one adds nothing
+        (-0.8, -0.7, True),
+    ],
+)
+def test_words_only_the_llm_would_answer_meet_the_stricter_bar(llm_bar: float, logprob: float, asked: bool) -> None:
+    config = make_config(stt={"ask_again_below_logprob": -0.6, "ask_again_llm_below_logprob": llm_bar})
+    assert needed(config, "who painted the mo' alisa.", logprob) is asked
+    # A transcript a skill answers exactly is taken between the bars too (its reply shows what it understood).
+    assert not needed(config, "What is seven times thirty?", logprob)
+    # With the skills off the LLM answers everything: between the bars, all is asked again.
+    no_skills = make_config(
+        llm={"skills": False}, stt={"ask_again_below_logprob": -0.6, "ask_again_llm_below_logprob": llm_bar}
+    )
+    assert needed(no_skills, "What is seven times thirty?", logprob) is asked
+    off = make_config(stt={"ask_again": False, "ask_again_llm_below_logprob": llm_bar})
+    assert not needed(off, "who painted the mo' alisa.", logprob)
+
+
 ITALY = [
     ChatMessage("user", "What is the capital of Italy?"),
     ChatMessage("assistant", "The capital of Italy is Rome."),

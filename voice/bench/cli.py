@@ -299,6 +299,12 @@ def add_bench_parser(sub: Any) -> None:
         "less sure of with [llm] not_sure_reply would have done (replaced, right lost, wrong caught, four outcomes), "
         "over all the results given; write it with --out",
     )  # fmt: skip
+    q.add_argument(
+        "--fit-ask-again", type=Path, nargs="+", default=None, metavar="RESULT.json",
+        help="run no model: for each [stt] ask_again_llm_below_logprob, what asking again instead of letting the LLM "
+        "answer words the STT was less sure of would have done to stored spoken results (after today's not_sure "
+        "gate); write it with --out",
+    )  # fmt: skip
     outputs(q, "reply")
     q.set_defaults(func=runner("quality.command"))
 

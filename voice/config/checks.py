@@ -143,6 +143,11 @@ def _validate_stt(stt: sections.SttConfig) -> None:
         raise ConfigError("[stt] hotwords must not contain empty strings")
     if not -5.0 <= stt.ask_again_below_logprob < 0.0:
         raise ConfigError("[stt] ask_again_below_logprob must be between -5 and 0 (a mean log-probability per token)")
+    if not -5.0 <= stt.ask_again_llm_below_logprob < 0.0:
+        raise ConfigError(
+            "[stt] ask_again_llm_below_logprob must be between -5 and 0 (a mean log-probability per token; 0 would "
+            f"ask again before every answer of the LLM), got {stt.ask_again_llm_below_logprob}"
+        )
     if stt.unsure_beam_size != 0 and not stt.beam_size < stt.unsure_beam_size <= 10:
         raise ConfigError(
             f"[stt] unsure_beam_size must be 0 (off) or a beam wider than beam_size ({stt.beam_size}) and at most 10"

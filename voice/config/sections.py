@@ -118,6 +118,10 @@ class SttConfig:
     ask_again_below_logprob: float = -0.6
     """The STT's mean log-probability per token under which it counts as unsure (local backend only: a Wyoming
     server gives no confidence)."""
+    ask_again_llm_below_logprob: float = -0.4
+    """The stricter bar for words no skill takes, which the LLM would answer (it makes up an answer to a misheard
+    question as readily as to a heard one): under it they are asked again too. At or under
+    ``ask_again_below_logprob``: no stricter bar (:mod:`voice.turn.ask_again`)."""
     ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
     skills_take_unsure: bool = True
     """With ``[llm] skills``: an unsure transcript that a local skill recognises whole (a sum, a conversion, the

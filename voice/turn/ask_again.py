@@ -11,6 +11,10 @@ a capital → "The capital of Germany is Berlin.", "and 30?" after a conversion)
 ("double that" → "25 doubled is 50."). Unsure transcripts that only the LLM would answer, or that need a fact
 the user told ("What is my name?", whose answer would not show a mishearing), are still asked again.
 
+Words only the LLM would answer meet a stricter bar, ``[stt] ask_again_llm_below_logprob``: the LLM answers a
+misheard question as surely as a heard one (a made-up answer to words the user did not say), while a skill's
+exact reply shows what it understood. Between the two bars, a transcript no skill takes is asked again.
+
 A transcript with nothing to answer (:func:`voice.conversation.input_gate.unintelligible`: only punctuation, digits,
 hesitation sounds or notes of sounds, "1 2 3 4 5", "Um, uh.", "[BLANK_AUDIO]") is asked again however sure the STT
 was, and whatever ``ask_again`` says: no LLM is asked to guess at it. Pure.
@@ -80,7 +84,11 @@ def needed(config: Config, text: str, avg_logprob: float | None, earlier: Sequen
     resolve = config.llm.resolve_follow_ups
     if _nothing_to_answer(config, text, earlier):
         return True  # however sure the STT
-    if not config.stt.unsure(avg_logprob):
-        return False
-    take = config.llm.skills and config.stt.skills_take_unsure
+    stt = config.stt
+    if not stt.unsure(avg_logprob):
+        if not (stt.ask_again and avg_logprob is not None and avg_logprob < stt.ask_again_llm_below_logprob):
+            return False
+        # Between the two bars: only words the LLM would answer are asked again; a skill answers exactly.
+        return not (config.llm.skills and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
+    take = config.llm.skills and stt.skills_take_unsure
     return not (take and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))

@@ -1,6 +1,8 @@
 """``voice bench quality``: with ``--rejudge`` a stored result is judged again (:mod:`voice.bench.quality.rejudge`),
 with ``--fit-not-sure`` stored results say what each ``[llm] not_sure`` threshold would do
-(:mod:`voice.bench.quality.not_sure`), else the question set is asked (:mod:`voice.bench.quality.measure`)."""
+(:mod:`voice.bench.quality.not_sure`), with ``--fit-ask-again`` what each ``[stt] ask_again_llm_below_logprob``
+would (:mod:`voice.bench.quality.ask_again_fit`), else the question set is asked
+(:mod:`voice.bench.quality.measure`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ def run(args: argparse.Namespace) -> int:
         from voice.bench.quality import not_sure
 
         return not_sure.run(args)
+    if getattr(args, "fit_ask_again", None):
+        from voice.bench.quality import ask_again_fit
+
+        return ask_again_fit.run(args)
     if getattr(args, "rejudge", None) is not None:
         from voice.bench.quality import rejudge as quality_rejudge
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from voice.bench.clips import BenchError
 from voice.bench.machine import REPO_ROOT, git_commit
@@ -81,21 +81,34 @@ class Fit:
         return {**vars(self), "points": [p.to_json() for p in self.points]}
 
 
+Row = TypeVar("Row", bound=TextRow | SpokenRow)
+
+
+def not_sure_row(row: Row, item: Item, below: float | None, reply: str, now: datetime) -> Row | None:
+    """``row`` as the gate at ``below`` would have left it: None when untouched (off, a skill's reply, asked
+    again, or at or over the threshold), else replaced by ``reply`` and judged again."""
+    lp = row.answer_logprob_mean
+    if below is None or lp is None or lp >= below or row.asked_again:
+        return None
+    v = judge(item, reply, now)
+    return dataclasses.replace(row, reply=reply, right=v.right, refused=v.refused, failed=v.failed)
+
+
+def tally(below: float | None, pairs: Sequence[tuple[Row, Row | None]]) -> Point:
+    """The :class:`Point` of rows before and after (None: untouched)."""
+    changed = [(before, after) for before, after in pairs if after is not None]
+    return Point(
+        below,
+        len(changed),
+        sum(before.right for before, _ in changed),
+        sum(outcome(before) == "wrong" for before, _ in changed),
+        outcome_shares([before if after is None else after for before, after in pairs]),
+    )
+
+
 def point(rows: Sequence[tuple[TextRow | SpokenRow, Item]], below: float | None, reply: str, now: datetime) -> Point:
     """The rows with the threshold ``below`` applied (None: as they are)."""
-    out: list[TextRow | SpokenRow] = []
-    replaced = right_lost = wrong_caught = 0
-    for row, item in rows:
-        lp = row.answer_logprob_mean
-        if below is None or lp is None or lp >= below or row.asked_again:
-            out.append(row)
-            continue
-        replaced += 1
-        right_lost += row.right
-        wrong_caught += outcome(row) == "wrong"
-        v = judge(item, reply, now)
-        out.append(dataclasses.replace(row, reply=reply, right=v.right, refused=v.refused, failed=v.failed))
-    return Point(below, replaced, right_lost, wrong_caught, outcome_shares(out))
+    return tally(below, [(row, not_sure_row(row, item, below, reply, now)) for row, item in rows])
 
 
 def choose(points: Sequence[Point]) -> float | None:
@@ -121,24 +134,25 @@ def fit(rows: Sequence[tuple[TextRow | SpokenRow, Item]], sources: Sequence[str]
     return Fit(tuple(sources), len(rows), scored, reply, points, choose(points))
 
 
-def _rows_of(path: Path) -> list[tuple[TextRow | SpokenRow, Item]]:
+def rows_of(path: Path, option: str = "--fit-not-sure") -> list[tuple[TextRow | SpokenRow, Item]]:
+    """The rows of a stored ``voice bench quality`` result, each with its item (errors name ``option``)."""
     try:
         result = QualityResult.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        raise BenchError(f"--fit-not-sure {path}: can't be read as a voice bench quality result ({e})") from None
+        raise BenchError(f"{option} {path}: can't be read as a voice bench quality result ({e})") from None
     set_path = Path(result.question_set)
     if not set_path.exists():
         set_path = REPO_ROOT / "benchmarks" / set_path.name
     try:
         items = {i.id: i for i in load_items(set_path)}
     except QuestionSetError as e:
-        raise BenchError(f"--fit-not-sure {path}: {e}") from None
+        raise BenchError(f"{option} {path}: {e}") from None
     rows: list[tuple[TextRow | SpokenRow, Item]] = []
     for model in result.models:
         for row in model.rows:
             item = items.get(row.id.partition("@")[0])
             if item is None:
-                raise BenchError(f"--fit-not-sure {path}: item {row.id!r} is not in {set_path}")
+                raise BenchError(f"{option} {path}: item {row.id!r} is not in {set_path}")
             rows.append((row, item))
     return rows
 
@@ -171,7 +185,7 @@ def markdown(result: Fit) -> str:
 def run(args: argparse.Namespace) -> int:
     paths: list[Path] = args.fit_not_sure
     reply = load_config(args.config).llm.not_sure_reply
-    rows = [r for p in paths for r in _rows_of(p)]
+    rows = [r for p in paths for r in rows_of(p)]
     now = datetime.now().astimezone()
     result = dataclasses.replace(
         fit(rows, [str(p) for p in paths], reply, now),

@@ -1,0 +1,151 @@
+"""``voice bench quality --fit-ask-again RESULT.json …``: what each ``[stt] ask_again_llm_below_logprob`` would have
+done to stored spoken results, without running a model.
+
+In the server, words no skill takes (the LLM's to answer) whose STT confidence is under that bar are asked again
+before the LLM sees them (:mod:`voice.turn.ask_again`). Replayed on a stored spoken row the LLM answered
+(``by = "llm"``) under the bar, its reply becomes ``[stt] ask_again_reply`` and it counts as asked again. Every row
+first gets the configured ``[llm] not_sure`` gate replayed (:func:`~voice.bench.quality.not_sure.not_sure_row`), so
+"off" is today's server and each bar is measured against it.
+
+Two approximations, stated in the report: a row's STT confidence is the lowest over its turns (a follow-up's earlier
+turns included), and a follow-up whose earlier turn would have been asked again would have gone on differently,
+which a replay cannot show.
+
+The rule that picks the bar is the one :func:`voice.bench.quality.not_sure.choose` applies, fixed before a set it is
+judged on is run: the lowest wrong share with right at most 3 points below off, the least strict on ties.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from voice.bench.clips import BenchError
+from voice.bench.machine import git_commit
+from voice.bench.markdown import md_table, text_table, write_outputs
+from voice.bench.quality.not_sure import MAX_RIGHT_LOSS_POINTS, Point, choose, not_sure_row, rows_of, tally
+from voice.bench.quality.question_set import Item
+from voice.bench.quality.result import SpokenRow
+from voice.bench.scaffold import Outputs
+from voice.config.config import load_config
+
+THRESHOLDS = tuple(round(-0.05 * k, 2) for k in range(4, 13))
+"""-0.2 … -0.6 in steps of 0.05 (-0.6 is today's general bar, ``ask_again_below_logprob``)."""
+
+
+@dataclass(frozen=True)
+class AskAgainFit:
+    sources: tuple[str, ...]
+    rows: int
+    scored: int
+    """Rows the LLM answered with an STT confidence (the only ones a bar can touch)."""
+    ask_again_reply: str
+    not_sure_below_logprob: float | None
+    """The ``[llm] not_sure`` gate replayed on every row first (None: off)."""
+    points: tuple[Point, ...]
+    """Off (today's server) first, then each of :data:`THRESHOLDS`."""
+    chosen: float | None
+    written: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {**vars(self), "points": [p.to_json() for p in self.points]}
+
+
+def asked_again_row(row: SpokenRow, below: float | None, reply: str) -> SpokenRow | None:
+    """``row`` as the bar ``below`` would have left it: None when untouched (off, a skill's reply, asked again
+    already, no confidence, or at or over the bar), else asked again."""
+    lp = row.stt_avg_logprob
+    if below is None or row.by != "llm" or row.asked_again or lp is None or lp >= below:
+        return None
+    return dataclasses.replace(
+        row, reply=reply, right=False, refused=False, asked_again=True, failed=(*row.failed, "asked to say it again")
+    )
+
+
+def fit(
+    rows: Sequence[tuple[SpokenRow, Item]],
+    sources: Sequence[str],
+    *,
+    reply: str,
+    not_sure_below: float | None,
+    not_sure_reply: str,
+    now: datetime,
+) -> AskAgainFit:
+    today = [not_sure_row(row, item, not_sure_below, not_sure_reply, now) or row for row, item in rows]
+    points = tuple(
+        tally(below, [(row, asked_again_row(row, below, reply)) for row in today]) for below in (None, *THRESHOLDS)
+    )
+    scored = sum(r.by == "llm" and r.stt_avg_logprob is not None for r in today)
+    return AskAgainFit(tuple(sources), len(rows), scored, reply, not_sure_below, points, choose(points))
+
+
+def spoken_rows_of(path: Path) -> list[tuple[SpokenRow, Item]]:
+    rows = rows_of(path, "--fit-ask-again")
+    spoken = [(row, item) for row, item in rows if isinstance(row, SpokenRow)]
+    if len(spoken) != len(rows):
+        raise BenchError(f"--fit-ask-again {path}: a text-mode result; the STT's confidence is in spoken results only")
+    return spoken
+
+
+def markdown(result: AskAgainFit) -> str:
+    head = ["`[stt] ask_again_llm_below_logprob`", "asked again instead", "right lost", "wrong caught",
+            "right %", "decline %", "asked again %", "wrong %"]  # fmt: skip
+    body = [
+        ["off" if p.below_logprob is None else f"{p.below_logprob:g}", p.replaced, p.right_lost, p.wrong_caught,
+         *p.shares.values()]
+        for p in result.points
+    ]  # fmt: skip
+    chosen = "none pays" if result.chosen is None else f"**{result.chosen:g}**"
+    gate = "off" if result.not_sure_below_logprob is None else f"at {result.not_sure_below_logprob:g}"
+    return "\n".join([
+        "# `[stt] ask_again_llm_below_logprob` bars on stored spoken replies",
+        "",
+        f"{result.rows} replies from {len(result.sources)} results, {result.scored} written by the LLM with the "
+        f"STT's confidence. Under a bar, such a reply becomes {result.ask_again_reply!r} (asked again). Every row "
+        f"first has the `[llm] not_sure` gate ({gate}) replayed, so off is today's server.",
+        "",
+        "Approximations: a row's STT confidence is the lowest over its turns, and a follow-up asked again in an "
+        "earlier turn would have gone on differently.",
+        "",
+        *(f"- `{s}`" for s in result.sources),
+        "",
+        md_table(head, body, align="l" + "r" * 7),
+        "",
+        f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {chosen}.",
+        "",
+        result.written,
+    ])  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    paths: list[Path] = args.fit_ask_again
+    config = load_config(args.config)
+    rows = [r for p in paths for r in spoken_rows_of(p)]
+    now = datetime.now().astimezone()
+    llm = config.llm
+    result = dataclasses.replace(
+        fit(
+            rows,
+            [str(p) for p in paths],
+            reply=config.stt.ask_again_reply,
+            not_sure_below=llm.not_sure_below_logprob if llm.not_sure else None,
+            not_sure_reply=llm.not_sure_reply,
+            now=now,
+        ),
+        written=f"Written {now:%Y-%m-%d %H:%M %Z} by `voice {' '.join(sys.argv[1:])}` at commit `{git_commit()}`.",
+    )
+    head = ["bar", "asked again instead", "right lost", "wrong caught", "right %", "asked again %", "wrong %"]
+    print(text_table(head, [[str(p.below_logprob), str(p.replaced), str(p.right_lost), str(p.wrong_caught),
+                             str(p.shares.right_pct), str(p.shares.asked_again_pct), str(p.shares.wrong_pct)]
+                            for p in result.points]))  # fmt: skip
+    print(f"chosen: {result.chosen}")
+    out = Outputs.from_args(args)
+    write_outputs(result, png_path=None, md_path=out.md, json_path=out.json, plot=None,
+                  markdown=lambda r, _png, _md: markdown(r) + "\n")  # fmt: skip
+    return 0
