@@ -125,6 +125,18 @@ def test_a_summary_without_the_work_writes_no_key_and_old_json_reads_back() -> N
     assert E2eSummary.from_json(s.to_json()) == s
 
 
+def test_the_e2e_tables_show_the_work_only_when_the_turns_have_it() -> None:
+    from voice.bench.e2e.report import _stat_rows
+
+    def work_row(s: E2eSummary) -> list[list[Any]]:
+        return [r for r in _stat_rows(s) if r[0] == "work from the pause to first audio"]
+
+    assert work_row(summarize([_measured(400, 120.0), _measured(420, 300.0)])) == [
+        ["work from the pause to first audio", 210.0, 291.0, 300.0]
+    ]
+    assert work_row(summarize([_measured(400, None)])) == []
+
+
 # ------------------------------------------------------------------------------------------ the matrix
 MODEL_ON = {"speculate_after_ms": 32, "end_of_turn_model": "smart-turn-v3.2", "complete_silence_ms": 320}
 

@@ -68,6 +68,8 @@ def _stat_rows(s: E2eSummary) -> list[list[Any]]:
         ("LLM TTFT", s.llm_ttft),
         ("LLM ITL (mean per turn)", s.llm_itl),
     ]
+    if s.work_to_first_audio is not None:  # a result made before it has none: its table stays as it was
+        described.append(("work from the pause to first audio", s.work_to_first_audio))
     rows += [[name, d.p50, d.p95, d.max] for name, d in described]
     return rows
 
