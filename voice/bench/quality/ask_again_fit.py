@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench.clips import BenchError
-from voice.bench.machine import git_commit
-from voice.bench.markdown import md_table, text_table, write_outputs
-from voice.bench.quality.not_sure import MAX_RIGHT_LOSS_POINTS, Point, choose, not_sure_row, rows_of, tally
+from voice.bench.markdown import text_table, write_outputs
+from voice.bench.quality.not_sure import Point, choose, not_sure_row, points_table, rows_of, tally, written
 from voice.bench.quality.question_set import Item
 from voice.bench.quality.result import SpokenRow
 from voice.bench.scaffold import Outputs
@@ -94,14 +92,6 @@ def spoken_rows_of(path: Path) -> list[tuple[SpokenRow, Item]]:
 
 
 def markdown(result: AskAgainFit) -> str:
-    head = ["`[stt] ask_again_llm_below_logprob`", "asked again instead", "right lost", "wrong caught",
-            "right %", "decline %", "asked again %", "wrong %"]  # fmt: skip
-    body = [
-        ["off" if p.below_logprob is None else f"{p.below_logprob:g}", p.replaced, p.right_lost, p.wrong_caught,
-         *p.shares.values()]
-        for p in result.points
-    ]  # fmt: skip
-    chosen = "none pays" if result.chosen is None else f"**{result.chosen:g}**"
     gate = "off" if result.not_sure_below_logprob is None else f"at {result.not_sure_below_logprob:g}"
     return "\n".join([
         "# `[stt] ask_again_llm_below_logprob` bars on stored spoken replies",
@@ -115,9 +105,7 @@ def markdown(result: AskAgainFit) -> str:
         "",
         *(f"- `{s}`" for s in result.sources),
         "",
-        md_table(head, body, align="l" + "r" * 7),
-        "",
-        f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {chosen}.",
+        *points_table("[stt] ask_again_llm_below_logprob", "asked again instead", result.points, result.chosen),
         "",
         result.written,
     ])  # fmt: skip
@@ -138,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             not_sure_reply=llm.not_sure_reply,
             now=now,
         ),
-        written=f"Written {now:%Y-%m-%d %H:%M %Z} by `voice {' '.join(sys.argv[1:])}` at commit `{git_commit()}`.",
+        written=written(now),
     )
     head = ["bar", "asked again instead", "right lost", "wrong caught", "right %", "asked again %", "wrong %"]
     print(text_table(head, [[str(p.below_logprob), str(p.replaced), str(p.right_lost), str(p.wrong_caught),

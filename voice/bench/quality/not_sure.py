@@ -157,15 +157,30 @@ def rows_of(path: Path, option: str = "--fit-not-sure") -> list[tuple[TextRow | 
     return rows
 
 
-def markdown(result: Fit) -> str:
-    head = ["`[llm] not_sure_below_logprob`", "replaced", "right lost", "wrong caught",
-            "right %", "decline %", "asked again %", "wrong %"]  # fmt: skip
+def points_table(setting: str, replaced: str, points: Sequence[Point], chosen: float | None) -> list[str]:
+    """The Markdown lines of a fit's table (one row per point: ``setting``'s value, ``replaced`` replies, right lost,
+    wrong caught, the four outcomes) and the rule's pick; :mod:`voice.bench.quality.ask_again_fit` writes its own
+    fit with them too."""
+    head = [f"`{setting}`", replaced, "right lost", "wrong caught", "right %", "decline %", "asked again %", "wrong %"]
     body = [
         ["off" if p.below_logprob is None else f"{p.below_logprob:g}", p.replaced, p.right_lost, p.wrong_caught,
          *p.shares.values()]
-        for p in result.points
+        for p in points
     ]  # fmt: skip
-    chosen = "none pays" if result.chosen is None else f"**{result.chosen:g}**"
+    pick = "none pays" if chosen is None else f"**{chosen:g}**"
+    return [
+        md_table(head, body, align="l" + "r" * 7),
+        "",
+        f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {pick}.",
+    ]
+
+
+def written(now: datetime) -> str:
+    """When, by which command and at which commit a fit was written (no model ran)."""
+    return f"Written {now:%Y-%m-%d %H:%M %Z} by `voice {' '.join(sys.argv[1:])}` at commit `{git_commit()}`."
+
+
+def markdown(result: Fit) -> str:
     return "\n".join([
         "# `[llm] not_sure` thresholds on stored replies",
         "",
@@ -174,9 +189,7 @@ def markdown(result: Fit) -> str:
         "",
         *(f"- `{s}`" for s in result.sources),
         "",
-        md_table(head, body, align="l" + "r" * 7),
-        "",
-        f"The rule (lowest wrong share with right at most {MAX_RIGHT_LOSS_POINTS:g} points below off) picks: {chosen}.",
+        *points_table("[llm] not_sure_below_logprob", "replaced", result.points, result.chosen),
         "",
         result.written,
     ])  # fmt: skip
@@ -188,8 +201,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [r for p in paths for r in rows_of(p)]
     now = datetime.now().astimezone()
     result = dataclasses.replace(
-        fit(rows, [str(p) for p in paths], reply, now),
-        written=f"Written {now:%Y-%m-%d %H:%M %Z} by `voice {' '.join(sys.argv[1:])}` at commit `{git_commit()}`.",
+        fit(rows, [str(p) for p in paths], reply, now), written=written(now)
     )
     head = ["threshold", "replaced", "right lost", "wrong caught", "right %", "wrong %"]
     print(text_table(head, [[str(p.below_logprob), str(p.replaced), str(p.right_lost), str(p.wrong_caught),
