@@ -140,6 +140,12 @@ class SttConfig:
         """The STT's confidence says its words are probably wrong: ask the user again (``ask_again``)."""
         return self.ask_again and self.doubtful(avg_logprob)
 
+    def unsure_for_llm(self, avg_logprob: float | None) -> bool:
+        """:meth:`unsure` with the stricter bar for words only the LLM would answer (``ask_again_llm_below_logprob``,
+        or ``ask_again_below_logprob`` where that is stricter)."""
+        bar = max(self.ask_again_below_logprob, self.ask_again_llm_below_logprob)
+        return self.ask_again and avg_logprob is not None and avg_logprob < bar
+
     def doubtful(self, avg_logprob: float | None) -> bool:
         """Under ``ask_again_below_logprob`` (None: the backend gives no confidence), whether or not ``ask_again``
         is on: what ``unsure_beam_size`` and ``unsure_full_window`` decode again."""

@@ -85,10 +85,9 @@ def needed(config: Config, text: str, avg_logprob: float | None, earlier: Sequen
     if _nothing_to_answer(config, text, earlier):
         return True  # however sure the STT
     stt = config.stt
-    if not stt.unsure(avg_logprob):
-        if not (stt.ask_again and avg_logprob is not None and avg_logprob < stt.ask_again_llm_below_logprob):
-            return False
-        # Between the two bars: only words the LLM would answer are asked again; a skill answers exactly.
-        return not (config.llm.skills and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
-    take = config.llm.skills and stt.skills_take_unsure
+    if not stt.unsure_for_llm(avg_logprob):
+        return False
+    # Under the general bar a skill takes the words only with skills_take_unsure; between the two bars (only words
+    # the LLM would answer are asked again) any skill that answers them exactly does.
+    take = config.llm.skills and (stt.skills_take_unsure or not stt.unsure(avg_logprob))
     return not (take and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
