@@ -4,6 +4,7 @@ a stream held back and sent in one lump (buffered), a stream that stalls after a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
@@ -25,7 +26,8 @@ class Script:
     ``after`` tokens, then the connection is dropped mid-chunked-body. ``buffered``: nothing for
     ``wait_s``, then every event in one write. ``stall``: ``after`` tokens, then nothing until closed.
     ``interrupted``: ``after`` tokens, then ``[DONE]`` without a finish_reason (llama_cpp.server's
-    ``interrupt_requests``).
+    ``interrupt_requests``). ``logprobs``: each token's log-probability, sent as ``choices[0].logprobs`` (None:
+    none sent). ``message``: the error message of a ``status`` reply.
     """
 
     kind: Kind = "stream"
@@ -35,6 +37,8 @@ class Script:
     after: int = 2
     wait_s: float = 0.0
     usage: dict[str, Any] | None = None
+    logprobs: tuple[float, ...] | None = None
+    message: str | None = None
 
 
 def _event(obj: object) -> bytes:
@@ -64,6 +68,12 @@ class FakeOpenAi:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def handle(self) -> None:
+                # A client that stops reading a reply early (a gate replaced it) closes its keep-alive
+                # connection with the rest unread: the wait for its next request ends in a reset.
+                with contextlib.suppress(ConnectionResetError):
+                    super().handle()
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -100,8 +110,11 @@ class FakeOpenAi:
     def _events(self, s: Script) -> Iterator[bytes]:
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake"}
         yield _event({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
-        for t in s.tokens:
-            yield _event({**base, "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": None}]})
+        for i, t in enumerate(s.tokens):
+            choice: dict[str, Any] = {"index": 0, "delta": {"content": t}, "finish_reason": None}
+            if s.logprobs is not None:
+                choice["logprobs"] = {"content": [{"token": t, "logprob": s.logprobs[i], "top_logprobs": []}]}
+            yield _event({**base, "choices": [choice]})
         yield _event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if s.usage is not None:
             yield _event({**base, "choices": [], "usage": s.usage})
@@ -109,7 +122,7 @@ class FakeOpenAi:
 
     def _serve(self, h: BaseHTTPRequestHandler, s: Script) -> None:
         if s.kind == "status":
-            payload = json.dumps({"error": {"message": f"fake failure {s.status}"}}).encode()
+            payload = json.dumps({"error": {"message": s.message or f"fake failure {s.status}"}}).encode()
             h.send_response(s.status)
             h.send_header("Content-Type", "application/json")
             h.send_header("Content-Length", str(len(payload)))

@@ -4,6 +4,7 @@ serving. (Against a real ``llama_cpp.server``: tests/test_llm_openai_real.py.)""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -15,15 +16,8 @@ from tests.conftest import make_config
 from tests.fake_openai import FakeOpenAi, Script
 from tests.netkit import http_get, running
 from tests.units import FAKE_MS
-from voice.backends.llm_openai import (
-    Chunk,
-    LlmServerError,
-    OpenAiLlm,
-    Usage,
-    estimate_tokens,
-    parse_chunk,
-    prompt_info,
-)
+from voice.backends.llm_openai import LlmServerError, OpenAiLlm, estimate_tokens
+from voice.backends.openai_stream import Chunk, Usage, deltas_of, parse_chunk, prompt_info
 from voice.config.config import LlmConfig
 from voice.reliability.probe import Probe
 from voice.reliability.tagged import tagged_runtime, tagged_speech
@@ -55,6 +49,35 @@ def dead_port() -> int:
 def test_parse_a_content_delta() -> None:
     c = parse_chunk('{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}')
     assert c == Chunk(text="Hi")
+
+
+def _with_logprobs(text: str, content: object) -> str:
+    choice = {"index": 0, "delta": {"content": text}, "finish_reason": None, "logprobs": {"content": content}}
+    return json.dumps({"choices": [choice]})
+
+
+@pytest.mark.parametrize(
+    ("data", "deltas"),
+    [
+        (_with_logprobs(" Paris", [{"token": " Paris", "logprob": -0.25}]), [TextDelta(" Paris", -0.25)]),
+        # a chunk of two tokens (vLLM sends several at once): one delta each, each with its own
+        (
+            _with_logprobs(" Paris.", [{"token": " Paris", "logprob": -0.5}, {"token": ".", "logprob": -1.5}]),
+            [TextDelta(" Paris", -0.5), TextDelta(".", -1.5)],
+        ),
+        # tokens that do not spell the text: one delta, scored by their mean
+        (
+            _with_logprobs("é", [{"token": "\\xc3", "logprob": -1.0}, {"token": "\\xa9", "logprob": -3.0}]),
+            [TextDelta("é", -2.0)],
+        ),
+        # no log-probabilities, or a malformed entry: no score (the gate then lets the reply through)
+        ('{"choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null}]}', [TextDelta("Hi", None)]),
+        (_with_logprobs("Hi", [{"token": "Hi", "logprob": "low"}]), [TextDelta("Hi", None)]),
+        (_with_logprobs("Hi", [{"token": "Hi"}]), [TextDelta("Hi", None)]),
+    ],
+)
+def test_each_token_of_a_chunk_keeps_its_log_probability(data: str, deltas: list[TextDelta]) -> None:
+    assert deltas_of(parse_chunk(data)) == deltas
 
 
 def test_parse_usage_with_cached_tokens() -> None:
@@ -110,6 +133,47 @@ def test_a_reply_streams_then_reports_the_prompt_from_usage(fake: FakeOpenAi) ->
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
     assert sent["model"] == "fake" and sent["max_tokens"] == 40 and sent["temperature"] == 0.0
     assert sent["messages"][-1] == {"role": "user", "content": "What is the capital of France?"}
+
+
+def test_the_tokens_log_probabilities_are_asked_for_and_streamed(fake: FakeOpenAi) -> None:
+    fake.script(Script(logprobs=(-0.1, -0.2, -0.3, -0.4, -0.5)))
+    llm = OpenAiLlm(llm_config(fake.base_url), warm=False)
+    deltas = [e for e in llm.generate(ASK, max_tokens=40, cancel=threading.Event()) if isinstance(e, TextDelta)]
+    assert [(d.text, d.logprob) for d in deltas] == [
+        ("Paris", -0.1), (" is", -0.2), (" the", -0.3), (" capital", -0.4), (".", -0.5)
+    ]
+    assert fake.requests[-1]["logprobs"] is True and fake.requests[-1]["top_logprobs"] == 1
+
+
+def test_a_server_that_refuses_log_probabilities_is_asked_without_them(
+    fake: FakeOpenAi, caplog: pytest.LogCaptureFixture
+) -> None:
+    refusal = Script(kind="status", status=400, message="logprobs is not supported by this model")
+    fake.script(refusal, Script(), Script())
+    llm = OpenAiLlm(llm_config(fake.base_url), warm=False)
+    with caplog.at_level(logging.WARNING, logger="voice.llm_openai"):
+        for _ in range(2):
+            deltas = [e for e in llm.generate(ASK, max_tokens=40, cancel=threading.Event()) if isinstance(e, TextDelta)]
+            assert "".join(d.text for d in deltas) == "Paris is the capital."
+            assert all(d.logprob is None for d in deltas)
+    llm.close()
+    assert [("logprobs" in r) for r in fake.requests] == [True, False, False]  # asked again once, then never
+    assert "refused log-probabilities (HTTP 400" in caplog.text and "not_sure" in caplog.text
+
+
+def test_request_logprobs_off_asks_for_none(fake: FakeOpenAi) -> None:
+    llm = OpenAiLlm(llm_config(fake.base_url, request_logprobs=False), warm=False)
+    list(llm.generate(ASK, max_tokens=40, cancel=threading.Event()))
+    assert "logprobs" not in fake.requests[-1] and "top_logprobs" not in fake.requests[-1]
+
+
+def test_an_error_that_does_not_name_log_probabilities_is_not_retried(fake: FakeOpenAi) -> None:
+    fake.script(Script(kind="status", status=400, message="messages is too long"))
+    llm = OpenAiLlm(llm_config(fake.base_url), warm=False)
+    with pytest.raises(LlmServerError, match=r"answered HTTP 400.*messages is too long"):
+        list(llm.generate(ASK, max_tokens=40, cancel=threading.Event()))
+    llm.close()
+    assert len(fake.requests) == 1 and llm.logprobs
 
 
 def test_the_server_gets_the_user_text_tidied_and_the_history_keeps_it_as_heard(fake: FakeOpenAi) -> None:
@@ -255,6 +319,25 @@ async def test_failures_give_error_events_and_the_session_keeps_serving(fake: Fa
         assert report["llm"]["n_tokens"] == 5 and report["llm"]["spread_ms"] >= 0
         status, _ = await http_get(srv.port, "/health")
         assert status == 200
+        await p.close()
+    runtime.close()
+
+
+@pytest.mark.parametrize(("logprob", "reply"), [(-0.1, "Paris is the capital."), (-2.5, "I'm not sure.")])
+async def test_the_not_sure_gate_judges_a_remote_model_by_its_log_probabilities(
+    fake: FakeOpenAi, logprob: float, reply: str
+) -> None:
+    section = {"backend": "openai", "base_url": fake.base_url, "model": "fake", "read_timeout_s": 1.0}
+    config = make_config(llm=section)
+    assert config.llm.not_sure and config.llm.not_sure_reply == "I'm not sure."
+    llm = OpenAiLlm(config.llm, warm=False)
+    runtime = tagged_runtime(SCALE, llm=llm)
+    async with running(runtime, llm=section, turn={"speculate_after_ms": 0}) as srv:
+        p = await Probe.connect(srv.url)
+        fake.script(Script(logprobs=(logprob,) * 5))
+        report = await p.turn(tagged_speech("capital"))
+        assert report["outcome"] == "ok" and report["reply_text"] == reply
+        assert report["answer_logprob_mean"] == pytest.approx(logprob)
         await p.close()
     runtime.close()
 

@@ -22,6 +22,7 @@ from voice.backends.llm_llama import LlamaLlm
 from voice.backends.llm_openai import OpenAiLlm
 from voice.bench.llama_server import LlamaServer, llama_server
 from voice.config.config import LlmConfig, load_config
+from voice.conversation.answer_confidence import first_sentence_confidence
 from voice.models import DEFAULT_MODELS_ROOT, find_gguf
 from voice.reliability.probe import Probe
 from voice.runtime.model_api import ChatMessage, TextDelta
@@ -47,6 +48,26 @@ def reply(llm: OpenAiLlm | LlamaLlm, question: str) -> str:
     msgs = [ChatMessage("system", load_config().llm.system_prompt), ChatMessage("user", question)]
     events = llm.generate(msgs, max_tokens=96, cancel=threading.Event())
     return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def deltas(llm: OpenAiLlm | LlamaLlm, question: str) -> list[TextDelta]:
+    msgs = [ChatMessage("system", load_config().llm.system_prompt), ChatMessage("user", question)]
+    events = llm.generate(msgs, max_tokens=96, cancel=threading.Event())
+    return [e for e in events if isinstance(e, TextDelta)]
+
+
+def test_the_server_scores_the_first_sentence_as_the_model_in_process_does(server: LlamaServer) -> None:
+    """The ``[llm] not_sure`` gate reads the same confidence from a remote model as from the local one."""
+    local = LlamaLlm(LLM_DIR, load_config().llm)
+    remote = OpenAiLlm(remote_config(server))
+    for q in QUESTIONS:
+        here, there = deltas(local, q), deltas(remote, q)
+        assert "".join(d.text for d in there) == "".join(d.text for d in here)
+        assert all(d.logprob is not None for d in there)
+        a = first_sentence_confidence([d.text for d in here], [d.logprob for d in here])
+        b = first_sentence_confidence([d.text for d in there], [d.logprob for d in there])
+        assert a is not None and b is not None and a.tokens == b.tokens
+        assert b.mean_logprob == pytest.approx(a.mean_logprob, abs=0.02)
 
 
 def test_greedy_replies_are_the_same_in_process_and_through_the_server(server: LlamaServer) -> None:

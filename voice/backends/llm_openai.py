@@ -31,6 +31,14 @@ That covers llama.cpp's server, llama-cpp-python's ``python -m llama_cpp.server`
   token within ``read_timeout_s``, an HTTP error status, a stream cut before its end, or ended with
   ``[DONE]`` but no ``finish_reason``: a server that gave up on the reply); the turn reports
   it to the client as an ``internal`` error event and the session keeps serving.
+* **Log-probabilities**: with ``[llm] request_logprobs`` the request asks for them (``logprobs: true,
+  top_logprobs: 1``, in the OpenAI API; vLLM, SGLang, llama.cpp's and llama-cpp-python's servers give them), so
+  the first sentence's confidence, and with it the ``[llm] not_sure`` gate
+  (:mod:`voice.conversation.answer_confidence`), works on a remote model as on a local one.
+  Each token of a chunk becomes its own :class:`~voice.runtime.model_api.TextDelta` with its log-probability (a
+  chunk whose tokens do not spell its text is one delta, scored by their mean). A server that refuses the field
+  (an HTTP error naming ``logprobs``) is asked once more without it, and from then on never; a warning says the
+  gate is off for its replies, as for a server that sends none.
 * **Buffering**: the arrival times of the tokens go through :func:`voice.backends.streamcheck.stream_shape`; a
   stream that arrives in one lump after a long wait is logged as a warning saying what to check.
 
@@ -41,7 +49,6 @@ the compute gate (``uses_local_compute = False``).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import os
@@ -54,12 +61,13 @@ from typing import Any
 
 import httpx2
 
+from voice.backends.openai_stream import Usage, deltas_of, parse_chunk, prompt_info
 from voice.backends.streamcheck import buffering_warning, stream_shape
 from voice.config.config import LlmConfig
 from voice.conversation.loops import ReplyGuard
 from voice.conversation.prompt_view import PromptView
 from voice.models import ModelError
-from voice.runtime.model_api import ChatMessage, LlmEvent, PromptInfo, TextDelta
+from voice.runtime.model_api import ChatMessage, LlmEvent, TextDelta
 
 log = logging.getLogger("voice.llm_openai")
 # httpx2 logs every request at INFO: one line per turn in the server's log says nothing the turn line doesn't.
@@ -74,81 +82,6 @@ REPLY_HEADER_TOKENS_ESTIMATE = 5
 
 class LlmServerError(RuntimeError):
     """The LLM server gave no usable reply; the message names the server and what to check."""
-
-
-@dataclass(frozen=True)
-class Usage:
-    """What the server says the prompt cost (from the stream's ``usage`` or llama.cpp's ``timings``)."""
-
-    prompt_tokens: int
-    cached_tokens: int
-    """Prompt tokens served from the server's prefix cache (0 when it does not say)."""
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One ``data:`` event of a chat-completions stream."""
-
-    text: str = ""
-    finish_reason: str | None = None
-    usage: Usage | None = None
-    error: str | None = None
-    """An error the server reported inside the stream (vLLM and llama.cpp do, mid-reply)."""
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def parse_chunk(data: str) -> Chunk:
-    """Parse one SSE ``data`` payload (not ``[DONE]``). Raises :class:`ValueError` for anything that is not
-    a chat-completions chunk."""
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"a stream event is not JSON ({e}): {data[:120]!r}") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"a stream event is not a JSON object: {data[:120]!r}")
-    err = obj.get("error")
-    if err is not None:
-        msg = err.get("message", err) if isinstance(err, dict) else err
-        return Chunk(error=str(msg))
-    text, finish = "", None
-    choices = obj.get("choices") or []
-    if not isinstance(choices, list):
-        raise ValueError(f"a stream event's choices is not a list: {data[:120]!r}")
-    if choices:
-        choice = choices[0] if isinstance(choices[0], dict) else {}
-        delta = choice.get("delta") or {}
-        content = delta.get("content") if isinstance(delta, dict) else None
-        text = content if isinstance(content, str) else ""
-        reason = choice.get("finish_reason")
-        finish = reason if isinstance(reason, str) else None
-    return Chunk(text=text, finish_reason=finish, usage=_usage(obj))
-
-
-def _usage(obj: dict[str, Any]) -> Usage | None:
-    usage = obj.get("usage")
-    if isinstance(usage, dict) and (prompt := _int(usage.get("prompt_tokens"))) is not None:
-        details = usage.get("prompt_tokens_details")
-        cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
-        if cached is None and isinstance(timings := obj.get("timings"), dict):
-            cached = _int(timings.get("cache_n"))
-        return Usage(prompt_tokens=prompt, cached_tokens=min(cached or 0, prompt))
-    timings = obj.get("timings")  # llama.cpp's server without usage: prompt_n evaluated, cache_n reused
-    if isinstance(timings, dict):
-        evaluated, cached = _int(timings.get("prompt_n")), _int(timings.get("cache_n"))
-        if evaluated is not None and cached is not None:
-            return Usage(prompt_tokens=evaluated + cached, cached_tokens=cached)
-    return None
-
-
-def prompt_info(usage: Usage) -> PromptInfo:
-    return PromptInfo(
-        prompt_tokens=usage.prompt_tokens,
-        reused_tokens=usage.cached_tokens,
-        evaluated_tokens=usage.prompt_tokens - usage.cached_tokens,
-    )
 
 
 def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
@@ -182,6 +115,8 @@ class OpenAiLlm:
             trust_env=False,  # the LLM server is addressed directly: no proxy from the environment
         )
         self.view = PromptView(config)
+        self.logprobs = config.request_logprobs
+        """Ask the server for the tokens' log-probabilities (``[llm] request_logprobs``; False once it refused them)."""
         self._lock = threading.Lock()
         self._response: httpx2.Response | None = None
         if warm:
@@ -239,6 +174,9 @@ class OpenAiLlm:
             "max_tokens": max_tokens,
             "temperature": c.temperature,
         }
+        if self.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = 1  # llama-cpp-python's server gives none without it
         if c.repeat_penalty != 1.0:
             body["repeat_penalty"] = c.repeat_penalty  # llama.cpp's name; vLLM and Ollama ignore it
         return body
@@ -249,6 +187,7 @@ class OpenAiLlm:
         where = f"the LLM server at {self.url}"
         start_ns = time.perf_counter_ns()
         state = _StreamState(ReplyGuard(max_sentences=self.config.max_reply_sentences))
+        refused = False
         try:
             with self._client.stream("POST", self.url, json=self._body(messages, max_tokens)) as response:
                 with self._lock:
@@ -256,12 +195,16 @@ class OpenAiLlm:
                 try:
                     if cancel.is_set():
                         return
-                    if response.status_code >= 400:
+                    if response.status_code < 400:
+                        yield from _deltas(response, state, cancel, where)
+                    else:
                         body = response.read().decode("utf-8", "replace").strip()
-                        raise LlmServerError(
-                            f"{where} answered HTTP {response.status_code} {response.reason_phrase}: {body[:300]}"
-                        )
-                    yield from _deltas(response, state, cancel, where)
+                        refused = self._refuses_logprobs(response.status_code, body, where)
+                        if not refused:
+                            raise LlmServerError(
+                                f"{where} answered HTTP {response.status_code} {response.reason_phrase}: "
+                                f"{body[:300]}"
+                            )
                 finally:
                     with self._lock:
                         self._response = None
@@ -272,6 +215,9 @@ class OpenAiLlm:
             if interrupted and cancel.is_set():
                 return  # our own interrupt() shut the socket
             raise self._failure(e, where, len(state.arrivals_ns)) from None
+        if refused:  # once: the body no longer asks for log-probabilities
+            yield from self._stream(messages, max_tokens, cancel, check=check)
+            return
         if cancel.is_set():
             return
         if not state.ended:
@@ -284,6 +230,20 @@ class OpenAiLlm:
             log.warning(buffering_warning(shape, where))
         if state.usage is not None:
             yield prompt_info(state.usage)
+
+    def _refuses_logprobs(self, status: int, body: str, where: str) -> bool:
+        """The server answered a request that asked for log-probabilities with an error naming them: stop asking."""
+        if not (self.logprobs and "logprob" in body.lower()):
+            return False
+        self.logprobs = False
+        log.warning(
+            "%s refused log-probabilities (HTTP %d: %s): asking without them from now on; [llm] not_sure cannot "
+            "judge its replies",
+            where,
+            status,
+            body[:200],
+        )
+        return True
 
     def _failure(self, e: Exception, where: str, tokens: int) -> LlmServerError:
         """What went wrong on the way to or from the server, in words."""
@@ -339,6 +299,6 @@ def _deltas(
             state.ended = True
             return
         state.arrivals_ns.append(time.perf_counter_ns())
-        yield TextDelta(chunk.text)
+        yield from deltas_of(chunk)
         if cancel.is_set():
             return
