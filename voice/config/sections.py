@@ -169,7 +169,8 @@ class LlmConfig:
     request_logprobs: bool = True
     """Backend "openai": ask the server for each token's log-probability, which ``not_sure`` needs. vLLM and
     llama.cpp's server compute them natively; llama-cpp-python's server sorts the whole vocabulary in Python per
-    token (measured here with SmolLM2: ITL p50 36 -> 94 ms). A server that refuses them is asked without."""
+    token (measured here with SmolLM2: reply p50 358 -> 990 ms, docs/scaling.md). A server that refuses them is
+    asked without."""
     n_ctx: int = 2048
     n_threads: int = 2
     n_batch: int = 256
