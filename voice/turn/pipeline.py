@@ -45,8 +45,9 @@ from voice.runtime.runtime import (
 from voice.skills.timers import handle as handle_timer
 from voice.turn import ask_again
 from voice.turn.budget import TurnTimer, build_report
+from voice.turn.checked_stream import check_stream, reply_text, splitter_for
 from voice.turn.delivery import Delivery, ReplySink
-from voice.turn.sentences import SentenceSplitter, SplitterConfig, clean_for_speech
+from voice.turn.sentences import clean_for_speech
 from voice.wire import events
 from voice.wire.protocol import BUSY, CONTEXT, INTERNAL, ProtocolError
 from voice.wire.report import TurnReport
@@ -247,12 +248,7 @@ class _Turn:
                 self.runtime, system, self.history, reply_tokens=config.llm.max_reply_tokens, session=timer.session_id
             )
             self.progress.trimmed_messages = dropped
-        splitter = SentenceSplitter(
-            SplitterConfig(
-                min_first_clause_words=config.tts.min_first_clause_words,
-                max_first_chunk_words=config.tts.max_first_chunk_words,
-            )
-        )
+        splitter = splitter_for(config)
         # Unbounded on purpose: at most one clause per token, and the LLM must never wait for the client.
         clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue()
         checked = CheckedReply.of(messages, config, lambda raw, ns: _put_clause(clauses, raw, timer, ns))
@@ -266,27 +262,16 @@ class _Turn:
                     messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
                 )
             )
-            async with contextlib.aclosing(stream):  # closing it stops the LLM: a reply replaced or cut
-                async for ev, t_ns in checked.until_changed(stream):
-                    if isinstance(ev, LlmStarted):
-                        timer.mark("llm_start", at_ns=t_ns)
-                        continue
-                    if isinstance(ev, PromptInfo):
-                        self.progress.prompt = checked.prompt = ev
-                        continue
-                    timer.token(at_ns=t_ns)
-                    await checked.token(ev.text, t_ns, ev.logprob)
-                    for raw in splitter.push(ev.text):
-                        await checked.push(raw, t_ns)
+            try:
+                cap = None if local is not None else config.llm.max_reply_tokens
+                await check_stream(stream, checked, splitter, timer, token_cap=cap)
+            finally:
+                self.progress.prompt = checked.prompt  # also for the report of a turn cancelled meanwhile
             self.progress.answer = checked.confidence()
-            cut_short = local is None and len(checked.tokens) >= config.llm.max_reply_tokens  # at the cap
-            await checked.finish(splitter.flush(cut_short=cut_short), timer.clock.now_ns())
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
         if not self.progress.asked_again:
-            said = " ".join(checked.said) if checked.changed else "".join(checked.tokens)
-            half = splitter.dropped  # the half sentence at the token cap: not spoken, so not in the history
-            self.history.add("assistant", said.rstrip().removesuffix(half).rstrip() if half else said)
+            self.history.add("assistant", reply_text(checked, splitter))
 
     async def speak(self, clauses: asyncio.Queue[str | _EndOfClauses]) -> None:
         """Synthesize each clause as it comes and send it: ``audio_start`` before the first, then for each its

@@ -33,9 +33,12 @@ from voice.audio import trim_lead_silence
 from voice.clock import Clock, MonotonicClock
 from voice.config.config import Config
 from voice.conversation.history import ContextTooSmallError, fit_prompt_on
-from voice.runtime.model_api import ChatMessage, PromptInfo
-from voice.runtime.runtime import BusyError, LlmStarted, ModelRuntime
+from voice.conversation.reply_check import CheckedReply
+from voice.runtime.model_api import ChatMessage
+from voice.runtime.runtime import BusyError, ModelRuntime
+from voice.turn import ask_again
 from voice.turn.budget import TurnTimer
+from voice.turn.checked_stream import check_stream, reply_text, splitter_for
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder
@@ -331,34 +334,40 @@ class WyomingServer:
             await send(audio_stop())
 
     async def _answer(self, runtime: ModelRuntime, action: Answer, timer: TurnTimer) -> str:
-        """One LLM turn of the conversation, through the shared prompt cache; the reply joins the history."""
+        """One LLM turn of the conversation, through the shared prompt cache and the checks the websocket turn
+        uses: text with nothing to answer gets ``[stt] ask_again_reply`` and stays out of the history
+        (:mod:`voice.turn.ask_again`), and the reply goes through :mod:`~voice.conversation.reply_check` (an echo,
+        a claim the system prompt denies, ``[llm] not_sure``). The reply joins the history as checked."""
         conv = self.conversations.get(action.conversation_id)
-        llm = self.config.llm
+        config = self.config
         async with conv.lock:
+            if ask_again.needed(config, action.text, None, conv.history.messages):
+                log.info("[%s] nothing to answer in %d characters: asked again", timer.session_id, len(action.text))
+                return config.stt.ask_again_reply
             with runtime.admit():
                 conv.history.add("user", action.text)
-                system = ChatMessage("system", llm.system_prompt)
+                system = ChatMessage("system", config.llm.system_prompt)
                 try:
                     messages, _dropped = await fit_prompt_on(
-                        runtime, system, conv.history, reply_tokens=llm.max_reply_tokens
+                        runtime, system, conv.history, reply_tokens=config.llm.max_reply_tokens
                     )
                 except ContextTooSmallError:
                     conv.history.clear()
                     raise
-                parts: list[str] = []
-                prompt: PromptInfo | None = None
-                stream = runtime.generate(messages, timer.session_id, timer.clock, max_tokens=llm.max_reply_tokens)
-                async with contextlib.aclosing(stream):
-                    async for ev, t_ns in stream:
-                        if isinstance(ev, LlmStarted):
-                            timer.mark("llm_start", at_ns=t_ns)
-                        elif isinstance(ev, PromptInfo):
-                            prompt = ev
-                        else:
-                            timer.token(at_ns=t_ns)
-                            parts.append(ev.text)
-            reply = "".join(parts).strip()
+                said: list[str] = []
+
+                async def put(clause: str, _ready_ns: int) -> None:
+                    said.append(clause)
+
+                checked = CheckedReply.of(messages, config, put)
+                splitter = splitter_for(config)
+                stream = runtime.generate(
+                    messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
+                )
+                await check_stream(stream, checked, splitter, timer, token_cap=config.llm.max_reply_tokens)
+            reply = reply_text(checked, splitter).strip()
             conv.history.add("assistant", reply)
+        prompt = checked.prompt
         metrics = timer.llm_metrics()
         log.info(
             "[%s] handled (conversation %s): %d tokens, ttft %s ms, prompt reused %d evaluated %d",
