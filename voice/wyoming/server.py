@@ -354,10 +354,8 @@ class WyomingServer:
                 except ContextTooSmallError:
                     conv.history.clear()
                     raise
-                said: list[str] = []
-
-                async def put(clause: str, _ready_ns: int) -> None:
-                    said.append(clause)
+                async def put(_clause: str, _ready_ns: int) -> None:
+                    """Nothing is spoken clause by clause here: the check keeps what it let through (``said``)."""
 
                 checked = CheckedReply.of(messages, config, put)
                 splitter = splitter_for(config)
