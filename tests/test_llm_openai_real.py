@@ -44,16 +44,14 @@ def remote_config(srv: LlamaServer) -> LlmConfig:
     return dataclasses.replace(load_config().llm, backend="openai", base_url=srv.base_url)
 
 
-def reply(llm: OpenAiLlm | LlamaLlm, question: str) -> str:
-    msgs = [ChatMessage("system", load_config().llm.system_prompt), ChatMessage("user", question)]
-    events = llm.generate(msgs, max_tokens=96, cancel=threading.Event())
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
 def deltas(llm: OpenAiLlm | LlamaLlm, question: str) -> list[TextDelta]:
     msgs = [ChatMessage("system", load_config().llm.system_prompt), ChatMessage("user", question)]
     events = llm.generate(msgs, max_tokens=96, cancel=threading.Event())
     return [e for e in events if isinstance(e, TextDelta)]
+
+
+def reply(llm: OpenAiLlm | LlamaLlm, question: str) -> str:
+    return "".join(d.text for d in deltas(llm, question))
 
 
 def test_the_server_scores_the_first_sentence_as_the_model_in_process_does(server: LlamaServer) -> None:
