@@ -73,6 +73,14 @@ def test_ask_again_settings_are_checked() -> None:
     assert parse_config({"stt": {"ask_again": False, "ask_again_reply": ""}}).stt.ask_again_reply == ""
 
 
+def test_stt_threads_are_checked() -> None:
+    assert parse_config({"stt": {"decode_threads": 2}}).stt.decode_threads == 2
+    assert parse_config({}).stt.decode_threads == 1
+    for bad in ({"decode_threads": 0}, {"cpu_threads": 0}, {"decode_threads": -1}):
+        with pytest.raises(ConfigError, match=r"\[stt\] cpu_threads and decode_threads must be at least 1"):
+            parse_config({"stt": bad})
+
+
 def test_stt_context_is_checked() -> None:
     config = parse_config({"stt": {"initial_prompt": "Siobhan, Kubernetes.", "hotwords": ["Reykjavik", "Oslo"]}})
     assert config.stt.hotwords == ("Reykjavik", "Oslo")

@@ -13,6 +13,12 @@ full window when in doubt:
 
 ``benchmarks/results/*-stt-window.md`` compares both paths on every clip (speed and normalized WER).
 
+The short path's decoder runs with ``[stt] decode_threads`` (1), the encoder with ``cpu_threads`` (2): a decoder
+step (one token, a few small matrices) is too small to share between two threads, and on this 2-core machine
+two threads made it 2-3x slower, while the encoder gains from both. CTranslate2 fixes a model's threads when it
+is loaded, so a different count loads a second copy for decoding. The full-window path is faster-whisper's and
+uses ``cpu_threads`` for both.
+
 With ``[stt] unsure_beam_size``, a short-window decode under ``ask_again_below_logprob`` is decoded again with
 that beam from the same encoder output, and the surer of the two is kept (before the guard above): only unsure
 utterances pay for it.
@@ -86,6 +92,13 @@ class WhisperStt:
             cpu_threads=config.cpu_threads,
             num_workers=1,
         )
+        self._decoder: Any = self._model.model
+        if config.decode_threads != config.cpu_threads:
+            import ctranslate2
+
+            self._decoder = ctranslate2.models.Whisper(
+                str(model_dir), device="cpu", compute_type=config.compute_type, intra_threads=config.decode_threads
+            )
         multilingual = self._model.model.is_multilingual
         self._tokenizer = Tokenizer(
             self._model.hf_tokenizer,
@@ -203,7 +216,7 @@ class WhisperStt:
     def _decode(self, encoded: Any, beam_size: int, max_new: int) -> tuple[list[int], float]:
         """Decode the encoder's output: the tokens and their mean log-probability (CTranslate2's score is the
         sum over the tokens and the end of text, divided by their count)."""
-        result: Any = self._model.model.generate(
+        result: Any = self._decoder.generate(
             encoded,
             [self._prompt],
             beam_size=beam_size,

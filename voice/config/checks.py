@@ -130,7 +130,11 @@ def _validate_graded(t: sections.TurnConfig) -> None:
 
 
 def _validate_stt(stt: sections.SttConfig) -> None:
-    """[stt]: the decode window and Whisper's context (initial prompt, hotwords)."""
+    """[stt]: threads, the decode window and Whisper's context (initial prompt, hotwords)."""
+    if stt.cpu_threads < 1 or stt.decode_threads < 1:
+        raise ConfigError(
+            f"[stt] cpu_threads and decode_threads must be at least 1, got {stt.cpu_threads} and {stt.decode_threads}"
+        )
     if not 0.0 <= stt.min_window_s <= 30.0 or not 0.0 <= stt.pad_s <= 30.0:
         raise ConfigError("[stt] min_window_s and pad_s must be between 0 and 30 seconds")
     stt_context = len(stt.initial_prompt) + sum(len(w) + 1 for w in stt.hotwords)
