@@ -107,7 +107,14 @@ def test_the_command_writes_the_json_and_markdown_the_dicts_did(
 
 
 @pytest.mark.parametrize(
-    "name", ["2026-12-04-stt-levers.json", "2026-12-04-stt-levers-beam2.json", "2026-12-04-stt-levers-precision.json"]
+    "name",
+    [
+        "2026-12-04-stt-levers.json",
+        "2026-12-04-stt-levers-beam2.json",
+        "2026-12-04-stt-levers-precision.json",
+        "2026-12-06-stt-decode-threads-shared.json",
+        "2026-12-06-stt-decode-threads-unseen.json",
+    ],
 )
 def test_the_committed_results_read_back_to_the_same_json_and_markdown(name: str) -> None:
     check_committed(name, LeversResult.from_json, lambda result, md: stt_levers.markdown(result) + "\n")

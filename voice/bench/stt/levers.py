@@ -151,6 +151,23 @@ def _summary_rows(result: LeversResult) -> tuple[list[str], list[list[Any]]]:
     return header, rows
 
 
+_SHOWN = ("model", "beam_size", "initial_prompt", "pad_silence")
+
+
+def _settings_table(result: LeversResult) -> str:
+    """The variants' ``[stt]`` settings: the four usual keys, then every other key whose value differs between
+    them (a key a variant's result predates counts as absent)."""
+    variants = result.variants
+    others = {k for v in variants for k in v.stt} - set(_SHOWN)
+    differ = sorted(k for k in others if len({repr(v.stt.get(k)) for v in variants}) > 1)
+    rows = [
+        [v.name, v.stt["model"], v.stt["beam_size"], repr(v.stt["initial_prompt"]), v.stt.get("pad_silence", False),
+         *(v.stt.get(k, "") for k in differ)]
+        for v in variants
+    ]  # fmt: skip
+    return md_table(["variant", *_SHOWN, *differ], rows, align="llrll" + "l" * len(differ))
+
+
 def markdown(result: LeversResult) -> str:
     header, rows = _summary_rows(result)
     names = [v.name for v in result.variants]
@@ -159,14 +176,12 @@ def markdown(result: LeversResult) -> str:
         for c in result.clips
         if any(corpus_wer_normalized([(c.reference, t)]) for t in c.texts)
     ]
-    settings = [[v.name, v.stt["model"], v.stt["beam_size"], repr(v.stt["initial_prompt"]),
-                 v.stt.get("pad_silence", False)] for v in result.variants]  # fmt: skip
     return "\n".join([
         f"# STT settings compared on the same clips ({result.machine.date})", "",
         f"Every clip transcribed {result.repeats} times by each variant on the server's path (short window, "
         "guarded), variants in a rotating order, one process; a clip's time is the p50 of its repeats, p50/p95 "
         "are over the clips. WER is normalized (Whisper's English normalizer), over all words of a group.", "",
-        md_table(["variant", "model", "beam_size", "initial_prompt", "pad_silence"], settings, align="llrll"), "",
+        _settings_table(result), "",
         md_table(header, rows), "",
         "## Clips some variant mishears (normalized WER > 0; the first repeat's transcript)", "",
         md_table(["clip", "voice", "said", *names], differ, align="l" * (3 + len(names))), "",
