@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.bench.cli_common import config_arg, outputs, runner, speech_args
+from voice.bench.turns.cli import add_turns_parser
 
 
 def add_bench_parser(sub: Any) -> None:
@@ -197,6 +198,8 @@ def add_bench_parser(sub: Any) -> None:
     )  # fmt: skip
     outputs(q, "strategy")
     q.set_defaults(func=runner("pauses.measure"))
+
+    add_turns_parser(bs)
 
     p = bs.add_parser(
         "prefill",
