@@ -95,9 +95,9 @@ def result_of(rows_by_set: list[list[TurnsRow]], default: str | None = "default"
     return TurnsResult(FAKE_MACHINE, "v.toml", names, default, 2, (150, 450), 160.0, sets)
 
 
-def row(name: str, p50: float, p95: float, cut_150: int, within_250: int = 0) -> TurnsRow:
+def row(name: str, p50: float, p95: float, cut_150: int, within_250: int = 0, long_cut: int = 3) -> TurnsRow:
     return TurnsRow(name, p50, p95, 10, within_250, 10, 380.0, 420.0, 250.0, 350.0, 900.0,
-                    {"150": cut_150, "450": 3}, {"150": 10, "450": 8}, 1, 9)  # fmt: skip
+                    {"150": cut_150, "450": long_cut}, {"150": 10, "450": 8}, 1, 9)  # fmt: skip
 
 
 def test_the_rule_picks_the_fastest_setting_that_cuts_no_short_pause_on_any_folder() -> None:
@@ -106,6 +106,8 @@ def test_the_rule_picks_the_fastest_setting_that_cuts_no_short_pause_on_any_fold
         [row("default", 430, 950, 0), row("fast", 290, 480, 0), row("middle", 400, 820, 0)],
     ])  # fmt: skip
     assert rule_pick(result) == "middle"  # "fast" cuts a 150 ms pause on the first folder
+    longer = result_of([[row("default", 420, 900, 0), row("cuts long pauses", 300, 500, 0, long_cut=4)]])
+    assert rule_pick(longer) == "default"  # faster, but cuts more 450 ms pauses than the config's point
     lines = conclusions(result)
     assert "picks **middle**" in lines[1] and "It is not the config's point." in lines[1]
     assert lines[0].startswith("- The config's point (the setting with no keys of its own): **default**")
@@ -163,3 +165,12 @@ def test_the_command_runs_pauses_once_per_folder_and_e2e_once_per_setting(
     md = (tmp_path / "out.md").read_text(encoding="utf-8")
     assert md == markdown(result, tmp_path / "out.png", tmp_path / "out.md") + "\n"
     assert "picks **default**" in md  # "silence 200" is faster but cuts a 150 ms pause
+
+
+def test_the_committed_result_reads_back_to_the_same_json_and_markdown() -> None:
+    from tests.bench_results import check_committed
+
+    result = check_committed(
+        "2026-12-06-turns.json", TurnsResult.from_json, lambda r, md: markdown(r, md.with_suffix(".png"), md) + "\n"
+    )
+    assert result.default is not None and rule_pick(result) is not None

@@ -10,7 +10,8 @@ For every folder of recordings (``--speech``, given once per folder) and every `
 
 The report (:mod:`voice.bench.turns.report`) puts both side by side per setting, draws mouth-to-ear against the
 pauses cut short, names the config's own point (the setting with no keys of its own) and the setting the rule
-picks: the fastest (mouth-to-ear p50, summed over the folders) that cuts no pause under 300 ms on any folder.
+picks: the fastest (mouth-to-ear p50, summed over the folders) that cuts no pause under 300 ms on any folder and
+no larger share of the longer ones than the config's point (cut-offs no worse than the config's).
 Runs go one after another on the same machine; each waits for a quiet machine with ``--max-load``.
 """
 
