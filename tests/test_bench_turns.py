@@ -14,6 +14,7 @@ import pytest
 from tests.bench_results import FAKE_MACHINE, fake_machine, run_command
 from voice.bench.clips import BenchError
 from voice.bench.pauses.result import StrategyRow
+from voice.bench.pauses.variants import merge_turn_vad
 from voice.bench.turns import measure
 from voice.bench.turns.report import conclusions, markdown, meets_bar, rule_pick
 from voice.bench.turns.result import TurnsResult, TurnsRow, TurnsSet
@@ -42,19 +43,23 @@ def write_variants(tmp_path: Path, text: str = VARIANTS) -> Path:
 
 
 def test_variants_are_read_and_other_keys_refused(tmp_path: Path) -> None:
-    names = [name for name, _ in measure.variant_tables(write_variants(tmp_path))]
-    assert names == ["default", "sure 200", "silence 200"]
+    read = measure.settings(write_variants(tmp_path), None)
+    assert [name for name, _ in read] == ["default", "sure 200", "silence 200"]
+    assert read[0][1] == {} and read[2][1] == {"turn": {"end_of_turn_model": ""}, "vad": {"silence_ms": 200}}
     with pytest.raises(BenchError, match=r"variant 'x': only \[turn\] and \[vad\] keys may vary, not \['llm'\]"):
-        measure.variant_tables(write_variants(tmp_path, '[[variant]]\nname = "x"\nllm = { n_threads = 1 }\n'))
+        measure.settings(write_variants(tmp_path, '[[variant]]\nname = "x"\nllm = { n_threads = 1 }\n'), None)
     with pytest.raises(BenchError, match="no \\[\\[variant\\]\\] tables"):
-        measure.variant_tables(write_variants(tmp_path, "# nothing\n"))
+        measure.settings(write_variants(tmp_path, "# nothing\n"), None)
+    with pytest.raises(BenchError, match=r"variant 'odd': .*complete_threshold"):  # refused before any run
+        odd = '[[variant]]\nname = "odd"\nturn = { complete_threshold = 1.5 }\n'
+        measure.settings(write_variants(tmp_path, odd), None)
 
 
 def test_each_setting_is_the_config_file_with_its_keys() -> None:
     """The written config reads back as the repository's config with only the variant's keys changed."""
     base = load_toml(DEFAULT_CONFIG_PATH, "config file", BenchError)
     keys = {"turn": {"sure_silence_ms": 200, "rescore_at_ms": [300, 600]}, "vad": {"silence_ms": 240}}
-    text = measure.toml_text(measure.variant_config(base, keys))
+    text = measure.toml_text(merge_turn_vad(base, keys))
     written, default = parse_config(tomllib.loads(text)), load_config(DEFAULT_CONFIG_PATH)
     assert written.turn.sure_silence_ms == 200 and written.turn.rescore_at_ms == (300, 600)
     assert written.vad.silence_ms == 240

@@ -20,13 +20,16 @@ def load_variants(path: Path, config_path: Path | None) -> list[tuple[str, Confi
     """``[[variant]]`` tables of ``path``: each a ``name`` and ``[variant.turn]`` / ``[variant.vad]`` keys over the
     config's (a config that contradicts itself is refused with the variant's name and the keys)."""
 
-    def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-        unknown = set(overrides) - {"turn", "vad"}
-        if unknown:
-            raise ConfigError(f"only [turn] and [vad] keys may vary, not {sorted(unknown)}")
-        return {**base, **{s: {**base.get(s, {}), **overrides.get(s, {})} for s in ("turn", "vad")}}
+    return config_variants.load_variants(path, config_path, merge_turn_vad)
 
-    return config_variants.load_variants(path, config_path, merge)
+
+def merge_turn_vad(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The config file's TOML with a variant's ``[turn]`` / ``[vad]`` keys laid over it (pure); any other key is
+    refused."""
+    unknown = set(overrides) - {"turn", "vad"}
+    if unknown:
+        raise ConfigError(f"only [turn] and [vad] keys may vary, not {sorted(unknown)}")
+    return {**base, **{s: {**base.get(s, {}), **overrides.get(s, {})} for s in ("turn", "vad")}}
 
 
 def variant_strategies(variants: list[tuple[str, Config]], text_delay_ms: float) -> list[Strategy]:

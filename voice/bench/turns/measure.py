@@ -27,9 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from voice.bench import config_variants
 from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.markdown import text_table
 from voice.bench.pauses.result import PausesResult, StrategyRow
+from voice.bench.pauses.variants import load_variants, merge_turn_vad
 from voice.bench.scaffold import BenchRun
 from voice.bench.turns.report import conclusions, markdown, plot, table
 from voice.bench.turns.result import TurnsResult, TurnsRow, TurnsSet
@@ -37,20 +39,12 @@ from voice.config.config import DEFAULT_CONFIG_PATH
 from voice.config.tomlfile import load_toml
 
 
-def variant_tables(path: Path) -> list[tuple[str, dict[str, dict[str, Any]]]]:
-    """The ``[[variant]]`` tables of ``path`` as (name, its ``turn`` / ``vad`` keys); other keys are refused, as
-    ``voice bench pauses`` refuses them."""
-    out = []
-    for n, given in enumerate(load_toml(path, "variants file", BenchError).get("variant", [])):
-        keys = dict(given)
-        name = str(keys.pop("name", f"variant {n + 1}"))
-        unknown = set(keys) - {"turn", "vad"}
-        if unknown:
-            raise BenchError(f"{path}: variant {name!r}: only [turn] and [vad] keys may vary, not {sorted(unknown)}")
-        out.append((name, {s: dict(keys.get(s, {})) for s in ("turn", "vad")}))
-    if not out:
-        raise BenchError(f"{path}: no [[variant]] tables")
-    return out
+def settings(path: Path, config_path: Path | None) -> list[tuple[str, dict[str, Any]]]:
+    """The ``[[variant]]`` tables of ``path`` as (name, its ``turn`` / ``vad`` keys), each first checked as a whole
+    config, as ``voice bench pauses`` checks it: a bad one is refused before anything runs, naming itself and the
+    keys."""
+    load_variants(path, config_path)
+    return config_variants.variant_tables(path)
 
 
 def toml_text(data: dict[str, dict[str, Any]]) -> str:
@@ -65,11 +59,6 @@ def toml_text(data: dict[str, dict[str, Any]]) -> str:
     if tomllib.loads(text) != data:
         raise BenchError("the variant's config did not survive being written as TOML")
     return text
-
-
-def variant_config(base: dict[str, dict[str, Any]], keys: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The config file's TOML with a variant's ``[turn]`` / ``[vad]`` keys laid over it (pure)."""
-    return {**base, **{s: {**base.get(s, {}), **keys.get(s, {})} for s in ("turn", "vad")}}
 
 
 def _run(cmd: list[str], log_path: Path, json_path: Path) -> dict[str, Any] | str:
@@ -120,7 +109,7 @@ def row_of(name: str, e2e: dict[str, Any] | str, pauses: StrategyRow | None, pau
 def measure_set(
     args: argparse.Namespace,
     speech: Path,
-    variants: Sequence[tuple[str, dict[str, dict[str, Any]]]],
+    variants: Sequence[tuple[str, dict[str, Any]]],
     base: dict[str, dict[str, Any]],
     workdir: Path,
 ) -> TurnsSet:
@@ -143,7 +132,7 @@ def measure_set(
     rows = []
     for n, (name, keys) in enumerate(variants):
         config_path = workdir / f"{tag}-variant{n}.toml"
-        config_path.write_text(toml_text(variant_config(base, keys)), encoding="utf-8")
+        config_path.write_text(toml_text(merge_turn_vad(base, keys)), encoding="utf-8")
         e2e_json = workdir / f"{tag}-variant{n}-e2e.json"
         print(f"{speech}: voice bench e2e, {name} …", flush=True)
         cmd = [*bench, "e2e", "--speech", str(speech), "--repeats", str(args.repeats), "--config", str(config_path),
@@ -166,7 +155,7 @@ def _line(row: TurnsRow) -> str:
 
 def run(args: argparse.Namespace) -> int:
     bench = BenchRun(args)
-    variants = variant_tables(args.variants)
+    variants = settings(args.variants, args.config)
     base = load_toml(args.config or DEFAULT_CONFIG_PATH, "config file", BenchError)
     folders: list[Path] = [p.resolve() for p in (args.speech or [default_speech_dir()])]
     machine = bench.begin()
@@ -174,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         workdir = args.keep or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         sets = tuple(measure_set(args, speech, variants, base, workdir) for speech in folders)
-    default = next((name for name, keys in variants if not keys["turn"] and not keys["vad"]), None)
+    default = next((name for name, keys in variants if not any(keys.values())), None)
     result = TurnsResult(
         machine=machine,
         variants_file=str(args.variants),
