@@ -154,7 +154,7 @@ def test_the_command_runs_pauses_once_per_folder_and_e2e_once_per_setting(
         calls.append((name, folder))
         return "error: the server did not start" if name == "sure 200" else e2e_json(m2e[name])
 
-    monkeypatch.setattr(measure, "_run", fake_run)
+    monkeypatch.setattr(measure, "run_logged", fake_run)
     argv = ["bench", "turns", "--variants", str(write_variants(tmp_path)), "--speech", str(folders[0]),
             "--speech", str(folders[1]), "--pauses", "150,450"]  # fmt: skip
     with pytest.raises(AssertionError):  # a failed setting makes the command fail (exit 1) after writing

@@ -44,6 +44,7 @@ from voice.bench.matrix.result import (
     QualityVerdict,
     Row,
 )
+from voice.bench.processes import log_tail, run_logged
 from voice.bench.scaffold import BenchRun
 from voice.models import ModelError
 
@@ -90,9 +91,8 @@ def run_combination(
     wall_s = round(time.perf_counter() - t0, 1)
     run = ComboRun(stt, llm, tts, proc.returncode, wall_s, round(usage.ru_maxrss / 1024, 1), str(log_path))
     if not json_path.is_file():
-        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
         fields = {f.name: getattr(run, f.name) for f in dataclasses.fields(run)}
-        return FailedRow(**fields, error=" | ".join(tail) or f"exit code {proc.returncode}")
+        return FailedRow(**fields, error=log_tail(log_path, proc.returncode))
     return MeasuredRow.from_e2e(run, str(json_path), json.loads(json_path.read_text(encoding="utf-8")))
 
 
@@ -115,12 +115,10 @@ def run_quality(args: argparse.Namespace, llm: str, workdir: Path, stt: str | No
         cmd += ["--items", args.quality_items]
     if args.config:
         cmd += ["--config", str(args.config)]
-    with log_path.open("w", encoding="utf-8") as log:
-        code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
-    if not json_path.is_file():
-        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-        return {"error": " | ".join(tail) or f"exit code {code}"}
-    (model,) = json.loads(json_path.read_text(encoding="utf-8"))["models"]
+    written = run_logged(cmd, log_path, json_path)
+    if isinstance(written, str):
+        return {"error": written}
+    (model,) = written["models"]
     summary: dict[str, Any] = model["summary"]
     return summary
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import tomllib
@@ -32,6 +31,7 @@ from voice.bench.clips import BenchError, default_speech_dir, load_clips
 from voice.bench.markdown import text_table
 from voice.bench.pauses.result import PausesResult, StrategyRow
 from voice.bench.pauses.variants import load_variants, merge_turn_vad
+from voice.bench.processes import run_logged
 from voice.bench.scaffold import BenchRun
 from voice.bench.turns.report import conclusions, markdown, plot, table
 from voice.bench.turns.result import TurnsResult, TurnsRow, TurnsSet
@@ -59,17 +59,6 @@ def toml_text(data: dict[str, dict[str, Any]]) -> str:
     if tomllib.loads(text) != data:
         raise BenchError("the variant's config did not survive being written as TOML")
     return text
-
-
-def _run(cmd: list[str], log_path: Path, json_path: Path) -> dict[str, Any] | str:
-    """A bench in its own process: its JSON, or the last lines of its output when it wrote none."""
-    with log_path.open("w", encoding="utf-8") as log:
-        code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
-    if not json_path.is_file():
-        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-        return " | ".join(tail) or f"exit code {code}"
-    data: dict[str, Any] = json.loads(json_path.read_text(encoding="utf-8"))
-    return data
 
 
 def _quiet(args: argparse.Namespace) -> list[str]:
@@ -127,7 +116,7 @@ def measure_set(
            *_quiet(args)]  # fmt: skip
     if args.config:
         cmd += ["--config", str(args.config)]
-    pauses = _run(cmd, workdir / f"{tag}-pauses.log", pauses_json)
+    pauses = run_logged(cmd, workdir / f"{tag}-pauses.log", pauses_json)
     by_name = {} if isinstance(pauses, str) else {s.strategy: s for s in PausesResult.from_json(pauses).strategies}
     rows = []
     for n, (name, keys) in enumerate(variants):
@@ -137,7 +126,7 @@ def measure_set(
         print(f"{speech}: voice bench e2e, {name} …", flush=True)
         cmd = [*bench, "e2e", "--speech", str(speech), "--repeats", str(args.repeats), "--config", str(config_path),
                "--json", str(e2e_json), *clip_args, *_quiet(args)]  # fmt: skip
-        e2e = _run(cmd, workdir / f"{tag}-variant{n}-e2e.log", e2e_json)
+        e2e = run_logged(cmd, workdir / f"{tag}-variant{n}-e2e.log", e2e_json)
         row = row_of(name, e2e, by_name.get(name), pauses if isinstance(pauses, str) else None)
         print("  " + _line(row), flush=True)
         rows.append(row)
