@@ -39,7 +39,7 @@ from voice.bench.clips import Clip, default_speech_dir, load_clips
 from voice.bench.machine import machine_markdown
 from voice.bench.machine_record import Machine
 from voice.bench.markdown import md_table, text_table
-from voice.bench.pauses.result import PausesResult, StrategyRow
+from voice.bench.pauses.result import PausesResult, StrategyRow, cut_pct
 from voice.bench.pauses.strategy import Strategy
 from voice.bench.scaffold import BenchRun
 from voice.config.config import Config, load_config
@@ -323,13 +323,12 @@ def plot(result: PausesResult, path: Path) -> None:
     pauses under 300 ms (never to be cut); open, those of 300 ms and more."""
     from voice.bench.plots import tradeoff
 
-    def cut_pct(r: StrategyRow, short: bool) -> float:
-        lengths = [str(p) for p in result.pauses_ms if (p < 300) == short]
-        tested = sum(r.tested_at(p) for p in lengths)
-        return 100.0 * sum(r.false_endpoints[p] for p in lengths) / tested if tested else 0.0
+    def share(r: StrategyRow, short: bool) -> float:
+        tested = {str(p): r.tested_at(str(p)) for p in result.pauses_ms}
+        return cut_pct(r.false_endpoints, tested, short) or 0.0
 
     points = [
-        (r.strategy, r.end_of_turn_delay_p50_ms, cut_pct(r, True), cut_pct(r, False))
+        (r.strategy, r.end_of_turn_delay_p50_ms, share(r, True), share(r, False))
         for r in result.strategies
         if r.end_of_turn_delay_p50_ms is not None
     ]

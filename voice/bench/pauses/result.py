@@ -5,10 +5,22 @@ back from (``from_json``)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.machine_record import Machine
+
+#: Pauses shorter than this must never be cut (issue 30): reports count them apart from the longer ones.
+SHORT_PAUSE_MS = 300
+
+
+def cut_pct(cut: Mapping[str, int], tested: Mapping[str, int], short: bool) -> float | None:
+    """The share (%) of mid-sentence pauses cut short, of the pause lengths (ms, as strings, the keys of ``tested``)
+    under :data:`SHORT_PAUSE_MS` (``short``) or at and over it; None when none was tested."""
+    lengths = [p for p in tested if (int(p) < SHORT_PAUSE_MS) == short]
+    n_tested = sum(tested[p] for p in lengths)
+    return 100.0 * sum(cut[p] for p in lengths) / n_tested if n_tested else None
 
 
 @dataclass(frozen=True)

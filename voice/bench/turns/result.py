@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.bench.machine_record import Machine
+from voice.bench.pauses.result import cut_pct
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,8 @@ class TurnsRow:
 
     def cut_pct(self, short: bool) -> float | None:
         """The share of pauses cut short, under 300 ms (``short``) or of 300 ms and more (None: none tested)."""
-        lengths = [p for p in self.tested if (int(p) < 300) == short]
-        tested = sum(self.tested[p] for p in lengths)
-        return round(100.0 * sum(self.cut[p] for p in lengths) / tested, 1) if tested else None
+        share = cut_pct(self.cut, self.tested, short)
+        return None if share is None else round(share, 1)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
