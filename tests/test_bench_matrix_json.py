@@ -181,11 +181,12 @@ def test_spoken_mode_and_no_quality_write_what_the_dicts_did(
     assert (sha256(json.dumps(written)), sha256(md)) == DIGESTS[name]
 
 
-def test_the_committed_result_reads_back_to_the_same_json_and_markdown() -> None:
+@pytest.mark.parametrize("name", ["2026-12-04-matrix.json", "2026-12-06-matrix-decode1.json"])
+def test_the_committed_result_reads_back_to_the_same_json_and_markdown(name: str) -> None:
     def markdown(result: MatrixResult, md: Path) -> str:
         return matrix_report.markdown(result, md.with_suffix(".png"), md)
 
-    check_committed("2026-12-04-matrix.json", MatrixResult.from_json, markdown)
+    check_committed(name, MatrixResult.from_json, markdown)
 
 TEXT_JSON: dict[str, Any] = {
     "tool": "voice bench matrix",
