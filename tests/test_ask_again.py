@@ -91,6 +91,26 @@ def test_words_only_the_llm_would_answer_meet_the_stricter_bar(llm_bar: float, l
     assert not needed(off, "who painted the mo' alisa.", logprob)
 
 
+@pytest.mark.parametrize(
+    ("word_bar", "word", "asked"),
+    [
+        (0.2, 0.1, True),  # one word under the bar, however sure the mean: asked again
+        (0.2, 0.2, False),  # at the bar
+        (0.2, None, False),  # not measured (a Wyoming server)
+        (0.0, 0.01, False),  # off
+    ],
+)
+def test_the_least_likely_word_bars_only_words_the_llm_would_answer(
+    word_bar: float, word: float | None, asked: bool
+) -> None:
+    config = make_config(stt={"ask_again_llm_below_word_prob": word_bar})
+    assert needed(config, "who painted the mo' alisa.", SURE, min_word_prob=word) is asked
+    # A skill's exact reply shows what it understood: a doubtful word does not stop it.
+    assert not needed(config, "What is seven times thirty?", SURE, min_word_prob=word)
+    assert not needed(make_config(stt={"ask_again": False, "ask_again_llm_below_word_prob": word_bar}),
+                      "who painted the mo' alisa.", SURE, min_word_prob=word)  # fmt: skip
+
+
 ITALY = [
     ChatMessage("user", "What is the capital of Italy?"),
     ChatMessage("assistant", "The capital of Italy is Rome."),

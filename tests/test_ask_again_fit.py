@@ -80,3 +80,33 @@ def test_the_command_refuses_text_results(
     args = build_parser().parse_args(["bench", "quality", "--fit-ask-again", str(stored)])
     assert args.func(args) == 2
     assert "--fit-ask-again" in capsys.readouterr().err
+
+
+def test_the_word_fit_replays_todays_mean_bar_first_and_bars_the_least_likely_word(
+    rows: list[tuple[SpokenRow, Item]],
+) -> None:
+    """The least likely word's bar touches only LLM replies today's server answers: with a mean bar of -0.5 the
+    reply heard at -0.55 is asked again before any word bar, so a word bar cannot count it."""
+    words = [0.9, 0.3, 0.1, 0.05]  # the skill's, the right LLM reply's, the wrong one's, the one asked again
+    with_words = [(dataclasses.replace(r, stt_min_word_prob=w), i) for (r, i), w in zip(rows, words, strict=True)]
+    fit = ask_again_fit.fit(with_words, ["a.json"], reply=REPLY, not_sure_below=-0.9, not_sure_reply="I'm not sure.",
+                            now=NOW, signal=ask_again_fit.WORD_PROB, logprob_below=-0.5)  # fmt: skip
+    by_bar = {p.below_logprob: p for p in fit.points}
+    off = by_bar[None].shares
+    assert (off.right_pct, off.asked_again_pct, off.wrong_pct) == (50.0, 25.0, 25.0)
+    # 0.1: the wrong reply's word is at, not under, the bar: nothing changes.
+    assert by_bar[0.1].replaced == 0
+    # 0.15 … 0.3: the wrong reply is asked again instead; the right one (its least likely word 0.3) is kept.
+    assert (by_bar[0.3].replaced, by_bar[0.3].right_lost, by_bar[0.3].wrong_caught) == (1, 0, 1)
+    # 0.35 and stricter: the right reply is asked again too.
+    assert (by_bar[0.35].replaced, by_bar[0.35].right_lost) == (2, 1)
+    assert fit.scored == 2 and fit.signal == "ask_again_llm_below_word_prob"
+    assert fit.chosen == 0.15  # of the bars that catch it and lose nothing, the least strict
+    assert json.loads(json.dumps(fit.to_json()))["logprob_below"] == -0.5
+
+
+def test_the_word_fit_refuses_results_that_do_not_record_the_words(tmp_path: Path) -> None:
+    """A result from before the word probabilities were recorded cannot be fitted on them: it says so."""
+    stored = Path("benchmarks/results/2026-12-06-quality-fit-spoken-main.json")
+    with pytest.raises(ask_again_fit.BenchError, match="ask_again_llm_below_word_prob"):
+        ask_again_fit.spoken_rows_of(stored, ask_again_fit.WORD_PROB)

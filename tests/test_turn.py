@@ -334,3 +334,27 @@ async def test_a_reply_cut_by_the_token_cap_ends_at_its_last_whole_sentence(
     assert history.messages[-1].content == "Rome was founded long ago."
     whole = await run_turn(runtime, make_config(), History(), UTT, start_timer(clock, 2), ListSink())
     assert whole.reply_text == reply
+
+
+async def test_a_doubtful_word_asks_the_llms_words_again_and_the_report_carries_it(
+    clock: FakeClock, fake_runtime: RuntimeFactory
+) -> None:
+    """``[stt] ask_again_llm_below_word_prob``: a sure mean with one unlikely word is asked again when only the LLM
+    would answer it; the turn report says the least likely word's probability either way."""
+    from voice.runtime.fakes import FakeStt
+
+    stt = FakeStt(
+        texts=("who painted the mona lisa", "who painted the mo' alisa"),
+        avg_logprobs=(-0.2, -0.2),
+        min_word_probs=(0.6, 0.08),
+        delay=Delay(clock),
+    )
+    runtime = fake_runtime(clock=clock, stt=stt)
+    config = make_config(stt={"ask_again_llm_below_word_prob": 0.1})
+    history = History()
+    reports = [
+        await run_turn(runtime, config, history, UTT, start_timer(clock, turn_id), ListSink()) for turn_id in (1, 2)
+    ]
+    assert [r.stt_min_word_prob for r in reports] == [0.6, 0.08]
+    assert [r.asked_again for r in reports] == [False, True]
+    assert [m.content for m in history.messages if m.role == "user"] == ["who painted the mona lisa"]

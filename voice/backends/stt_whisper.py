@@ -179,11 +179,18 @@ class WhisperStt:
             vad_filter=False,
             initial_prompt=self.config.initial_prompt.strip() or None,
             hotwords=self._hotwords,
+            word_timestamps=True,
         )
         segments = list(segments)
         tokens = sum(len(s.tokens) for s in segments)
         avg = sum(s.avg_logprob * len(s.tokens) for s in segments) / tokens if tokens else None
-        return Heard(" ".join(s.text.strip() for s in segments).strip(), avg)
+        word_probs = [w.probability for s in segments for w in s.words or ()]
+        return Heard(
+            " ".join(s.text.strip() for s in segments).strip(),
+            avg,
+            min(word_probs) if word_probs else None,
+            max((s.no_speech_prob for s in segments), default=None),
+        )
 
     def _short(self, audio: np.ndarray) -> Heard | None:
         """Encode the real length (+ padding) and decode greedily; None when the result is not trusted."""
@@ -196,10 +203,10 @@ class WhisperStt:
         padded[:, : min(frames, n_frames)] = features[:, :n_frames]
         encoded = self._model.encode(padded)
         max_new = int(20 + 6 * len(audio) / 16000)
-        tokens, avg_logprob = self._decode(encoded, self.config.beam_size, max_new)
+        tokens, avg_logprob, no_speech_prob = self._decode(encoded, self.config.beam_size, max_new)
         if self.config.unsure_beam_size and self.config.doubtful(avg_logprob):
             self.unsure_redecodes += 1
-            again, again_logprob = self._decode(encoded, self.config.unsure_beam_size, max_new)
+            again, again_logprob, _ = self._decode(encoded, self.config.unsure_beam_size, max_new)
             if again_logprob > avg_logprob:
                 self.unsure_redecodes_kept += 1
                 tokens, avg_logprob = again, again_logprob
@@ -211,20 +218,40 @@ class WhisperStt:
             or avg_logprob < MIN_AVG_LOGPROB
         ):
             return None
-        return Heard(text, avg_logprob)
+        word_probs = self._word_probs(encoded, tokens, min(frames, n_frames))
+        return Heard(text, avg_logprob, min(word_probs) if word_probs else None, no_speech_prob)
 
-    def _decode(self, encoded: Any, beam_size: int, max_new: int) -> tuple[list[int], float]:
-        """Decode the encoder's output: the tokens and their mean log-probability (CTranslate2's score is the
-        sum over the tokens and the end of text, divided by their count)."""
+    def _decode(self, encoded: Any, beam_size: int, max_new: int) -> tuple[list[int], float, float]:
+        """Decode the encoder's output: the tokens, their mean log-probability (CTranslate2's score is the
+        sum over the tokens and the end of text, divided by their count) and the no-speech probability."""
         result: Any = self._decoder.generate(
             encoded,
             [self._prompt],
             beam_size=beam_size,
             max_length=len(self._prompt) + max_new,
             return_scores=True,
+            return_no_speech_prob=True,
             suppress_blank=True,
             suppress_tokens=[-1],
         )[0]
         tokens: list[int] = list(result.sequences_ids[0])
         avg_logprob = float(result.scores[0]) * len(tokens) / (len(tokens) + 1) if tokens else 0.0
-        return tokens, avg_logprob
+        return tokens, avg_logprob, float(result.no_speech_prob)
+
+    def _word_probs(self, encoded: Any, tokens: list[int], n_frames: int) -> list[float]:
+        """Each word's probability: its tokens' mean probability with the decoded text forced (one decoder pass,
+        CTranslate2's ``align``), words split as faster-whisper's word timestamps split them."""
+        text_tokens = [t for t in tokens if t < self._tokenizer.eot]
+        if not text_tokens:
+            return []
+        aligned: Any = self._decoder.align(encoded, self._tokenizer.sot_sequence, [text_tokens], n_frames)[0]
+        probs = list(aligned.text_token_probs)
+        _words, word_tokens = self._tokenizer.split_to_word_tokens(text_tokens)
+        found: list[float] = []
+        start = 0
+        for piece in word_tokens:
+            end = start + len(piece)
+            if any(c.isalnum() for c in self._tokenizer.decode(piece)) and probs[start:end]:
+                found.append(float(np.mean(probs[start:end])))
+            start = end
+        return found

@@ -308,6 +308,11 @@ def add_bench_parser(sub: Any) -> None:
         "answer words the STT was less sure of would have done to stored spoken results (after today's not_sure "
         "gate); write it with --out",
     )  # fmt: skip
+    q.add_argument(
+        "--fit-ask-again-words", type=Path, nargs="+", default=None, metavar="RESULT.json",
+        help="run no model: the same for each [stt] ask_again_llm_below_word_prob (the least likely word's "
+        "probability), after today's not_sure gate and mean log-probability bar; write it with --out",
+    )  # fmt: skip
     outputs(q, "reply")
     q.set_defaults(func=runner("quality.command"))
 

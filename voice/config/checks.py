@@ -152,6 +152,11 @@ def _validate_stt(stt: sections.SttConfig) -> None:
             "[stt] ask_again_llm_below_logprob must be between -5 and 0 (a mean log-probability per token; 0 would "
             f"ask again before every answer of the LLM), got {stt.ask_again_llm_below_logprob}"
         )
+    if not 0.0 <= stt.ask_again_llm_below_word_prob < 1.0:
+        raise ConfigError(
+            "[stt] ask_again_llm_below_word_prob must be in [0, 1) (a word's probability; 0 = off, 1 would ask again "
+            f"before every answer of the LLM), got {stt.ask_again_llm_below_word_prob}"
+        )
     if stt.unsure_beam_size != 0 and not stt.beam_size < stt.unsure_beam_size <= 10:
         raise ConfigError(
             f"[stt] unsure_beam_size must be 0 (off) or a beam wider than beam_size ({stt.beam_size}) and at most 10"

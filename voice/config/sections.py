@@ -127,6 +127,10 @@ class SttConfig:
     """The stricter bar for words no skill takes, which the LLM would answer (it makes up an answer to a misheard
     question as readily as to a heard one): under it they are asked again too. At or under
     ``ask_again_below_logprob``: no stricter bar (:mod:`voice.turn.ask_again`)."""
+    ask_again_llm_below_word_prob: float = 0.0
+    """Words no skill takes whose least likely word (:attr:`~voice.runtime.model_api.Heard.min_word_prob`) is
+    under this probability are asked again too, however sure the mean is: one misheard word in a sentence. 0 =
+    off (local backend only)."""
     ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
     skills_take_unsure: bool = True
     """With ``[llm] skills``: an unsure transcript that a local skill recognises whole (a sum, a conversion, the
@@ -145,11 +149,13 @@ class SttConfig:
         """The STT's confidence says its words are probably wrong: ask the user again (``ask_again``)."""
         return self.ask_again and self.doubtful(avg_logprob)
 
-    def unsure_for_llm(self, avg_logprob: float | None) -> bool:
-        """:meth:`unsure` with the stricter bar for words only the LLM would answer (``ask_again_llm_below_logprob``,
-        or ``ask_again_below_logprob`` where that is stricter)."""
+    def unsure_for_llm(self, avg_logprob: float | None, min_word_prob: float | None = None) -> bool:
+        """:meth:`unsure` with the stricter bars for words only the LLM would answer (``ask_again_llm_below_logprob``,
+        or ``ask_again_below_logprob`` where that is stricter; ``ask_again_llm_below_word_prob`` for the least
+        likely word)."""
         bar = max(self.ask_again_below_logprob, self.ask_again_llm_below_logprob)
-        return self.ask_again and avg_logprob is not None and avg_logprob < bar
+        word_unsure = min_word_prob is not None and min_word_prob < self.ask_again_llm_below_word_prob
+        return self.ask_again and ((avg_logprob is not None and avg_logprob < bar) or word_unsure)
 
     def doubtful(self, avg_logprob: float | None) -> bool:
         """Under ``ask_again_below_logprob`` (None: the backend gives no confidence), whether or not ``ask_again``

@@ -61,16 +61,19 @@ class FakeVad:
 @dataclass
 class FakeStt:
     """Returns ``texts`` in turn (cycling) after ``latency_ms``; :meth:`hear` gives each the confidence of the
-    same place in ``avg_logprobs`` (cycling too)."""
+    same place in ``avg_logprobs`` and the least likely word's probability of the same place in ``min_word_probs``
+    (each cycling too)."""
 
     texts: Sequence[str] = ("hello there",)
     latency_ms: float = 100.0
     delay: Delay = Delay()
     avg_logprobs: Sequence[float | None] = (None,)
+    min_word_probs: Sequence[float | None] = (None,)
 
     def __post_init__(self) -> None:
         self._next = itertools.cycle(self.texts)
         self._confidence = itertools.cycle(self.avg_logprobs)
+        self._word_confidence = itertools.cycle(self.min_word_probs)
         self.calls = 0
 
     def transcribe(self, audio: np.ndarray) -> str:
@@ -79,7 +82,7 @@ class FakeStt:
         return next(self._next)
 
     def hear(self, audio: np.ndarray) -> Heard:
-        return Heard(self.transcribe(audio), next(self._confidence))
+        return Heard(self.transcribe(audio), next(self._confidence), next(self._word_confidence))
 
 
 def render_words(messages: Sequence[ChatMessage]) -> list[str]:

@@ -79,6 +79,13 @@ class Heard:
     avg_logprob: float | None = None
     """Mean log-probability per token of the decoded text (Whisper's own confidence; None: the backend does
     not say). Near 0 is sure; below about -0.6 the words are often wrong (voice.turn.pipeline asks again)."""
+    min_word_prob: float | None = None
+    """The probability of its least likely word (each word's tokens' mean probability under the decoder, read
+    with the decoded text forced, as faster-whisper's word timestamps give it; None: not measured or no word).
+    One misheard word in a sentence the mean hides shows here."""
+    no_speech_prob: float | None = None
+    """Whisper's probability that the audio holds no speech (its no-speech token at the first step; None: the
+    backend does not say)."""
 
 
 class Stt(Protocol):

@@ -46,6 +46,10 @@ class Transcription:
     started_ns: int
     avg_logprob: float | None = None
     """The decoder's confidence (:class:`~voice.runtime.model_api.Heard`); None: the STT does not say."""
+    min_word_prob: float | None = None
+    """Its least likely word's probability (:class:`~voice.runtime.model_api.Heard`); None: not measured."""
+    no_speech_prob: float | None = None
+    """Whisper's no-speech probability (:class:`~voice.runtime.model_api.Heard`); None: the STT does not say."""
 
 
 @dataclass(frozen=True)
@@ -280,7 +284,9 @@ class ModelRuntime:
             with self._using("stt"), self.gate.slot(Priority.STT):
                 started_ns = clock.now_ns()
                 heard = self.stt.hear(audio)
-                return Transcription(heard.text, started_ns, heard.avg_logprob)
+                return Transcription(
+                    heard.text, started_ns, heard.avg_logprob, heard.min_word_prob, heard.no_speech_prob
+                )
 
         async with self._stt_lock.hold(session):
             return await run_blocking(self.model_threads["stt"], job, self.gate.cancel_event())

@@ -13,7 +13,9 @@ the user told ("What is my name?", whose answer would not show a mishearing), ar
 
 Words only the LLM would answer meet a stricter bar, ``[stt] ask_again_llm_below_logprob``: the LLM answers a
 misheard question as surely as a heard one (a made-up answer to words the user did not say), while a skill's
-exact reply shows what it understood. Between the two bars, a transcript no skill takes is asked again.
+exact reply shows what it understood. Between the two bars, a transcript no skill takes is asked again. The same
+holds for such words when their least likely word is under ``[stt] ask_again_llm_below_word_prob`` (one misheard
+word the mean over the sentence hides).
 
 A transcript with nothing to answer (:func:`voice.conversation.input_gate.unintelligible`: only punctuation, digits,
 hesitation sounds or notes of sounds, "1 2 3 4 5", "Um, uh.", "[BLANK_AUDIO]") is asked again however sure the STT
@@ -75,17 +77,23 @@ def _nothing_to_answer(config: Config, text: str, earlier: Sequence[ChatMessage]
     )
 
 
-def needed(config: Config, text: str, avg_logprob: float | None, earlier: Sequence[ChatMessage] = ()) -> bool:
+def needed(
+    config: Config,
+    text: str,
+    avg_logprob: float | None,
+    earlier: Sequence[ChatMessage] = (),
+    min_word_prob: float | None = None,
+) -> bool:
     """Reply ``[stt] ask_again_reply`` to ``text`` instead of answering it (and keep it out of the history):
-    when it is unintelligible, or the STT is unsure of it (``avg_logprob``) and no skill takes it; ``earlier`` is
-    the conversation before it."""
+    when it is unintelligible, or the STT is unsure of it (``avg_logprob``, or its least likely word,
+    ``min_word_prob``) and no skill takes it; ``earlier`` is the conversation before it."""
     if not text:
         return False
     resolve = config.llm.resolve_follow_ups
     if _nothing_to_answer(config, text, earlier):
         return True  # however sure the STT
     stt = config.stt
-    if not stt.unsure_for_llm(avg_logprob):
+    if not stt.unsure_for_llm(avg_logprob, min_word_prob):
         return False
     # Under the general bar a skill takes the words only with skills_take_unsure; between the two bars (only words
     # the LLM would answer are asked again) any skill that answers them exactly does.

@@ -79,6 +79,8 @@ class _Progress:
     trimmed_messages: int = 0
     announced: bool = False  # audio_start was sent: the client may have reply audio queued
     stt_avg_logprob: float | None = None
+    stt_min_word_prob: float | None = None
+    stt_no_speech_prob: float | None = None
     answer: Confidence | None = None  # how sure the LLM was of its first sentence
     asked_again: bool = False  # the STT was unsure: the reply asks the user to say it again, off the record
 
@@ -231,7 +233,11 @@ class _Turn:
         self.timer.mark("stt_done")
         text = self.progress.transcript = heard.text.strip()
         self.progress.stt_avg_logprob = heard.avg_logprob
-        self.progress.asked_again = ask_again.needed(self.config, text, heard.avg_logprob, self.history.messages)
+        self.progress.stt_min_word_prob = heard.min_word_prob
+        self.progress.stt_no_speech_prob = heard.no_speech_prob
+        self.progress.asked_again = ask_again.needed(
+            self.config, text, heard.avg_logprob, self.history.messages, heard.min_word_prob
+        )
         if text and not self.progress.asked_again:
             self.history.add("user", text)
         await self.sink.send_event(events.Transcript(self.tid, text))
@@ -370,12 +376,18 @@ def _report(
         history_trimmed=progress.trimmed_messages,
         utterance_ms=round(len(utterance.audio) / 16.0, 1),
         forced_endpoint=utterance.forced,
-        stt_avg_logprob=None if progress.stt_avg_logprob is None else round(progress.stt_avg_logprob, 3),
+        stt_avg_logprob=_rounded(progress.stt_avg_logprob),
+        stt_min_word_prob=_rounded(progress.stt_min_word_prob),
+        stt_no_speech_prob=_rounded(progress.stt_no_speech_prob),
         asked_again=progress.asked_again,
         answer_logprob_mean=answer.mean_logprob if answer else None,
         answer_logprob_min=answer.min_logprob if answer else None,
         **extra,
     )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def cancelled_report(config: Config, timer: TurnTimer, utterance: Utterance) -> TurnReport:

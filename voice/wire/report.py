@@ -133,6 +133,10 @@ class TurnReport:
     stt_avg_logprob: float | None = None
     """The STT's mean log-probability per token for this utterance (its confidence; None: not transcribed, or the
     STT gives none)."""
+    stt_min_word_prob: float | None = None
+    """The probability of the least likely word the STT heard (None: not measured)."""
+    stt_no_speech_prob: float | None = None
+    """Whisper's probability that the utterance held no speech (None: the STT gives none)."""
     answer_logprob_mean: float | None = None
     """How sure the LLM was of its reply's first sentence: its tokens' mean log-probability, the first token left
     out (:mod:`voice.conversation.answer_confidence`; None: a skill answered, or the backend gives none)."""

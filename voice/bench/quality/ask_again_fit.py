@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +38,28 @@ THRESHOLDS = tuple(round(-0.05 * k, 2) for k in range(4, 13))
 
 
 @dataclass(frozen=True)
+class Signal:
+    """What a bar is set on: the config key, the row's value and the bars tried, strictest first (the rule takes
+    the last of equal ones: the least strict)."""
+
+    key: str
+    value: Callable[[SpokenRow], float | None]
+    bars: tuple[float, ...]
+    flag: str
+
+
+MEAN_LOGPROB = Signal("ask_again_llm_below_logprob", lambda r: r.stt_avg_logprob, THRESHOLDS, "--fit-ask-again")
+WORD_PROB = Signal(
+    "ask_again_llm_below_word_prob",
+    lambda r: r.stt_min_word_prob,
+    tuple(round(0.05 * k, 2) for k in range(10, 0, -1)),
+    "--fit-ask-again-words",
+)
+"""``--fit-ask-again-words``: the least likely word's probability, bars 0.5 … 0.05; the configured mean
+log-probability bar is replayed first, so off is today's server."""
+
+
+@dataclass(frozen=True)
 class AskAgainFit:
     sources: tuple[str, ...]
     rows: int
@@ -50,15 +72,24 @@ class AskAgainFit:
     """Off (today's server) first, then each of :data:`THRESHOLDS`."""
     chosen: float | None
     written: str = ""
+    signal: str = MEAN_LOGPROB.key
+    """The ``[stt]`` key fitted (results before the word fit lack it: the mean log-probability's)."""
+    logprob_below: float | None = None
+    """Fitting another signal: the mean log-probability bar replayed first (None: that fit, or off)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {**vars(self), "points": [p.to_json() for p in self.points]}
+        d = {**vars(self), "points": [p.to_json() for p in self.points]}
+        if self.signal == MEAN_LOGPROB.key:
+            del d["signal"], d["logprob_below"]
+        return d
 
 
-def asked_again_row(row: SpokenRow, below: float | None, reply: str) -> SpokenRow | None:
-    """``row`` as the bar ``below`` would have left it: None when untouched (off, a skill's reply, asked again
-    already, no confidence, or at or over the bar), else asked again."""
-    lp = row.stt_avg_logprob
+def asked_again_row(
+    row: SpokenRow, below: float | None, reply: str, signal: Signal = MEAN_LOGPROB
+) -> SpokenRow | None:
+    """``row`` as the bar ``below`` on ``signal`` would have left it: None when untouched (off, a skill's reply,
+    asked again already, no confidence, or at or over the bar), else asked again."""
+    lp = signal.value(row)
     if below is None or row.by != "llm" or row.asked_again or lp is None or lp >= below:
         return None
     return dataclasses.replace(
@@ -74,47 +105,65 @@ def fit(
     not_sure_below: float | None,
     not_sure_reply: str,
     now: datetime,
+    signal: Signal = MEAN_LOGPROB,
+    logprob_below: float | None = None,
 ) -> AskAgainFit:
+    """Each bar of ``signal`` on ``rows``, after the ``not_sure`` gate and (fitting another signal) the mean
+    log-probability bar ``logprob_below`` are replayed."""
     today = [not_sure_row(row, item, not_sure_below, not_sure_reply, now) or row for row, item in rows]
+    if signal is not MEAN_LOGPROB:
+        today = [asked_again_row(row, logprob_below, reply) or row for row in today]
     points = tuple(
-        tally(below, [(row, asked_again_row(row, below, reply)) for row in today]) for below in (None, *THRESHOLDS)
+        tally(below, [(row, asked_again_row(row, below, reply, signal)) for row in today])
+        for below in (None, *signal.bars)
     )
-    scored = sum(r.by == "llm" and r.stt_avg_logprob is not None for r in today)
-    return AskAgainFit(tuple(sources), len(rows), scored, reply, not_sure_below, points, choose(points))
+    scored = sum(r.by == "llm" and not r.asked_again and signal.value(r) is not None for r in today)
+    return AskAgainFit(
+        tuple(sources), len(rows), scored, reply, not_sure_below, points, choose(points), signal=signal.key,
+        logprob_below=logprob_below if signal is not MEAN_LOGPROB else None,
+    )  # fmt: skip
 
 
-def spoken_rows_of(path: Path) -> list[tuple[SpokenRow, Item]]:
-    rows = rows_of(path, "--fit-ask-again")
+def spoken_rows_of(path: Path, signal: Signal = MEAN_LOGPROB) -> list[tuple[SpokenRow, Item]]:
+    rows = rows_of(path, signal.flag)
     spoken = [(row, item) for row, item in rows if isinstance(row, SpokenRow)]
     if len(spoken) != len(rows):
-        raise BenchError(f"--fit-ask-again {path}: a text-mode result; the STT's confidence is in spoken results only")
+        raise BenchError(f"{signal.flag} {path}: a text-mode result; the STT's confidence is in spoken results only")
+    if not any(signal.value(row) is not None for row, _ in spoken):
+        raise BenchError(f"{signal.flag} {path}: no row records {signal.key}'s signal (a result from before it)")
     return spoken
 
 
 def markdown(result: AskAgainFit) -> str:
     gate = "off" if result.not_sure_below_logprob is None else f"at {result.not_sure_below_logprob:g}"
+    also = ""
+    if result.signal != MEAN_LOGPROB.key:
+        bar = "off" if result.logprob_below is None else f"at {result.logprob_below:g}"
+        also = f" and the `[stt] ask_again_llm_below_logprob` bar ({bar})"
     return "\n".join([
-        "# `[stt] ask_again_llm_below_logprob` bars on stored spoken replies",
+        f"# `[stt] {result.signal}` bars on stored spoken replies",
         "",
         f"{result.rows} replies from {len(result.sources)} results, {result.scored} written by the LLM with the "
         f"STT's confidence. Under a bar, such a reply becomes {result.ask_again_reply!r} (asked again). Every row "
-        f"first has the `[llm] not_sure` gate ({gate}) replayed, so off is today's server.",
+        f"first has the `[llm] not_sure` gate ({gate}){also} replayed, so off is today's server.",
         "",
         "Approximations: a row's STT confidence is the lowest over its turns, and a follow-up asked again in an "
         "earlier turn would have gone on differently.",
         "",
         *(f"- `{s}`" for s in result.sources),
         "",
-        *points_table("[stt] ask_again_llm_below_logprob", "asked again instead", result.points, result.chosen),
+        *points_table(f"[stt] {result.signal}", "asked again instead", result.points, result.chosen),
         "",
         result.written,
     ])  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    paths: list[Path] = args.fit_ask_again
+    words = bool(getattr(args, "fit_ask_again_words", None))
+    signal = WORD_PROB if words else MEAN_LOGPROB
+    paths: list[Path] = args.fit_ask_again_words if words else args.fit_ask_again
     config = load_config(args.config)
-    rows = [r for p in paths for r in spoken_rows_of(p)]
+    rows = [r for p in paths for r in spoken_rows_of(p, signal)]
     now = datetime.now().astimezone()
     llm = config.llm
     result = dataclasses.replace(
@@ -125,6 +174,12 @@ def run(args: argparse.Namespace) -> int:
             not_sure_below=llm.not_sure_below_logprob if llm.not_sure else None,
             not_sure_reply=llm.not_sure_reply,
             now=now,
+            signal=signal,
+            logprob_below=(
+                max(config.stt.ask_again_below_logprob, config.stt.ask_again_llm_below_logprob)
+                if config.stt.ask_again
+                else None
+            ),
         ),
         written=written(now),
     )

@@ -1,8 +1,8 @@
 """``voice bench quality``: with ``--rejudge`` a stored result is judged again (:mod:`voice.bench.quality.rejudge`),
 with ``--fit-not-sure`` stored results say what each ``[llm] not_sure`` threshold would do
 (:mod:`voice.bench.quality.not_sure`), with ``--fit-ask-again`` what each ``[stt] ask_again_llm_below_logprob``
-would (:mod:`voice.bench.quality.ask_again_fit`), else the question set is asked
-(:mod:`voice.bench.quality.measure`)."""
+would and with ``--fit-ask-again-words`` each ``ask_again_llm_below_word_prob``
+(:mod:`voice.bench.quality.ask_again_fit`), else the question set is asked (:mod:`voice.bench.quality.measure`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def run(args: argparse.Namespace) -> int:
         from voice.bench.quality import not_sure
 
         return not_sure.run(args)
-    if getattr(args, "fit_ask_again", None):
+    if getattr(args, "fit_ask_again", None) or getattr(args, "fit_ask_again_words", None):
         from voice.bench.quality import ask_again_fit
 
         return ask_again_fit.run(args)

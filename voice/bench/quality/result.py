@@ -63,13 +63,18 @@ class TextRow:
     """How sure the LLM was of the reply's first sentence (:mod:`voice.conversation.answer_confidence`); None,
     and not in the JSON, for a skill's reply or results from before 2026-12-06's seventeenth session."""
     answer_logprob_min: float | None = None
+    stt_min_word_prob: float | None = None
+    """The probability of the least likely word the STT heard in the question (the lowest of its turns'), 3
+    decimals; None, and not in the JSON, when not measured (results before 2026-12-06's twenty-first session)."""
+    stt_no_speech_prob: float | None = None
+    """Whisper's no-speech probability for the question (the highest of its turns'); None as above."""
 
     def to_json(self) -> dict[str, Any]:
         d = fields_json(self)
         del d["from_timers"]
         if not self.asked_again:
             del d["asked_again"]
-        _drop_none(d, "answer_logprob_mean", "answer_logprob_min")
+        _drop_none(d, "answer_logprob_mean", "answer_logprob_min", "stt_min_word_prob", "stt_no_speech_prob")
         if not self.from_timers:
             return d
         by = d.pop("by")
@@ -131,6 +136,11 @@ class SpokenRow:
     """How sure the LLM was of the first sentence of the last turn it answered
     (:mod:`voice.conversation.answer_confidence`); None, and not in the JSON, when a skill answered."""
     answer_logprob_min: float | None = None
+    stt_min_word_prob: float | None = None
+    """The probability of the least likely word the STT heard in the question (the lowest of its turns'), 3
+    decimals; None, and not in the JSON, when not measured (results before 2026-12-06's twenty-first session)."""
+    stt_no_speech_prob: float | None = None
+    """Whisper's no-speech probability for the question (the highest of its turns'); None as above."""
 
     def to_json(self) -> dict[str, Any]:
         """The row's JSON; the three keys after ``failed`` only when one is set, and ``earlier_asked_again`` only
@@ -141,7 +151,7 @@ class SpokenRow:
                 del d[key]
         if not any(self.earlier_asked_again):
             del d["earlier_asked_again"]
-        _drop_none(d, "answer_logprob_mean", "answer_logprob_min")
+        _drop_none(d, "answer_logprob_mean", "answer_logprob_min", "stt_min_word_prob", "stt_no_speech_prob")
         return d
 
     @classmethod

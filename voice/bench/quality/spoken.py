@@ -169,6 +169,8 @@ def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -
     elif any(earlier_asked_again) and not verdict.right:
         failed = (*failed, "an earlier turn was asked again")
     confidences = [r.stt_avg_logprob for r in reports if r.stt_avg_logprob is not None]
+    word_probs = [r.stt_min_word_prob for r in reports if r.stt_min_word_prob is not None]
+    no_speech = [r.stt_no_speech_prob for r in reports if r.stt_no_speech_prob is not None]
     sure = [r for r in answered if r.answer_logprob_mean is not None]
     return SpokenRow(
         id=spoken.item.id,
@@ -195,6 +197,8 @@ def run_spoken_item(runtime: ModelRuntime, config: Config, spoken: SpokenItem) -
         earlier_asked_again=earlier_asked_again if any(earlier_asked_again) else (),
         answer_logprob_mean=sure[-1].answer_logprob_mean if sure else None,
         answer_logprob_min=sure[-1].answer_logprob_min if sure else None,
+        stt_min_word_prob=_round(min(word_probs)) if word_probs else None,
+        stt_no_speech_prob=_round(max(no_speech)) if no_speech else None,
     )
 
 
