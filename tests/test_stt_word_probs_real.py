@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 
 
 def test_words_heard_are_likelier_than_words_guessed(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    stt = WhisperStt(DEFAULT_MODELS_ROOT / "stt" / "tiny.en", SttConfig())
+    stt = WhisperStt(DEFAULT_MODELS_ROOT / "stt" / "tiny.en", SttConfig(ask_again_llm_below_word_prob=0.3))
     clips = [spoken(q, tmp_path) for q in QUESTIONS]
     if (SPEECH_DIR / "transcripts.tsv").exists():
         clips += [load_audio(p) for p in sorted(SPEECH_DIR.glob("*.wav"))]
@@ -32,3 +32,10 @@ def test_words_heard_are_likelier_than_words_guessed(tmp_path) -> None:  # type:
     assert words, "reversed speech was heard as nothing at all"
     # Reversed speech: the least likely word of what Whisper writes is far less likely than in what it heard.
     assert np.median(words) < np.median([h.min_word_prob for h in heard]) / 2, (heard, guessed)
+
+
+def test_with_the_bar_off_the_words_are_not_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The decoder pass that reads them (~15 ms) is paid only when ``[stt] ask_again_llm_below_word_prob`` is on."""
+    off = WhisperStt(DEFAULT_MODELS_ROOT / "stt" / "tiny.en", SttConfig(ask_again_llm_below_word_prob=0.0))
+    heard = off.hear(spoken(QUESTIONS[0], tmp_path))
+    assert heard.text and heard.min_word_prob is None and heard.no_speech_prob is not None

@@ -120,6 +120,8 @@ class WhisperStt:
         self._prompt: list[int] = self._model.get_prompt(
             self._tokenizer, self._previous_tokens, without_timestamps=True, hotwords=self._hotwords
         )
+        self._word_probs_on = config.ask_again and config.ask_again_llm_below_word_prob > 0
+        """Word probabilities cost a decoder pass (~15 ms): read only when a bar uses them."""
         self.short_windows = 0
         """Utterances transcribed on a short window."""
         self.fallbacks = 0
@@ -179,7 +181,7 @@ class WhisperStt:
             vad_filter=False,
             initial_prompt=self.config.initial_prompt.strip() or None,
             hotwords=self._hotwords,
-            word_timestamps=True,
+            word_timestamps=self._word_probs_on,
         )
         segments = list(segments)
         tokens = sum(len(s.tokens) for s in segments)
@@ -218,7 +220,7 @@ class WhisperStt:
             or avg_logprob < MIN_AVG_LOGPROB
         ):
             return None
-        word_probs = self._word_probs(encoded, tokens, min(frames, n_frames))
+        word_probs = self._word_probs(encoded, tokens, min(frames, n_frames)) if self._word_probs_on else []
         return Heard(text, avg_logprob, min(word_probs) if word_probs else None, no_speech_prob)
 
     def _decode(self, encoded: Any, beam_size: int, max_new: int) -> tuple[list[int], float, float]:

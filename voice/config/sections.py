@@ -127,11 +127,11 @@ class SttConfig:
     """The stricter bar for words no skill takes, which the LLM would answer (it makes up an answer to a misheard
     question as readily as to a heard one): under it they are asked again too. At or under
     ``ask_again_below_logprob``: no stricter bar (:mod:`voice.turn.ask_again`)."""
-    ask_again_llm_below_word_prob: float = 0.3
+    ask_again_llm_below_word_prob: float = 0.0
     """Words no skill takes whose least likely word (:attr:`~voice.runtime.model_api.Heard.min_word_prob`) is
     under this probability are asked again too, however sure the mean is: one misheard word in a sentence. 0 =
-    off (local backend only). 0.3: what ``voice bench quality --fit-ask-again-words`` picked on the twelve older
-    question sets, spoken (benchmarks/results/2026-12-06-ask-again-words-fit.md)."""
+    off, and the word probabilities (a decoder pass, ~15 ms) are not read (local backend only). Off by default:
+    the fit's 0.3 traded one right answer per wrong one caught and slowed the loop (config.toml)."""
     ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
     skills_take_unsure: bool = True
     """With ``[llm] skills``: an unsure transcript that a local skill recognises whole (a sum, a conversion, the
