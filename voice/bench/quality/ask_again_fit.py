@@ -11,6 +11,11 @@ Two approximations, stated in the report: a row's STT confidence is the lowest o
 turns included), and a follow-up whose earlier turn would have been asked again would have gone on differently,
 which a replay cannot show.
 
+``--fit-ask-again-words`` does the same for ``[stt] ask_again_llm_below_word_prob`` (:data:`WORD_PROB`: the least
+likely word's probability, which the STT reads only with that bar on: to fit it afresh, run with a bar under every
+one tried, such as 0.01), after replaying the configured mean bar too; its points keep the field name
+``below_logprob`` (shared with the ``not_sure`` fit's JSON) for a probability.
+
 The rule that picks the bar is the one :func:`voice.bench.quality.not_sure.choose` applies, fixed before a set it is
 judged on is run: the lowest wrong share with right at most 3 points below off, the least strict on ties.
 """
