@@ -30,7 +30,7 @@ from voice.runtime.activity import ModelActivity
 from voice.runtime.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.runtime.fairlock import FairLock
 from voice.runtime.kvcache import KvStats
-from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
+from voice.runtime.model_api import ChatMessage, Heard, Llm, LlmEvent, Stt, Tts, Vad
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +42,13 @@ class Transcription:
     """What the STT heard, and when it started: the moment the model and a compute slot were acquired, read in
     the worker thread on the caller's clock (the end of the turn's ``stt_queue`` stage)."""
 
-    text: str
+    heard: Heard
+    """The words and how sure the STT was of them (:class:`~voice.runtime.model_api.Heard`)."""
     started_ns: int
-    avg_logprob: float | None = None
-    """The decoder's confidence (:class:`~voice.runtime.model_api.Heard`); None: the STT does not say."""
-    min_word_prob: float | None = None
-    """Its least likely word's probability (:class:`~voice.runtime.model_api.Heard`); None: not measured."""
-    no_speech_prob: float | None = None
-    """Whisper's no-speech probability (:class:`~voice.runtime.model_api.Heard`); None: the STT does not say."""
+
+    @property
+    def text(self) -> str:
+        return self.heard.text
 
 
 @dataclass(frozen=True)
@@ -283,10 +282,7 @@ class ModelRuntime:
         def job(cancel: threading.Event) -> Transcription:
             with self._using("stt"), self.gate.slot(Priority.STT):
                 started_ns = clock.now_ns()
-                heard = self.stt.hear(audio)
-                return Transcription(
-                    heard.text, started_ns, heard.avg_logprob, heard.min_word_prob, heard.no_speech_prob
-                )
+                return Transcription(self.stt.hear(audio), started_ns)
 
         async with self._stt_lock.hold(session):
             return await run_blocking(self.model_threads["stt"], job, self.gate.cancel_event())

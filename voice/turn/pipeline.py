@@ -33,7 +33,7 @@ from voice.config.config import Config
 from voice.conversation.answer_confidence import Confidence
 from voice.conversation.history import ContextTooSmallError, History, fit_prompt_on
 from voice.conversation.reply_check import CheckedReply
-from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.runtime.model_api import ChatMessage, Heard, PromptInfo, TextDelta
 from voice.runtime.runtime import (
     Admission,
     BusyError,
@@ -78,9 +78,7 @@ class _Progress:
     audio_ms: float = 0.0
     trimmed_messages: int = 0
     announced: bool = False  # audio_start was sent: the client may have reply audio queued
-    stt_avg_logprob: float | None = None
-    stt_min_word_prob: float | None = None
-    stt_no_speech_prob: float | None = None
+    heard: Heard | None = None  # the STT's words and confidence
     answer: Confidence | None = None  # how sure the LLM was of its first sentence
     asked_again: bool = False  # the STT was unsure: the reply asks the user to say it again, off the record
 
@@ -232,11 +230,9 @@ class _Turn:
         self.timer.mark("stt_start", at_ns=heard.started_ns)
         self.timer.mark("stt_done")
         text = self.progress.transcript = heard.text.strip()
-        self.progress.stt_avg_logprob = heard.avg_logprob
-        self.progress.stt_min_word_prob = heard.min_word_prob
-        self.progress.stt_no_speech_prob = heard.no_speech_prob
+        self.progress.heard = sure = heard.heard
         self.progress.asked_again = ask_again.needed(
-            self.config, text, heard.avg_logprob, self.history.messages, heard.min_word_prob
+            self.config, text, sure.avg_logprob, self.history.messages, sure.min_word_prob
         )
         if text and not self.progress.asked_again:
             self.history.add("user", text)
@@ -358,7 +354,7 @@ def _report(
     config: Config, timer: TurnTimer, progress: _Progress, utterance: Utterance, cancelled: bool, outcome: str,
     **extra: Any,
 ) -> TurnReport:
-    prompt, answer = progress.prompt, progress.answer
+    prompt, answer, heard = progress.prompt, progress.answer, progress.heard
     return build_report(
         timer,
         config.budget,
@@ -376,9 +372,9 @@ def _report(
         history_trimmed=progress.trimmed_messages,
         utterance_ms=round(len(utterance.audio) / 16.0, 1),
         forced_endpoint=utterance.forced,
-        stt_avg_logprob=_rounded(progress.stt_avg_logprob),
-        stt_min_word_prob=_rounded(progress.stt_min_word_prob),
-        stt_no_speech_prob=_rounded(progress.stt_no_speech_prob),
+        stt_avg_logprob=_rounded(heard.avg_logprob if heard else None),
+        stt_min_word_prob=_rounded(heard.min_word_prob if heard else None),
+        stt_no_speech_prob=_rounded(heard.no_speech_prob if heard else None),
         asked_again=progress.asked_again,
         answer_logprob_mean=answer.mean_logprob if answer else None,
         answer_logprob_min=answer.min_logprob if answer else None,
