@@ -108,8 +108,17 @@ def markdown(result: PausesResult, md: Path, *, intro_as_committed: bool = False
     return "\n".join([*lines[:2], committed[2], *lines[3:]])
 
 
-def test_the_committed_result_reads_back_to_the_same_json_and_markdown() -> None:
-    check_committed("2026-12-04-pauses-own-gap.json", PausesResult.from_json, markdown)
+@pytest.mark.parametrize(
+    "name",
+    [
+        "2026-12-04-pauses-own-gap.json",
+        "2026-12-06-pauses-graded-shared.json",
+        "2026-12-06-pauses-graded-unseen.json",
+        "2026-12-06-pauses-graded-unseen2.json",
+    ],
+)
+def test_the_committed_result_reads_back_to_the_same_json_and_markdown(name: str) -> None:
+    check_committed(name, PausesResult.from_json, markdown)
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,7 @@ def test_the_words_read_as_finished_unfinished_or_unknown(text: str, expected: s
 
 TURN = TurnConfig(complete_silence_ms=320, incomplete_silence_ms=960, text_evidence=True)
 SURE = dataclasses.replace(TURN, sure_silence_ms=200, sure_threshold=0.9)
+GRADED = dataclasses.replace(TURN, graded_window=True)
 
 # (config, score, words, window): the words veto, the score grades, the words never grant the sure window.
 WINDOWS = [
@@ -71,6 +72,15 @@ WINDOWS = [
     (SURE, 0.95, "unfinished", 960),
     (SURE, 0.7, "finished", 320),
     (dataclasses.replace(SURE, text_evidence=False), 0.95, None, 200),  # without the words: the score alone
+    # graded under the threshold: 960 at 0, 320 at 0.5, a straight line between; the words still veto
+    (GRADED, 0.0, None, 960),
+    (GRADED, 0.25, None, 640),
+    (GRADED, 0.46, "unknown", 371),
+    (GRADED, 0.1, "finished", 832),
+    (GRADED, 0.46, "unfinished", 960),
+    (GRADED, 0.5, None, 320),
+    (GRADED, 0.95, None, 320),
+    (dataclasses.replace(GRADED, text_finished_silence_ms=480), 0.1, "finished", 480),  # the words' own window
 ]
 
 
@@ -144,6 +154,23 @@ def test_rescoring_as_the_silence_grows_ends_a_turn_first_scored_unfinished() ->
     assert end.turn_scores == (0.2, 0.3, 0.8) and end.turn_score == 0.8
     assert end.trailing_silence_ms == 640.0  # the third score, at 640 ms, is complete and past its window
     assert asked == sorted(asked) and len(set(asked)) == 3  # each on the audio so far, longer each time
+
+
+def test_the_graded_window_ends_a_nearly_complete_turn_sooner_than_the_long_one() -> None:
+    turn = dataclasses.replace(GRADED, speculate_after_ms=32, score_after_ms=96)
+    ep = Endpointer(VAD, turn=turn, turn_score=lambda audio: 0.4)  # 960 - 640 * 0.8 = 448 ms
+    events = feed(ep, [0.9] * 5 + [0.1] * 13)  # 416 ms of silence
+    assert not any(isinstance(e, SpeechEnded) for e in events)
+    (end,) = [e for e in feed(ep, [0.1] * 2) if isinstance(e, SpeechEnded)]
+    assert end.trailing_silence_ms == 448.0 and end.turn_score == 0.4
+
+
+def test_a_graded_turn_is_scored_again_as_the_silence_grows() -> None:
+    turn = dataclasses.replace(GRADED, speculate_after_ms=32, score_after_ms=96, rescore_at_ms=(320,))
+    scores = iter([0.1, 0.9])
+    ep = Endpointer(VAD, turn=turn, turn_score=lambda audio: next(scores))
+    (end,) = [e for e in feed(ep, [0.9] * 5 + [0.1] * 30) if isinstance(e, SpeechEnded)]
+    assert end.turn_scores == (0.1, 0.9) and end.trailing_silence_ms == 320.0
 
 
 def test_no_rescore_once_the_words_said_unfinished() -> None:

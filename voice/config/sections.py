@@ -75,6 +75,11 @@ class TurnConfig:
     """With ``text_evidence``: a turn the classifier scored unfinished whose words read finished (a question
     mark, a command a skill recognises) ends after this much silence instead of ``incomplete_silence_ms``;
     0 = off."""
+    graded_window: bool = False
+    """With the classifier: a turn it scored under ``complete_threshold`` ends after a window that shortens as
+    the score rises, from ``incomplete_silence_ms`` at 0 to ``complete_silence_ms`` at the threshold
+    (:func:`voice.turn.end_window.graded_ms`), instead of always the long one; words that cannot end a sentence
+    still keep the long window."""
     rescore_at_ms: tuple[int, ...] = ()
     """With the classifier: a turn it scored incomplete is scored again, on the audio so far, when the VAD's
     silence reaches each of these (ms, increasing, under ``incomplete_silence_ms``): more silence is more

@@ -22,7 +22,8 @@ def window_ms(turn: TurnConfig, score: float, text: Verdict | None = None) -> in
     * a score at or above ``sure_threshold`` (with ``sure_silence_ms``): the sure window, once the words had
       their say (with ``text_evidence``: they were heard and did not veto);
     * at or above ``complete_threshold``: the complete window;
-    * under it: the incomplete window, or ``text_finished_silence_ms`` when the words read finished."""
+    * under it: the incomplete window, or ``text_finished_silence_ms`` when the words read finished; with
+      ``graded_window``, a window that shortens as the score rises (:func:`graded_ms`)."""
     if text == "unfinished":
         return turn.incomplete_silence_ms
     if turn.sure_silence_ms and score >= turn.sure_threshold and (text is not None or not turn.text_evidence):
@@ -31,4 +32,16 @@ def window_ms(turn: TurnConfig, score: float, text: Verdict | None = None) -> in
         return turn.complete_silence_ms
     if text == "finished" and turn.text_finished_silence_ms:
         return turn.text_finished_silence_ms
+    if turn.graded_window:
+        return graded_ms(turn, score)
     return turn.incomplete_silence_ms
+
+
+def graded_ms(turn: TurnConfig, score: float) -> int:
+    """``[turn] graded_window``: the window of a score under ``complete_threshold``, from the incomplete window
+    at 0 down to the complete window at the threshold, in a straight line. A turn the model was nearly sure of
+    (0.46) waits little more than a complete one; one it heard as plainly unfinished (0.05) nearly the long
+    window."""
+    share = min(max(score, 0.0), turn.complete_threshold) / turn.complete_threshold
+    span = turn.incomplete_silence_ms - turn.complete_silence_ms
+    return round(turn.incomplete_silence_ms - span * share)

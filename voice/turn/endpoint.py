@@ -321,7 +321,10 @@ class Endpointer:
             self._scored
             and self._pending is None
             and self._turn_score is not None
-            and self._window_ms() == self.turn.incomplete_silence_ms
+            and (
+                self._window_ms() == self.turn.incomplete_silence_ms
+                or (self.turn.graded_window and self._turn_score < self.turn.complete_threshold)
+            )
             and self._text != "unfinished"
             and self._rescores < len(self._rescore_samples)
             and self._silence_samples >= self._rescore_samples[self._rescores]
