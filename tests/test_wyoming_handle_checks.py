@@ -14,6 +14,7 @@ from tests.units import FAKE_MS
 from voice.reliability.tagged import tagged_runtime
 from voice.runtime.fakes import FakeLlm
 from voice.skills.capabilities import WHAT_I_CAN_DO
+from voice.skills.timers import CANNOT_RING
 from voice.wyoming.server import WyomingServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -72,3 +73,11 @@ async def test_a_first_sentence_the_model_was_unsure_of_becomes_not_sure(logprob
     llm = answers({"Where is Lyon?": reply}, logprobs={w: logprob for w in reply.split()})
     async for srv in serve(llm):
         assert await handle(srv.port, "Where is Lyon?", "c") == expected
+
+
+@pytest.mark.parametrize("text", ["Set a timer for 10 minutes.", "Cancel all timers.", "How long is left on my timer?"])
+async def test_a_timer_command_is_told_honestly_that_nothing_here_can_ring(text: str) -> None:
+    llm = answers({text: "Timer set for 10 minutes."})  # what a model says to it: a timer that never rings
+    async for srv in serve(llm):
+        assert await handle(srv.port, text, "c") == CANNOT_RING
+        assert llm.prompts == []

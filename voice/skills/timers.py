@@ -305,6 +305,10 @@ def _cancel(cmd: CancelTimer, book: TimerBook) -> str:
     return f"{_describe(chosen[0]).capitalize()} cancelled."
 
 
+#: The reply to a timer command where no timer can ring (Home Assistant's conversation agent only answers).
+CANNOT_RING = "I can't set timers from here, since I can only answer. Home Assistant's own timers can."
+
+
 def ring_text(t: Timer) -> str:
     """What the server says when ``t`` is due."""
     return f"Your {_describe(t)} is done."

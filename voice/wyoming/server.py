@@ -36,12 +36,14 @@ from voice.conversation.history import ContextTooSmallError, fit_prompt_on
 from voice.conversation.reply_check import CheckedReply
 from voice.runtime.model_api import ChatMessage
 from voice.runtime.runtime import BusyError, ModelRuntime
+from voice.skills import timers
 from voice.turn import ask_again
 from voice.turn.budget import TurnTimer
 from voice.turn.checked_stream import check_stream, reply_text, splitter_for
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder
+from voice.wyoming.heard_recently import HeardRecently
 from voice.wyoming.info import info_event
 from voice.wyoming.pcm import audio_chunks, audio_start, audio_stop
 from voice.wyoming.protocol import (
@@ -98,6 +100,8 @@ class WyomingServer:
         self.runtime = runtime
         self.clock = clock or MonotonicClock()
         self.conversations = Conversations(config.wyoming.max_conversations)
+        self.heard_recently = HeardRecently(self.clock)
+        """The confidence of the transcripts sent lately, for the agent that gets their words next."""
         self._info = info_event(config)
         self._allowed = networks(config.wyoming.allowed_clients)
         self._server: asyncio.Server | None = None
@@ -313,6 +317,7 @@ class WyomingServer:
             heard = await runtime.transcribe(audio, timer.session_id, timer.clock)
         timer.mark("stt_start", at_ns=heard.started_ns)
         timer.mark("stt_done")
+        self.heard_recently.remember(heard.heard)
         return heard.text.strip()
 
     async def _speak(self, runtime: ModelRuntime, action: Speak, timer: TurnTimer, send: _Sender) -> None:
@@ -335,14 +340,25 @@ class WyomingServer:
 
     async def _answer(self, runtime: ModelRuntime, action: Answer, timer: TurnTimer) -> str:
         """One LLM turn of the conversation, through the shared prompt cache and the checks the websocket turn
-        uses: text with nothing to answer gets ``[stt] ask_again_reply`` and stays out of the history
+        uses (a timer command gets :data:`~voice.skills.timers.CANNOT_RING`: nothing here could ring it): text
+        with nothing to answer, or words our STT sent lately and was unsure of
+        (:mod:`voice.wyoming.heard_recently`), gets ``[stt] ask_again_reply`` and stays out of the history
         (:mod:`voice.turn.ask_again`), and the reply goes through :mod:`~voice.conversation.reply_check` (an echo,
         a claim the system prompt denies, ``[llm] not_sure``). The reply joins the history as checked."""
         conv = self.conversations.get(action.conversation_id)
         config = self.config
+        heard = self.heard_recently.take(action.text)
         async with conv.lock:
-            if ask_again.needed(config, action.text, None, conv.history.messages):
-                log.info("[%s] nothing to answer in %d characters: asked again", timer.session_id, len(action.text))
+            sure, word = (heard.avg_logprob, heard.min_word_prob) if heard else (None, None)
+            if timers.parse(action.text) is not None:  # no timer could ring: an agent only answers
+                return timers.CANNOT_RING
+            if ask_again.needed(config, action.text, sure, conv.history.messages, word):
+                log.info(
+                    "[%s] asked again, %d characters (%s)",
+                    timer.session_id,
+                    len(action.text),
+                    "no STT confidence" if heard is None else f"our STT's mean log-prob {sure}, least word {word}",
+                )
                 return config.stt.ask_again_reply
             with runtime.admit():
                 conv.history.add("user", action.text)
