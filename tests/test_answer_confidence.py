@@ -29,6 +29,7 @@ from voice.conversation.answer_confidence import (
     confidence_of,
     first_sentence_confidence,
     first_sentence_tokens,
+    not_sure_rule,
 )
 from voice.conversation.history import History
 from voice.runtime.fakes import Delay, FakeLlm
@@ -161,14 +162,29 @@ async def test_the_turn_says_it_is_not_sure_instead_of_an_answer_the_model_was_u
         assert report.answer_logprob_mean == pytest.approx(sum(want) / len(want), abs=1e-3)
 
 
-def test_the_quality_bench_scores_and_gates_the_reply_as_the_server_does() -> None:
+def typed_gate(config: Config, gated: bool) -> Config:
+    return dataclasses.replace(config, llm=dataclasses.replace(config.llm, not_sure_typed=gated))
+
+
+def test_the_quality_bench_scores_and_gates_the_reply_as_the_server_does_typed_text() -> None:
+    """Text mode's questions are typed: gated only with ``[llm] not_sure_typed``, as the server gates them."""
     llm = FakeLlm(replies=("The largest organ is the liver. It is big.",), word_logprobs={"liver.": -2.5})
     history: list[ChatMessage] = []
-    asked = ask(llm, on(make_config(), below=-0.4), history, "What is the largest organ?")
+    asked = ask(llm, on(make_config(), below=-0.4), history, "What is the largest organ?")  # the default gates
     assert asked.reply == "I'm not sure." and asked.confidence is not None
     assert asked.confidence.min_logprob == -2.5
-    plain = ask(llm, make_config(), history, "What is the largest organ?")
+    plain = ask(llm, typed_gate(on(make_config(), below=-0.4), False), history, "What is the largest organ?")
     assert plain.reply.startswith("The largest organ is the liver.") and plain.confidence == asked.confidence
+
+
+@pytest.mark.parametrize(
+    ("typed", "typed_too_on", "gated"), [(False, False, True), (True, False, False), (True, True, True)]
+)
+def test_the_rule_gates_spoken_questions_and_typed_ones_only_when_asked(
+    typed: bool, typed_too_on: bool, gated: bool
+) -> None:
+    config = typed_gate(on(make_config()), typed_too_on)
+    assert (not_sure_rule(config.llm, typed=typed) is not None) == gated
 
 
 # ---------------------------------------------------------------- fitting the threshold on stored replies
@@ -235,3 +251,20 @@ def test_the_fit_reads_stored_results_and_writes_its_table(
     assert args.func(args) == 2
     err = capsys.readouterr().err
     assert "--fit-not-sure" in err and "broken.json" in err and "can't be read" in err
+
+
+@pytest.mark.parametrize(
+    ("typed_too_on", "said"), [(False, "The largest organ is the liver."), (True, "I'm not sure.")]
+)
+async def test_a_typed_question_is_gated_only_with_not_sure_typed(
+    clock: FakeClock, fake_runtime: RuntimeFactory, typed_too_on: bool, said: str
+) -> None:
+    """The text box's question (already in the history, no STT): the spoken turn's gate only when asked."""
+    llm = FakeLlm(replies=("The largest organ is the liver.",), delay=Delay(clock), word_logprobs={"liver.": -2.5})
+    config = typed_gate(on(make_config(), below=-0.2), typed_too_on)
+    history = History()
+    history.add("user", "What is the largest organ?")
+    typed = Utterance(np.zeros(0, np.float32), 0.0, True, text="What is the largest organ?")
+    runtime = fake_runtime(clock=clock, llm=llm)
+    report = await run_turn(runtime, config, history, typed, start_timer(clock, 1), ListSink())
+    assert report.reply_text == said

@@ -27,7 +27,8 @@ SYSTEM_PROMPT = make_config().llm.system_prompt
 #: ordered their keys otherwise (its JSON is not compared).
 COMMITTED = ["2026-12-04-quality-text.json", "2026-12-04-quality-text-skills.json",
              "2026-12-04-quality-spoken-skills.json", "2026-12-06-quality-words-spoken-main.json",
-             "2026-12-06-quality-holdout12-spoken-first.json"]  # fmt: skip
+             "2026-12-06-quality-holdout12-spoken-first.json", "2026-12-06-quality-typed-on-holdout12.json",
+             "2026-12-06-quality-typed-gate-off-main.json"]  # fmt: skip
 
 
 class Tick:

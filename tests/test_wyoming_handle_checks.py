@@ -4,6 +4,7 @@ again without the LLM and off the history, and the LLM's reply meets the echo, c
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -11,8 +12,10 @@ import pytest
 from tests.conftest import make_config
 from tests.test_wyoming import handle, started
 from tests.units import FAKE_MS
+from voice.config.config import Config
 from voice.reliability.tagged import tagged_runtime
 from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import Heard
 from voice.skills.capabilities import WHAT_I_CAN_DO
 from voice.skills.timers import CANNOT_RING
 from voice.wyoming.server import WyomingServer
@@ -30,8 +33,8 @@ def answers(replies: dict[str, str], logprobs: dict[str, float] | None = None) -
     return FakeLlm(reply_to=reply_to, word_logprobs=logprobs, itl_ms=1.0, ttft_floor_ms=1.0)
 
 
-async def serve(llm: FakeLlm) -> AsyncIterator[WyomingServer]:
-    srv = await started(CONFIG, tagged_runtime(0.05 * FAKE_MS, llm=llm))
+async def serve(llm: FakeLlm, config: Config = CONFIG) -> AsyncIterator[WyomingServer]:
+    srv = await started(config, tagged_runtime(0.05 * FAKE_MS, llm=llm))
     try:
         yield srv
     finally:
@@ -67,11 +70,25 @@ async def test_a_claim_the_system_prompt_denies_becomes_what_it_can_do() -> None
         assert await handle(srv.port, "Turn the lights on please", "c") == WHAT_I_CAN_DO
 
 
-@pytest.mark.parametrize(("logprob", "expected"), [(-0.1, "Lyon is in France."), (-3.0, NOT_SURE)])
-async def test_a_first_sentence_the_model_was_unsure_of_becomes_not_sure(logprob: float, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("logprob", "heard", "typed_gated", "expected"),
+    [
+        (-0.1, True, True, "Lyon is in France."),
+        (-3.0, True, True, NOT_SURE),
+        (-3.0, False, True, NOT_SURE),  # typed, gated by default ([llm] not_sure_typed)
+        (-3.0, True, False, NOT_SURE),  # words our STT sent: a spoken question, gated whatever not_sure_typed says
+        (-3.0, False, False, "Lyon is in France."),  # typed, [llm] not_sure_typed off: not gated
+    ],
+)
+async def test_a_first_sentence_the_model_was_unsure_of_becomes_not_sure(
+    logprob: float, heard: bool, typed_gated: bool, expected: str
+) -> None:
     reply = "Lyon is in France."
     llm = answers({"Where is Lyon?": reply}, logprobs={w: logprob for w in reply.split()})
-    async for srv in serve(llm):
+    config = dataclasses.replace(CONFIG, llm=dataclasses.replace(CONFIG.llm, not_sure_typed=typed_gated))
+    async for srv in serve(llm, config):
+        if heard:  # as Home Assistant does: our STT transcribed it on another connection
+            srv.heard_recently.remember(Heard("Where is Lyon?", -0.1))
         assert await handle(srv.port, "Where is Lyon?", "c") == expected
 
 

@@ -56,9 +56,11 @@ class NotSureRule:
         return confidence is not None and confidence.mean_logprob < self.below_logprob
 
 
-def not_sure_rule(llm: LlmConfig) -> NotSureRule | None:
-    """The rule ``[llm] not_sure*`` sets (None: off)."""
-    return NotSureRule(llm.not_sure_below_logprob, llm.not_sure_reply) if llm.not_sure else None
+def not_sure_rule(llm: LlmConfig, *, typed: bool = False) -> NotSureRule | None:
+    """The rule ``[llm] not_sure*`` sets for a spoken question, or a ``typed`` one (None: off; typed text only
+    with ``[llm] not_sure_typed``)."""
+    on = llm.not_sure and (llm.not_sure_typed or not typed)
+    return NotSureRule(llm.not_sure_below_logprob, llm.not_sure_reply) if on else None
 
 
 def first_sentence_tokens(pieces: Sequence[str], *, final: bool) -> int | None:

@@ -319,14 +319,20 @@ class CheckedReply:
 
     @classmethod
     def of(
-        cls, messages: Sequence[ChatMessage], config: Config, put: Callable[[str, int], Awaitable[None]]
+        cls,
+        messages: Sequence[ChatMessage],
+        config: Config,
+        put: Callable[[str, int], Awaitable[None]],
+        *,
+        typed: bool = False,
     ) -> Self:
         """The check of the reply to ``messages`` (the prompt; empty for a reply known without the LLM), with
-        the abilities ``[llm] system_prompt`` denies and ``[stt] ask_again_reply``."""
+        the abilities ``[llm] system_prompt`` denies and ``[stt] ask_again_reply``; ``typed``: the question was
+        typed, not heard (``[llm] not_sure_typed``)."""
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         abilities = denied(config.llm.system_prompt)
         check = ReplyCheck(user, abilities, ask_again=config.stt.ask_again_reply) if user else None
-        return cls(check, put, not_sure_rule(config.llm))
+        return cls(check, put, not_sure_rule(config.llm, typed=typed))
 
     async def until_changed(self, stream: AsyncIterator[_T]) -> AsyncIterator[_T]:
         """``stream``'s items until the reply is replaced or cut (the caller then closes ``stream``)."""

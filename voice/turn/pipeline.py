@@ -253,7 +253,8 @@ class _Turn:
         splitter = splitter_for(config)
         # Unbounded on purpose: at most one clause per token, and the LLM must never wait for the client.
         clauses: asyncio.Queue[str | _EndOfClauses] = asyncio.Queue()
-        checked = CheckedReply.of(messages, config, lambda raw, ns: _put_clause(clauses, raw, timer, ns))
+        typed = self.utterance.text is not None
+        checked = CheckedReply.of(messages, config, lambda raw, ns: _put_clause(clauses, raw, timer, ns), typed=typed)
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.speak(clauses))
             # If anything below raises, the task group cancels the TTS task.

@@ -101,7 +101,7 @@ def ask(
     end_s = time.monotonic()
     text, tokens = "".join(pieces), len(pieces)
     confidence = first_sentence_confidence(pieces, logprobs) if by == "llm" else None
-    rule = not_sure_rule(config.llm)
+    rule = not_sure_rule(config.llm, typed=True)  # text mode: the question is typed
     if rule is not None and rule.unsure(confidence):
         text = rule.reply  # as the server's UnsureGate replaces it (voice.conversation.answer_confidence)
     return Answer(
