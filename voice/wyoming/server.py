@@ -314,11 +314,11 @@ class WyomingServer:
         if not len(audio):
             return ""
         with runtime.admit():
-            heard = await runtime.transcribe(audio, timer.session_id, timer.clock)
-        timer.mark("stt_start", at_ns=heard.started_ns)
+            transcription = await runtime.transcribe(audio, timer.session_id, timer.clock)
+        timer.mark("stt_start", at_ns=transcription.started_ns)
         timer.mark("stt_done")
-        self.heard_recently.remember(heard.heard)
-        return heard.text.strip()
+        self.heard_recently.remember(transcription.heard)
+        return transcription.text.strip()
 
     async def _speak(self, runtime: ModelRuntime, action: Speak, timer: TurnTimer, send: _Sender) -> None:
         rate_hz = runtime.tts.sample_rate
