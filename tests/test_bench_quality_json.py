@@ -28,7 +28,9 @@ SYSTEM_PROMPT = make_config().llm.system_prompt
 COMMITTED = ["2026-12-04-quality-text.json", "2026-12-04-quality-text-skills.json",
              "2026-12-04-quality-spoken-skills.json", "2026-12-06-quality-words-spoken-main.json",
              "2026-12-06-quality-holdout12-spoken-first.json", "2026-12-06-quality-typed-on-holdout12.json",
-             "2026-12-06-quality-typed-gate-off-main.json"]  # fmt: skip
+             "2026-12-06-quality-typed-gate-off-main.json", "2026-12-06-quality-holdout13-spoken-first.json",
+             "2026-12-06-quality-holdout13-spoken-last-part.json", "2026-12-06-quality-holdout13-text-first.json",
+             "2026-12-06-quality-holdout13-text-last-part.json"]  # fmt: skip
 
 
 class Tick:

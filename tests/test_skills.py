@@ -111,11 +111,36 @@ def test_wrapper_answers_matches_and_delegates_the_rest() -> None:
         ("Where am I going wrong with this recipe?", "Porto", None),  # not a location question
         ("Thank you very much.", "", "You're welcome."),
         ("That's all, thanks.", "", "Goodbye."),
-        ("Thanks, and what is the capital of Peru?", "", None),  # a question after the thanks: the LLM
+        # A question after the thanks is the question, not a goodbye: its last part is answered.
+        ("Thanks, and what is the capital of Peru?", "", "The capital of Peru is Lima."),
     ],
 )
 def test_location_and_courtesy(transcript: str, location: str, reply: str | None) -> None:
     assert answer(transcript, NOW, location) == reply
+
+
+@pytest.mark.parametrize(
+    ("transcript", "reply"),
+    [
+        # The question comes after what led to it: its last sentence or clause is answered whole.
+        ("I always forget this. How many days are there in a leap year?", "There are 366 days in a leap year."),
+        ("So I'm cooking, and the recipe says 200 grams, so how many ounces is 200 grams?",
+         "There are 7.0548 ounces in 200 grams."),
+        ("My friend lives in Spain, what's the capital of France?", "The capital of France is Paris."),
+        ("We're driving to the coast. Convert 10 miles to kilometres.", "10 miles is 16.0934 kilometres."),
+        # No part that a skill takes whole: the words before matter, or no question is left.
+        ("How many ounces is 200 grams, no wait, 300?", None),
+        ("It was 60 dollars. How much is the tip?", None),
+        ("My sister is 7, and I'm 3 years older, so how old am I?", None),
+        ("I have three apples, so what's that times two?", None),
+        ("Tell me a story, please.", None),
+        # British spelling of the gram.
+        ("How many pounds is 5 kilogrammes?", "There are 11.0231 pounds in 5 kilograms."),
+        ("What's 500 grammes in ounces?", "500 grams is 17.637 ounces."),
+    ],
+)  # fmt: skip
+def test_a_question_said_after_its_context(transcript: str, reply: str | None) -> None:
+    assert answer(transcript, NOW) == reply
 
 
 def test_the_wrapper_knows_the_configured_location() -> None:

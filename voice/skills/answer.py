@@ -3,6 +3,9 @@
 conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
 symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
 location, thanks; last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
+A transcript no skill takes whole is tried again from each of its last sentences or clauses, longest first, so
+that a question said after some context is still answered ("I always forget this. How many days are in a leap
+year?").
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -147,7 +150,27 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return "You're welcome."
     if re.fullmatch(r"(that'?s all|that is all|bye|goodbye|good night)( for now)?(,? thanks| thank you)?", t):
         return "Goodbye."
+    if (reply := _ask_skills(t, now)) is not None:
+        return reply
+    return next((r for part in _last_parts(transcript) if (r := _ask_skills(clean(part), now)) is not None), None)
+
+
+def _ask_skills(t: str, now: datetime) -> str | None:
     return next((reply for _, skill in SKILLS if (reply := skill(t, now)) is not None), None)
+
+
+_PART_START = re.compile(r"(?<=[.?!;,])\s+|\s+(?=\bso\b)", re.IGNORECASE)
+"""Where a last part of a transcript may begin: after a sentence's or a clause's punctuation, or at "so"."""
+
+
+def _last_parts(transcript: str) -> list[str]:
+    """The transcript's trailing parts, longest first, without the whole: "I always forget this. How many days
+    are in a leap year?" → ["How many days are in a leap year?"]. Spoken questions often come after what led to
+    them ("So I'm cooking, and the recipe says 200 grams, so how many ounces is 200 grams?"), and a skill that
+    takes such a part whole is answering the question that was asked; the words before it are ignored, and the
+    reply says back what it answered. Only when no skill takes the whole transcript."""
+    starts = [m.end() for m in _PART_START.finditer(transcript.strip())]
+    return [part for i in starts if (part := transcript.strip()[i:].strip())]
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"

@@ -39,7 +39,7 @@ _ALIASES = {
     "oz": "ounce", "ton": "tonne", "liter": "litre", "milliliter": "millilitre", "ml": "millilitre", "l": "litre",
     "sec": "second", "secs": "second", "min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour",
     "centuries": "century", "millennia": "millennium", "yr": "year", "yrs": "year", "tbsp": "tablespoon",
-    "tsp": "teaspoon",
+    "tsp": "teaspoon", "gramme": "gram", "kilogramme": "kilogram", "milligramme": "milligram",
 }  # fmt: skip
 #: Units of more than one word, made one before matching (the patterns take one word per unit).
 _PHRASES = (
