@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.bench_results import RESULTS, same_json
-from tests.conftest import make_config
-from tests.test_bench_quality_json import text_result
+from tests.conftest import RuntimeFactory, make_config
+from tests.test_bench_quality_json import spoken_result, text_result
 from voice.bench.quality import measure as quality
 from voice.bench.quality.declines import declines
 from voice.bench.quality.question_set import OUTCOMES, Item, judge, load_items, outcome
@@ -216,6 +216,22 @@ def test_judging_again_counts_a_text_reply_that_asks_again_and_judges_declines_a
     # without the config's reply, it is judged as any reply
     plain, _ = rejudge(result, load_items(SET), note="N")
     assert not plain.models[0].rows[1].asked_again and outcome(plain.models[0].rows[1]) == "wrong"
+
+
+def test_judging_again_counts_a_spoken_reply_that_asks_again(fake_runtime: RuntimeFactory) -> None:
+    # As a result stored before the turn's report counted an echo the reply check replaced as asking again.
+    spoken = spoken_result(fake_runtime)
+    ask = make_config().stt.ask_again_reply
+    rows = list(spoken.models[0].rows)
+    assert rows[0].right and not rows[0].asked_again
+    rows[0] = dataclasses.replace(rows[0], reply=ask)
+    spoken = dataclasses.replace(spoken, models=(dataclasses.replace(spoken.models[0], rows=tuple(rows)),))
+    judged, changes = rejudge(spoken, load_items(SET), note="N", ask_again_reply=ask)
+    again = judged.models[0].rows[0]
+    assert again.asked_again and not again.right and outcome(again) == "asked_again"
+    assert [(c.id, c.right_now) for c in changes] == [(rows[0].id, False)]
+    plain, _ = rejudge(spoken, load_items(SET), note="N")
+    assert not plain.models[0].rows[0].asked_again
 
 
 def _committed(name: str) -> TextResult | SpokenResult:

@@ -139,7 +139,8 @@ async def test_a_reply_no_model_wrote_goes_through_unchecked() -> None:
     assert await skill.push(echo, 0) and queued == [echo] and not skill.changed
     model = CheckedReply.of(messages, make_config(), put)
     assert not await model.push(echo, 0) and model.changed
-    assert model.said == queued[1:] == [make_config().stt.ask_again_reply]
+    assert model.said == queued[1:] == [make_config().stt.ask_again_reply] and model.asked_again
+    assert not skill.asked_again
     assert CheckedReply.of([], make_config(), put).check is None  # a local reply (a timer): no prompt
 
 
@@ -166,6 +167,8 @@ async def test_the_turn_speaks_the_checked_reply_stops_the_model_and_keeps_what_
     history, timer = History(), start_timer(clock, 1)
     report = await run_turn(runtime, make_config(), history, UTT, timer, ListSink())
     assert report.outcome == "ok" and report.reply_text == said
+    # An echo replaced by asking again is reported as asking again; the other changes are not.
+    assert report.asked_again == (said == ASK_AGAIN)
     assert [(m.role, m.content) for m in history.messages] == [("user", heard), ("assistant", said)]
     # The model was stopped: the tail was never generated.
     assert len(timer.token_ns) < len(reply.split()) - 10

@@ -353,6 +353,11 @@ class CheckedReply:
         """The reply's text as it came, piece by piece (the gate keeps them, with their log-probabilities)."""
         return self.gate.pieces
 
+    @property
+    def asked_again(self) -> bool:
+        """The check replaced the reply with ``[stt] ask_again_reply`` (it echoed the user's words)."""
+        return self.check is not None and self.said == [self.check.ask_again]
+
     def confidence(self) -> Confidence | None:
         """How sure the model was of the reply's first sentence (None: a skill's reply, or no log-probabilities)."""
         return None if self._skill() else first_sentence_confidence(self.gate.pieces, self.gate.logprobs)

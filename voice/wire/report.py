@@ -143,8 +143,9 @@ class TurnReport:
     answer_logprob_min: float | None = None
     """The lowest of those log-probabilities."""
     asked_again: bool = False
-    """The STT was unsure (``[stt] ask_again``): the reply asked the user to say it again, and neither the words
-    heard nor the reply went into the history."""
+    """The reply asked the user to say it again: the STT was unsure (``[stt] ask_again``), and neither the words
+    heard nor the reply went into the history; or the LLM's reply only echoed the user's words and was replaced
+    (:mod:`voice.conversation.reply_check`), and both did."""
     initiator: str = "user"
     """Who started the turn: ``user`` (they spoke or typed) or ``timer`` (a timer rang: the server speaks by
     itself; ``speech_end`` and ``endpoint`` are then the moment it was due, so ``total_ms`` is how late the

@@ -6,7 +6,8 @@ re-scores their stored replies, so the fix reaches them instead of a note saying
 machine record, replies, transcripts and timings are kept as they were; the verdicts, the summaries and a line
 saying when and with which checks it was judged again are new. The summaries count the four outcomes (right /
 honest decline / asked again / wrong) whatever the result counted when it ran, so an older result judged again
-reports them too; a text-mode reply that is the config's ``[stt] ask_again_reply`` counts as asked again.
+reports them too; a reply that is the config's ``[stt] ask_again_reply`` counts as asked again (a spoken one too:
+a result made before the turn's report counted the reply check's ask-again in ``asked_again`` missed it).
 
 Two kinds of row keep their verdict (right or not; whether the reply declines is judged again): clock items
 (their check needs the moment the reply was given, which the result does not keep), and a row that asked to say
@@ -84,10 +85,9 @@ def _item_for(row_id: str, question: str, items: Mapping[str, Item], as_transcri
 
 def _judged_again(row: Row, item: Item, now: datetime, ask_again_reply: str | None) -> Row:
     """``row`` with the verdict of ``item``'s checks; a clock item's row, or one that asked to say it again, as it
-    was but for whether it declines. A text row whose reply is ``ask_again_reply`` asked to say it again."""
+    was but for whether it declines. A row whose reply is ``ask_again_reply`` asked to say it again."""
     if (
-        isinstance(row, TextRow)
-        and not row.asked_again
+        not row.asked_again
         and ask_again_reply
         and row.reply == ask_again_reply.strip()
     ):
@@ -110,13 +110,13 @@ def rejudge(
     result: TextResult | SpokenResult, items: Sequence[Item], *, note: str, ask_again_reply: str | None = None
 ) -> tuple[TextResult | SpokenResult, list[Change]]:
     """``result`` judged by ``items``' checks, and the items whose verdict changed; ``note`` says when, from
-    what and with which checks (it goes into the result's ``rejudged``); a text-mode reply that is
-    ``ask_again_reply`` asked to say it again."""
+    what and with which checks (it goes into the result's ``rejudged``); a reply that is ``ask_again_reply``
+    asked to say it again."""
     by_id = {i.id: i for i in items}
     changes: list[Change] = []
     if result.mode == "spoken":
         spoken = cast("SpokenResult", result)
-        models_s = _models(spoken.models, summarize_spoken, by_id, (False, None), changes)
+        models_s = _models(spoken.models, summarize_spoken, by_id, (False, ask_again_reply), changes)
         return dataclasses.replace(spoken, models=models_s, rejudged=_summary(note, changes)), changes
     text = cast("TextResult", result)
     models_t = _models(text.models, _summarize_text, by_id, (text.as_transcribed, ask_again_reply), changes)
