@@ -131,6 +131,11 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
         # No part that a skill takes whole: the words before matter, or no question is left.
         ("How many ounces is 200 grams, no wait, 300?", None),
         ("It was 60 dollars. How much is the tip?", None),
+        # A part that drops a number said before it is not taken: the question may be about that number.
+        ("So the bill came to sixty dollars, and I want to leave fifteen, no, twenty percent tip, how much is it?",
+         None),
+        ("Okay, the bill came to $60 and I want to leave like 15, no, 20% tip. How much is the tip?", None),
+        ("I have one question, what's the capital of Peru?", "The capital of Peru is Lima."),
         ("My sister is 7, and I'm 3 years older, so how old am I?", None),
         ("I have three apples, so what's that times two?", None),
         ("Tell me a story, please.", None),

@@ -20,7 +20,14 @@ from collections.abc import Callable
 from datetime import datetime
 
 from voice.skills import clock_questions, country_facts, element_facts, expressions, money_sums, planet_facts
-from voice.skills.numbers import fraction_words, parse_amount, parse_fraction, parse_number, say_number
+from voice.skills.numbers import (
+    NUMBER_WORDS,
+    fraction_words,
+    parse_amount,
+    parse_fraction,
+    parse_number,
+    say_number,
+)
 from voice.skills.units import convert, convert_previous
 
 _OPS: dict[str, Callable[[float, float], float]] = {
@@ -168,9 +175,28 @@ def _last_parts(transcript: str) -> list[str]:
     are in a leap year?" → ["How many days are in a leap year?"]. Spoken questions often come after what led to
     them ("So I'm cooking, and the recipe says 200 grams, so how many ounces is 200 grams?"), and a skill that
     takes such a part whole is answering the question that was asked; the words before it are ignored, and the
-    reply says back what it answered. Only when no skill takes the whole transcript."""
-    starts = [m.end() for m in _PART_START.finditer(transcript.strip())]
-    return [part for i in starts if (part := transcript.strip()[i:].strip())]
+    reply says back what it answered. Only when no skill takes the whole transcript, and only parts that drop no
+    number: one said before the part may be what the question is about ("The bill came to 60 dollars and I
+    want to leave 15, no, 20 percent, how much is the tip?" is not a 20 % tip on 15)."""
+    t = transcript.strip()
+    starts = [m.end() for m in _PART_START.finditer(t)]
+    return [part for i in starts if (part := t[i:].strip()) and _numbers_in(t[:i]) <= _numbers_in(part)]
+
+
+_NUMBER_RUN = re.compile(
+    rf"-?\d[\d,]*(?:\.\d+)?|\b(?:{NUMBER_WORDS})\b(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*", re.IGNORECASE
+)
+
+
+def _numbers_in(text: str) -> set[float]:
+    """The numbers said in ``text``, in digits or words; "one" alone is left out ("the one with the rings")."""
+    found: set[float] = set()
+    for run in (m.group().rstrip(",") for m in _NUMBER_RUN.finditer(text)):
+        # "twenty-five and sixty", "three eight": more than one number in a run
+        for piece in [run] if parse_number(run) is not None else re.split(r"\s+and\s+", run):
+            words = [piece] if parse_number(piece) is not None else re.split(r"[\s-]+", piece)
+            found.update(n for w in words if w.lower() != "one" and (n := parse_number(w)) is not None)
+    return found
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
