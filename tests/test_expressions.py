@@ -33,6 +33,9 @@ COMPUTED = [
     ("Hey, a third of 60 plus 2?", "A third of 60 plus 2 is 22."),
     ("What is 10 divided by 0?", "Dividing by zero has no answer."),
     ("5 + 3 * 2", "is 11."),
+    ("What's half of three quarters?", "Half of three quarters is 0.375."),  # a fraction is a number
+    ("what is 10 plus a half", "10 plus a half is 10.5."),
+    ("Two thirds times 9?", "Two thirds times 9 is 6."),
 ]
 
 #: transcripts with numbers that are no sum, or whose sum belongs to something else: not this skill's
@@ -66,6 +69,11 @@ UNCLEAR = [
     "What is 20 percent of?",
     "what's the square root of",
     "Seven times what?",
+    # one operand a word that is no number: a number misheard ("two", "four"), not a sum to guess
+    "What is due to the power of ten?",
+    "What's 12.5 times forward?",
+    "Calculate eight divided by tree.",
+    "so what's 15 percent of dinner",
 ]
 
 
@@ -93,6 +101,10 @@ def test_a_sum_not_all_heard_is_asked_again_not_guessed(text: str) -> None:
         "My 2 cats plus the dog.",
         "The score was 3 to",
         "Is it 5 over?",
+        "What is 3 times the speed of light?",  # more than one word: the LLM's
+        "What is 20 percent of it?",  # a word that refers back: a follow-up's
+        "Love plus hate?",  # no number on either side
+        "I ran 5 times faster than him.",  # not asked for
     ],
 )
 def test_an_operator_after_a_number_in_other_words_is_not_a_sum_asked_for(text: str) -> None:

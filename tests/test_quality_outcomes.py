@@ -22,7 +22,9 @@ from voice.bench.quality.rejudge import rejudge, run
 from voice.bench.quality.report import markdown
 from voice.bench.quality.result import QualityResult, SpokenResult, TextResult, TextRow
 from voice.cli import build_parser
+from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.fakes import FakeLlm
+from voice.skills.answer import ASKING_AGAIN
 from voice.skills.capabilities import LIMITS
 
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
@@ -194,6 +196,23 @@ def test_text_mode_counts_the_configured_ask_again_reply_as_asked_again() -> Non
     assert not answered.asked_again and "asked_again" not in answered.to_json()  # as rows were written before
     s = quality.summarize([asked, answered], outcomes=True).judged
     assert s.outcomes is not None and s.outcomes.values() == (50.0, 0.0, 50.0, 0.0)
+
+
+@pytest.mark.parametrize("question", ["What is due to the power of ten?", "How many seconds are there in another?"])
+def test_a_skills_reply_that_asks_again_counts_as_asked_again_typed_and_judged_again(
+    monkeypatch: pytest.MonkeyPatch, question: str
+) -> None:
+    config = make_config()
+    (item,) = [i for i in load_items(SET) if i.id == "k-capital-spain"]
+    llm = SkillsLlm(FakeLlm(replies=("Madrid.",)))  # as the command wraps it with [llm] skills on
+    row = quality.run_item(llm, config, dataclasses.replace(item, question=question))
+    assert row.reply in ASKING_AGAIN and row.asked_again and outcome(row) == "asked_again"
+    result = text_result(monkeypatch)
+    rows = list(result.models[0].rows)
+    rows[1] = dataclasses.replace(rows[1], reply=row.reply)  # as a result stored before this counted it
+    result = dataclasses.replace(result, models=(dataclasses.replace(result.models[0], rows=tuple(rows)),))
+    judged, _ = rejudge(result, load_items(SET), note="N")
+    assert outcome(judged.models[0].rows[1]) == "asked_again"
 
 
 def test_judging_again_counts_a_text_reply_that_asks_again_and_judges_declines_anew(

@@ -15,6 +15,7 @@ from voice.conversation.history import History
 from voice.conversation.reply_check import CheckedReply, ReplyCheck, Verdict, claims, denied, echoes
 from voice.runtime.fakes import Delay, FakeLlm, FakeStt
 from voice.runtime.model_api import ChatMessage, PromptInfo
+from voice.skills.answer import ASKING_AGAIN
 from voice.skills.capabilities import WHAT_I_CAN_DO
 from voice.turn.pipeline import Utterance, run_turn
 
@@ -141,6 +142,10 @@ async def test_a_reply_no_model_wrote_goes_through_unchecked() -> None:
     assert not await model.push(echo, 0) and model.changed
     assert model.said == queued[1:] == [make_config().stt.ask_again_reply] and model.asked_again
     assert not skill.asked_again
+    for unclear in ASKING_AGAIN:  # a skill's reply that asks again ("I didn't catch the numbers") counts as asking
+        asks = CheckedReply.of(messages, make_config(), put)
+        asks.prompt = skill.prompt
+        assert await asks.push(unclear, 0) and asks.asked_again
     assert CheckedReply.of([], make_config(), put).check is None  # a local reply (a timer): no prompt
 
 

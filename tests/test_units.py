@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from voice.skills.answer import clean
-from voice.skills.units import convert, convert_previous
+from voice.skills.units import UNCLEAR, convert, convert_previous
 
 CASES = [
     ("How many feet are in a mile?", "There are 5280 feet in a mile."),
@@ -53,6 +53,12 @@ CASES = [
     ("What is the capital of France?", None),
     ("How many metres are in a metre?", None),
     ("What is the mile in feet?", None),
+    ("How many miles are in a marathon?", None),  # a distance no unit names: the LLM's
+    ("How many days are there in February?", None),
+    # The unit to convert from not heard ("an hour" misheard): asked again, not guessed.
+    ("How many seconds are there in another?", UNCLEAR),
+    ("how many grams in one", UNCLEAR),
+    ("How many cups make a", UNCLEAR),
 ]
 
 

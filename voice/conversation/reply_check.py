@@ -41,6 +41,7 @@ from voice.conversation.answer_confidence import (
     not_sure_rule,
 )
 from voice.runtime.model_api import ChatMessage, PromptInfo
+from voice.skills.answer import asks_again
 from voice.skills.capabilities import DEVICE, WHAT_I_CAN_DO
 from voice.skills.word_classes import FUNCTION_WORDS, is_filler, words_of
 
@@ -355,8 +356,11 @@ class CheckedReply:
 
     @property
     def asked_again(self) -> bool:
-        """The check replaced the reply with ``[stt] ask_again_reply`` (it echoed the user's words)."""
-        return self.check is not None and self.said == [self.check.ask_again]
+        """The reply asks the user to say it again: the check replaced it with ``[stt] ask_again_reply`` (it echoed
+        the user's words), or it is a skill's (a sum or a conversion not all heard: :func:`asks_again`)."""
+        if self.check is not None and self.said == [self.check.ask_again]:
+            return True
+        return self._skill() and asks_again(" ".join(self.said))
 
     def confidence(self) -> Confidence | None:
         """How sure the model was of the reply's first sentence (None: a skill's reply, or no log-probabilities)."""

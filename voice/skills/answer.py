@@ -28,6 +28,7 @@ from voice.skills.numbers import (
     parse_number,
     say_number,
 )
+from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
 from voice.skills.units import convert, convert_previous
 
 _OPS: dict[str, Callable[[float, float], float]] = {
@@ -135,6 +136,16 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     # After the skills that read numbers with their units and amounts: a sum in any words, or "say it again".
     ("expressions", lambda t, _now: expressions.answer(t)),
 )
+
+
+ASKING_AGAIN = frozenset({expressions.UNCLEAR, CONVERSION_UNCLEAR})
+"""The skills' replies that ask the user to say it again: a sum or a conversion whose numbers or units were not
+all heard. A turn answered with one counts as asking again (``TurnReport.asked_again``)."""
+
+
+def asks_again(reply: str) -> bool:
+    """``reply`` is one of :data:`ASKING_AGAIN`."""
+    return reply.strip() in ASKING_AGAIN
 
 
 def load_data() -> None:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from voice.skills.numbers import NUMBER_WORDS, fraction_words, parse_fraction, parse_number, say_number
-from voice.skills.word_classes import FUNCTION_WORDS, is_filler
+from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, is_filler
 
 UNCLEAR = "I didn't catch the numbers. Could you say the sum again?"
 """The reply to a sum asked for whose numbers were not all heard."""
@@ -47,6 +47,7 @@ _ASKS_A_NUMBER = frozenset({"what", "what's", "whats", "calculate", "compute"})
 _OPERATOR_WORDS = frozenset(
     {_GLUED, "minus", "negative", "plus", "times", "x", "over", "by", "root", "power", *"+-*/"}
 )
+_FRACTION_WORDS = frozenset({"half", "halves", "third", "thirds", "quarter", "quarters", "fourth", "fourths"})
 _LIMIT = 1e15
 """Results this large are too long to say."""
 
@@ -124,6 +125,10 @@ def _factor(toks: list[str], i: int) -> Part | None:
             if f is None:
                 return None
             return Part(frac * f.value, f"{fraction_words(part)} of {f.said}", f.end, f.ops + 1)
+    for width in (2, 1):  # a fraction alone: "three quarters", "a half", "2 thirds"
+        if (frac := _fraction(toks, i, width)) is not None:
+            part = " ".join(toks[i : i + width])
+            return Part(frac, fraction_words(part), i + width, 0)
     sign = 1.0
     if toks[i] in ("minus", "negative", "-"):  # binds before a power: "minus 8 squared" is (-8)²
         sign, i = -1.0, i + 1
@@ -134,6 +139,12 @@ def _factor(toks: list[str], i: int) -> Part | None:
     said = say_number(n).replace("-", "minus ")
     if toks[j : j + 2] == ["percent", "of"] and (f := _factor(toks, j + 2) if j + 2 < len(toks) else None):
         return Part(n * f.value / 100, f"{said} percent of {f.said}", f.end, f.ops + 1)
+    return _raised(toks, j, n, said)
+
+
+def _raised(toks: list[str], j: int, n: float, said: str) -> Part | None:
+    """The number ``n`` (said ``said``) that ends at ``j``, with the power after it if one is said: "squared",
+    "cubed", "(raised) to the power of 10"."""
     if j < len(toks) and toks[j] in ("squared", "cubed"):
         power = 2.0 if toks[j] == "squared" else 3.0
         result = _power(n, power)
@@ -147,6 +158,14 @@ def _factor(toks: list[str], i: int) -> Part | None:
             else None
         )
     return Part(n, said, j, 0)
+
+
+def _fraction(toks: list[str], i: int, width: int) -> float | None:
+    """The fraction ``toks[i : i + width]`` names, if it ends in a fraction word ("three quarters", "a half",
+    "half"; not "three" or "a hundred")."""
+    if i + width > len(toks) or toks[i + width - 1] not in _FRACTION_WORDS:
+        return None
+    return parse_fraction(" ".join(toks[i : i + width]))
 
 
 def _chain(toks: list[str], i: int, inner: bool) -> Part | None:
@@ -208,17 +227,51 @@ def _only_asking(words: list[str]) -> bool:
     return all(w in FUNCTION_WORDS or is_filler(w) or not w[:1].isalnum() for w in words)
 
 
+def _content_word(toks: list[str], i: int) -> bool:
+    """``toks[i]`` is a word that means something (not a number, an operator, a function word or a filler)."""
+    tok = toks[i] if 0 <= i < len(toks) else ""
+    return (
+        tok[:1].isalpha()
+        and not _is_number_token(tok)
+        and tok not in FUNCTION_WORDS | _OPERATOR_WORDS
+        and not is_filler(tok)
+    )
+
+
+def _left_operand(toks: list[str], op: int) -> tuple[int, bool] | None:
+    """Where the operand before the operator at ``op`` starts, and whether it is a number: the longest number
+    ending there, else one word that means something ("due" for a "two" misheard); None: neither."""
+    for s in range(op):
+        if (found := _number(toks, s)) is not None and found[1] == op:
+            return s, True
+    return (op - 1, False) if _content_word(toks, op - 1) else None
+
+
+def _right_operand(toks: list[str], q: int) -> tuple[int, bool | None]:
+    """Where the operand after an operator ending at ``q`` ends, and whether it is a number (None: there is none)."""
+    if q < len(toks) and (part := _factor(toks, q)) is not None:
+        return part.end, True
+    return (q + 1, False) if _content_word(toks, q) else (q, None)
+
+
 def unclear(text: str) -> bool:
-    """A sum asked for whose numbers were not all heard: only asking words, a number, an operator and nothing
-    after it but asking words ("What is 17 times?", "so 12 plus is what", "what's the square root of")."""
+    """A sum asked for whose numbers were not all heard: around an operator, one operand is a number and the other
+    is missing ("What is 17 times?", "so 12 plus is what", "what's the square root of") or a single word that is
+    no number ("What is due to the power of ten?", "What's 12.5 times forward?": "two" and "four" misheard), with
+    nothing around them but asking words. An operator that is another word too ("times", "over") counts only
+    where a number is asked for ("what", "calculate")."""
     toks = tokens(text)
     ops = (*_MULTIPLY, *_DIVIDE, *_ADD, *_SUBTRACT, ("percent", "of"), ("to", "the", "power", "of"))
-    for i in range(len(toks)):
-        found = _number(toks, i)
-        if found is None or (j := _match(toks, found[1], ops)) is None:
+    for op in range(1, len(toks)):
+        if (q := _match(toks, op, ops)) is None or (left := _left_operand(toks, op)) is None:
             continue
-        before, rest = toks[:i], toks[j:]
-        if toks[found[1]] in _AMBIGUOUS and not _ASKS_A_NUMBER & {*before, *rest}:
+        (start, left_number), (end, right_number) = left, _right_operand(toks, q)
+        if left_number == bool(right_number) or (not left_number and right_number is None):
+            continue  # both numbers (not a sum this reads: find() had its chance), or no number at all
+        before, rest = toks[:start], toks[end:]
+        if before[-1:] and before[-1] in DETERMINERS:
+            continue  # "the 2 times table": a number after an article names something
+        if toks[op] in _AMBIGUOUS and not _ASKS_A_NUMBER & {*before, *rest}:
             return False  # "is it 5 over?", "3 times?": a question about something else
         return _only_asking(before) and all(w in _TAIL or is_filler(w) or not w[:1].isalnum() for w in rest)
     words = [w for w in toks if w[:1].isalnum() and not is_filler(w)]

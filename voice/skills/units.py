@@ -5,7 +5,8 @@ ounce and spoons), answered without the LLM. Months and years have no fixed leng
 365 days (366 in a leap year, which the reply says), a month 28 to 31 days.
 
 :func:`convert` takes a cleaned transcript (lower case, no final punctuation) and returns the reply, or None
-when it names no two known units of the same kind.
+when it names no two known units of the same kind. A conversion asked for whose second unit was not heard ("how
+many seconds are there in another?": "an hour" misheard) gets :data:`UNCLEAR`, not the LLM's guess.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from __future__ import annotations
 import re
 
 from voice.skills.numbers import parse_amount, parse_number, say_number
+from voice.skills.word_classes import DETERMINERS
+
+UNCLEAR = "I didn't catch what to convert. Could you say it again?"
+"""The reply to a conversion asked for whose unit to convert from was not heard."""
 
 # name → (dimension, factor to the base unit). Plurals and spellings are folded by :func:`_unit`.
 _UNITS: dict[str, tuple[str, float]] = {
@@ -52,6 +57,9 @@ _SAID = {"floz": ("fluid ounce", "fluid ounces"), "mph": ("mile per hour", "mile
 _TEMPERATURES = {"celsius": "Celsius", "centigrade": "Celsius", "fahrenheit": "Fahrenheit"}
 _NUMBER = r"(?:a|an|one|[\w.,/-]+(?: [\w-]+){0,4}?)"
 _AND_A_PART = r"(?: and (?P<part>a half|a quarter|three quarters))?"  # "an hour and a half"
+
+
+_NO_SOURCE = re.compile(r"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|make|makes|make up) (?P<rest>[a-z ]+)")
 
 
 def _unit(word: str) -> str | None:
@@ -116,6 +124,8 @@ def convert(t: str) -> str | None:
     if (reply := _temperature(t)) is not None:
         return reply
     t = _one_word_units(t.replace("leap year", "leapyear"))  # a leap year is one unit of a fixed 366 days
+    if (m := _NO_SOURCE.fullmatch(t)) and _unit(m.group("to")) and set(m.group("rest").split()) <= DETERMINERS:
+        return UNCLEAR  # "how many seconds are there in another": the unit after the article was not heard
     m = re.fullmatch(
         rf"how many (?P<to>[a-z]+) (?:are |is )?(?:there )?(?:in|is|make|makes|make up) (?P<n>{_NUMBER}) "
         rf"(?P<from>[a-z]+){_AND_A_PART}",

@@ -32,6 +32,9 @@ AUXILIARIES = words_of(
     "isn't aren't wasn't weren't don't doesn't didn't won't wouldn't can't couldn't what's how's"
 )
 
+DETERMINERS = words_of("a an the another each every this that these those some any one")
+"""Words that stand before a noun and need it: a request that ends on one has lost its last word."""
+
 QUESTION_WORDS = words_of("what which who whom whose where when why how whats")
 
 ASKING = words_of(

@@ -81,7 +81,7 @@ class _Progress:
     heard: Heard | None = None  # the STT's words and confidence
     answer: Confidence | None = None  # how sure the LLM was of its first sentence
     asked_again: bool = False  # the STT was unsure: the reply asks the user to say it again, off the record
-    echo_asked_again: bool = False  # the reply check caught an echo and asked again instead (on the record)
+    reply_asked_again: bool = False  # the reply asks again, on the record: an echo caught, a sum not all heard
 
 
 class _EndOfClauses:
@@ -271,7 +271,7 @@ class _Turn:
                 await check_stream(stream, checked, splitter, timer, token_cap=cap)
             finally:
                 self.progress.prompt = checked.prompt  # also for the report of a turn cancelled meanwhile
-            self.progress.answer, self.progress.echo_asked_again = checked.confidence(), checked.asked_again
+            self.progress.answer, self.progress.reply_asked_again = checked.confidence(), checked.asked_again
             await clauses.put(_EndOfClauses())
             admission.release()  # the LLM is done: the next turn may use it while this one is spoken
         if not self.progress.asked_again:
@@ -377,7 +377,7 @@ def _report(
         stt_avg_logprob=_rounded(heard.avg_logprob if heard else None),
         stt_min_word_prob=_rounded(heard.min_word_prob if heard else None),
         stt_no_speech_prob=_rounded(heard.no_speech_prob if heard else None),
-        asked_again=progress.asked_again or progress.echo_asked_again,
+        asked_again=progress.asked_again or progress.reply_asked_again,
         answer_logprob_mean=answer.mean_logprob if answer else None,
         answer_logprob_min=answer.min_logprob if answer else None,
         **extra,

@@ -50,6 +50,7 @@ from voice.config.config import Config, load_config
 from voice.conversation.answer_confidence import Confidence, first_sentence_confidence, not_sure_rule
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.skills.answer import asks_again
 from voice.skills.timers import TimerBook
 from voice.skills.timers import handle as handle_timer
 
@@ -122,8 +123,9 @@ def run_item(llm: Any, config: Config, item: Item) -> TextRow:
         history += [ChatMessage("user", q), ChatMessage("assistant", prev.reply)]
     res = ask(llm, config, history, item.question, timers)
     verdict = judge(item, res.reply, datetime.now().astimezone())
-    # The reply that asks to say it again: not an answer, whatever the checks say (as in spoken mode).
-    asked_again = bool(res.reply) and res.reply == config.stt.ask_again_reply.strip()
+    # A reply that asks to say it again (the config's, or a skill's for a sum not all heard): not an answer,
+    # whatever the checks say (as in spoken mode).
+    asked_again = bool(res.reply) and (res.reply == config.stt.ask_again_reply.strip() or asks_again(res.reply))
     words = len(res.reply.split())
     return TextRow(
         id=item.id,

@@ -47,6 +47,7 @@ from voice.bench.quality.result import (
 from voice.bench.quality.spoken import summarize_spoken
 from voice.bench.scaffold import Outputs
 from voice.config.config import load_config
+from voice.skills.answer import asks_again
 
 #: Options that ask models (or choose what they are asked): meaningless when judging stored replies again.
 MODEL_OPTIONS = ("spoken", "stt", "speech", "voices", "llm", "items", "as_transcribed")
@@ -85,12 +86,9 @@ def _item_for(row_id: str, question: str, items: Mapping[str, Item], as_transcri
 
 def _judged_again(row: Row, item: Item, now: datetime, ask_again_reply: str | None) -> Row:
     """``row`` with the verdict of ``item``'s checks; a clock item's row, or one that asked to say it again, as it
-    was but for whether it declines. A row whose reply is ``ask_again_reply`` asked to say it again."""
-    if (
-        not row.asked_again
-        and ask_again_reply
-        and row.reply == ask_again_reply.strip()
-    ):
+    was but for whether it declines. A row whose reply is ``ask_again_reply`` or a skill's that asks again
+    (:func:`~voice.skills.answer.asks_again`) asked to say it again."""
+    if not row.asked_again and ((ask_again_reply and row.reply == ask_again_reply.strip()) or asks_again(row.reply)):
         failed = (*row.failed, "asked to say it again")
         row = dataclasses.replace(row, asked_again=True, right=False, failed=failed)
     if item.clock or row.asked_again:
