@@ -10,6 +10,7 @@ import pytest
 from voice.skills.answer import answer as skills_answer
 from voice.skills.answer import clean, follow_up
 from voice.skills.money_sums import answer
+from voice.skills.numbers import parse_number, say_number
 
 
 @pytest.mark.parametrize(
@@ -114,3 +115,18 @@ def test_a_split_bill_is_split_again_another_way(first: str, again: str, reply: 
 )
 def test_only_a_split_bill_is_split_again(previous: str, again: str) -> None:
     assert follow_up(again, previous) is None
+
+
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_TEENS = ["thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+
+
+@pytest.mark.parametrize("word", _TENS + _TEENS)
+def test_a_number_word_is_read_whole_not_as_the_shorter_word_it_starts_with(word: str) -> None:
+    # "eighty" once matched as "eight": "an eighty dollar jacket" was priced at 8 dollars.
+    n = parse_number(word)
+    assert n is not None
+    reply = answer(f"how much is a {word} dollar jacket with fifty percent off")
+    assert reply is not None and reply.startswith(f"{say_number(n)} dollars with 50 percent off")
+    split = answer(f"split a {word} dollar bill two ways")
+    assert split is not None and split.startswith(f"{say_number(n)} dollars split 2 ways"), split

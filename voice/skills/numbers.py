@@ -15,8 +15,9 @@ _UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split(" "))}
 _TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split(" "), start=2)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _FILLER = {"and", "a", "after", "by", "the"}
-NUMBER_WORDS = "|".join((*_UNITS, *_TENS, *_SCALES))
-"""The words of a number said in words, as a regular expression's alternatives ("seven|...|million")."""
+NUMBER_WORDS = "|".join(sorted((*_UNITS, *_TENS, *_SCALES), key=len, reverse=True))
+"""The words of a number said in words, as a regular expression's alternatives, longest first ("seventeen|...|
+seven"): a regular expression takes the first alternative that matches, so "eighty" must come before "eight"."""
 
 
 def parse_number(text: str) -> float | None:
