@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import make_config
 from voice.runtime.model_api import ChatMessage
-from voice.turn.ask_again import needed, understood
+from voice.turn.ask_again import needed, reply, too_long, understood
 
 UNSURE, SURE = -0.8, -0.3
 
@@ -162,3 +162,35 @@ def test_writing_out_follow_ups_off_leaves_only_those_on_the_previous_answer() -
 )
 def test_an_unsure_follow_up_no_skill_answers_is_asked_again(earlier: list[ChatMessage], text: str) -> None:
     assert needed(make_config(), text, UNSURE, earlier)
+
+
+#: More than twelve words no skill takes (hesitations not counted): not handed to the LLM, however sure the STT.
+LONG = [
+    "My friend and I were arguing about this the other night and neither of us could remember who painted it.",
+    "So I was reading this book, um, and it mentioned the guy who came up with the laws of gravity, who was he?",
+]
+#: Long, but a skill takes it whole; short; or long only with its hesitations.
+NOT_TOO_LONG = [
+    "So I'm at dinner with friends, the bill came to 120 dollars and we want to leave a 20 percent tip.",
+    "Who painted the Mona Lisa?",
+    "Um, uh, so, um, who, uh, painted the, um, Mona Lisa, uh, in, um, Italy, uh?",
+]
+
+
+@pytest.mark.parametrize("text", LONG)
+def test_a_long_turn_no_skill_takes_is_asked_for_in_fewer_words(text: str) -> None:
+    config = make_config()
+    assert too_long(config, text) and needed(config, text, SURE) and needed(config, text, None)
+    assert reply(config, text) == config.stt.ask_shorter_reply != config.stt.ask_again_reply
+    # Off: handed to the LLM as before, and a short unsure turn still gets the usual reply.
+    for off in ({"ask_again_llm_above_words": 0}, {"ask_again": False}):
+        assert not needed(make_config(stt=off), text, SURE)
+    assert not needed(make_config(stt={"ask_again_llm_above_words": 40}), text, SURE)
+
+
+@pytest.mark.parametrize("text", NOT_TOO_LONG)
+def test_a_short_turn_or_one_a_skill_takes_is_not_asked_for_in_fewer_words(text: str) -> None:
+    config = make_config()
+    assert not needed(config, text, SURE)
+    if not too_long(config, text):
+        assert reply(config, text) == config.stt.ask_again_reply

@@ -68,6 +68,10 @@ def test_ask_again_settings_are_checked() -> None:
     for bad in (-0.1, 1.0, 3.0):
         with pytest.raises(ConfigError, match=r"\[stt\] ask_again_llm_below_word_prob must be in \[0, 1\)"):
             parse_config({"stt": {"ask_again_llm_below_word_prob": bad}})
+    with pytest.raises(ConfigError, match=r"\[stt\] ask_again_llm_above_words must be 0 \(off\) or more, got -1"):
+        parse_config({"stt": {"ask_again_llm_above_words": -1}})
+    with pytest.raises(ConfigError, match=r"\[stt\] ask_shorter_reply must not be empty"):
+        parse_config({"stt": {"ask_shorter_reply": " "}})
     assert parse_config({"stt": {"unsure_beam_size": 5}}).stt.unsure_beam_size == 5
     for beams in ({"unsure_beam_size": 1}, {"unsure_beam_size": 11}, {"beam_size": 5, "unsure_beam_size": 3}):
         with pytest.raises(ConfigError, match=r"\[stt\] unsure_beam_size must be 0 \(off\) or a beam wider"):

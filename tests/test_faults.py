@@ -351,6 +351,8 @@ async def test_50_long_turns_into_a_small_context_trim_the_history() -> None:
 
 
 async def test_a_message_too_long_for_the_context_is_an_error_and_the_next_turn_succeeds() -> None:
+    """With the rule that asks for a long turn in fewer words off (it would stop these words first: see
+    ``test_a_very_long_turn_is_asked_for_in_fewer_words_not_sent_to_the_llm``)."""
     delay = Delay(None, 0.01 * FAKE_MS)
     runtime = ModelRuntime(
         vad=FakeVad(),
@@ -359,7 +361,8 @@ async def test_a_message_too_long_for_the_context_is_an_error_and_the_next_turn_
         tts=FakeTts(delay=delay),
         gate=ComputeGate(),
     )
-    async with running(runtime) as srv:
+    # Off here: 700 words would otherwise be asked for in fewer words before they reach the LLM.
+    async with running(runtime, stt={"ask_again_llm_above_words": 0}) as srv:
         p = await Probe.connect(srv.url)
         t = np.arange(8000) / 16000
         report = await p.turn((0.3 * 32767 * np.sin(2 * np.pi * 300 * t)).astype(np.int16))
@@ -616,3 +619,22 @@ async def test_soak_80_turns_over_8_sessions_with_fakes() -> None:
 @pytest.fixture(autouse=True)
 def _no_models_root_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VOICE_MODELS_ROOT", raising=False)
+
+
+async def test_a_very_long_turn_is_asked_for_in_fewer_words_not_sent_to_the_llm() -> None:
+    delay = Delay(None, 0.01 * FAKE_MS)
+    runtime = ModelRuntime(
+        vad=FakeVad(),
+        stt=TaggedStt(texts=("word " * 700,), delay=delay),
+        llm=echo_llm(context=600, delay=delay),
+        tts=FakeTts(delay=delay),
+        gate=ComputeGate(),
+    )
+    async with running(runtime) as srv:
+        p = await Probe.connect(srv.url)
+        t = np.arange(8000) / 16000
+        report = await p.turn((0.3 * 32767 * np.sin(2 * np.pi * 300 * t)).astype(np.int16))
+        assert report["outcome"] == "ok" and report["asked_again"] and p.errors() == []
+        assert report["reply_text"] == srv.config.stt.ask_shorter_reply
+        assert runtime.llm.prompts == []  # type: ignore[attr-defined]
+        await p.close()

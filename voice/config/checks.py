@@ -163,6 +163,11 @@ def _validate_stt(stt: sections.SttConfig) -> None:
         )
     if stt.ask_again and not stt.ask_again_reply.strip():
         raise ConfigError("[stt] ask_again_reply must not be empty when ask_again is on")
+    if stt.ask_again_llm_above_words < 0:
+        most = stt.ask_again_llm_above_words
+        raise ConfigError(f"[stt] ask_again_llm_above_words must be 0 (off) or more, got {most}")
+    if stt.ask_again and stt.ask_again_llm_above_words and not stt.ask_shorter_reply.strip():
+        raise ConfigError("[stt] ask_shorter_reply must not be empty when ask_again_llm_above_words is on")
 
 
 def _validate_reply(llm: sections.LlmConfig, tts: sections.TtsConfig) -> None:

@@ -138,6 +138,11 @@ class SttConfig:
     off, and the word probabilities (a decoder pass, ~15 ms) are not read (local backend only). Off by default:
     the fit's 0.3 traded one right answer per wrong one caught and slowed the loop (config.toml)."""
     ask_again_reply: str = "Sorry, I didn't catch that. Could you say it again?"
+    ask_again_llm_above_words: int = 12
+    """With ``ask_again``: words no skill takes that run to more than this many (hesitations not counted) are not
+    handed to the LLM; ``ask_shorter_reply`` asks for the question in fewer words. 0 = off. A small LLM answers a
+    long, rambling turn badly (:mod:`voice.turn.ask_again`)."""
+    ask_shorter_reply: str = "Sorry, I lost the question in all that. Could you ask it in a few words?"
     skills_take_unsure: bool = True
     """With ``[llm] skills``: an unsure transcript that a local skill recognises whole (a sum, a conversion, the
     clock, a timer, a request it cannot carry out), or as a follow-up it answers from the conversation ("and

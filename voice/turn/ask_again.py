@@ -17,6 +17,11 @@ exact reply shows what it understood. Between the two bars, a transcript no skil
 holds for such words when their least likely word is under ``[stt] ask_again_llm_below_word_prob`` (one misheard
 word the mean over the sentence hides).
 
+Words only the LLM would answer that run long (more than ``[stt] ask_again_llm_above_words``, hesitations not
+counted) are not handed to it either, however sure the STT: a small LLM answers a long, rambling turn badly (on
+the older question sets, spoken, it answered 1 of 23 such turns right), so :func:`reply` asks for the question in
+fewer words (``[stt] ask_shorter_reply``). A skill still answers a long turn it recognises (a tip with its story).
+
 A transcript with nothing to answer (:func:`voice.conversation.input_gate.unintelligible`: only punctuation, digits,
 hesitation sounds or notes of sounds, "1 2 3 4 5", "Um, uh.", "[BLANK_AUDIO]") is asked again however sure the STT
 was, and whatever ``ask_again`` says: no LLM is asked to guess at it. Pure.
@@ -24,6 +29,7 @@ was, and whatever ``ask_again`` says: no LLM is asked to guess at it. Pure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -34,6 +40,9 @@ from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
 from voice.skills import capabilities, timers
+from voice.skills.word_classes import is_filler
+
+_WORD = re.compile(r"[a-z0-9']+")
 
 #: Any moment will do: it changes the words of a clock answer, never whether there is one.
 _A_MOMENT = datetime(2026, 1, 1, 12, 0)
@@ -93,9 +102,23 @@ def needed(
     if _nothing_to_answer(config, text, earlier):
         return True  # however sure the STT
     stt = config.stt
+    if stt.ask_again and too_long(config, text):
+        return not (config.llm.skills and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
     if not stt.unsure_for_llm(avg_logprob, min_word_prob):
         return False
     # Under the general bar a skill takes the words only with skills_take_unsure; between the two bars (only words
     # the LLM would answer are asked again) any skill that answers them exactly does.
     take = config.llm.skills and (stt.skills_take_unsure or not stt.unsure(avg_logprob))
     return not (take and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
+
+
+def too_long(config: Config, text: str) -> bool:
+    """``text`` has more words than ``[stt] ask_again_llm_above_words`` (hesitations not counted; 0: never)."""
+    most = config.stt.ask_again_llm_above_words
+    return bool(most) and sum(not is_filler(w) for w in _WORD.findall(text.lower())) > most
+
+
+def reply(config: Config, text: str) -> str:
+    """What to say when :func:`needed`: ``[stt] ask_shorter_reply`` to a turn :func:`too_long`, else
+    ``[stt] ask_again_reply``."""
+    return config.stt.ask_shorter_reply if too_long(config, text) else config.stt.ask_again_reply

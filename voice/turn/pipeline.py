@@ -201,7 +201,7 @@ class _Turn:
                 raise asyncio.CancelledError
             local = utterance.announce
             if self.progress.asked_again:
-                local = self.config.stt.ask_again_reply
+                local = ask_again.reply(self.config, text)
             if local is None and text and self.config.llm.skills:
                 # Timers change the conversation's state, so they are handled here, on its history (a
                 # speculative turn's copy), not in the stateless skills of the LLM wrapper.

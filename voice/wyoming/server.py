@@ -359,7 +359,7 @@ class WyomingServer:
                     len(action.text),
                     "no STT confidence" if heard is None else f"our STT's mean log-prob {sure}, least word {word}",
                 )
-                return config.stt.ask_again_reply
+                return ask_again.reply(config, action.text)
             with runtime.admit():
                 conv.history.add("user", action.text)
                 system = ChatMessage("system", config.llm.system_prompt)
