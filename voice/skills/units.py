@@ -5,8 +5,8 @@ ounce and spoons), answered without the LLM. Months and years have no fixed leng
 365 days (366 in a leap year, which the reply says), a month 28 to 31 days.
 
 :func:`convert` takes a cleaned transcript (lower case, no final punctuation) and returns the reply, or None
-when it names no two known units of the same kind. A conversion asked for whose second unit was not heard ("how
-many seconds are there in another?": "an hour" misheard) gets :data:`UNCLEAR`, not the LLM's guess.
+when it names no two known units of the same kind. A conversion asked for whose unit to convert from was not heard
+("how many seconds are there in another?": "an hour" misheard) gets :data:`UNCLEAR`, not the LLM's guess.
 """
 
 from __future__ import annotations
