@@ -115,6 +115,14 @@ def ask(
     )
 
 
+def asks_to_say_it_again(reply: str, ask_again_reply: str | None) -> bool:
+    """``reply`` asks the user to say it again: it is ``ask_again_reply`` (the config's ``[stt] ask_again_reply``;
+    None: not known), or a skill's for a sum or a conversion not all heard (:func:`voice.skills.answer.asks_again`)."""
+    if not reply:
+        return False
+    return (ask_again_reply is not None and reply == ask_again_reply.strip()) or asks_again(reply)
+
+
 def run_item(llm: Any, config: Config, item: Item) -> TextRow:
     history: list[ChatMessage] = []
     timers = TimerBook() if config.llm.skills else None
@@ -123,9 +131,8 @@ def run_item(llm: Any, config: Config, item: Item) -> TextRow:
         history += [ChatMessage("user", q), ChatMessage("assistant", prev.reply)]
     res = ask(llm, config, history, item.question, timers)
     verdict = judge(item, res.reply, datetime.now().astimezone())
-    # A reply that asks to say it again (the config's, or a skill's for a sum not all heard): not an answer,
-    # whatever the checks say (as in spoken mode).
-    asked_again = bool(res.reply) and (res.reply == config.stt.ask_again_reply.strip() or asks_again(res.reply))
+    # A reply that asks to say it again: not an answer, whatever the checks say (as in spoken mode).
+    asked_again = asks_to_say_it_again(res.reply, config.stt.ask_again_reply)
     words = len(res.reply.split())
     return TextRow(
         id=item.id,

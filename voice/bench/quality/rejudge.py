@@ -30,7 +30,7 @@ from voice.bench.clips import BenchError
 from voice.bench.machine import REPO_ROOT, git_commit
 from voice.bench.markdown import text_table, write_outputs
 from voice.bench.quality.declines import declines
-from voice.bench.quality.measure import DEFAULT_SET, as_stt_writes, summarize
+from voice.bench.quality.measure import DEFAULT_SET, as_stt_writes, asks_to_say_it_again, summarize
 from voice.bench.quality.question_set import Item, QuestionSetError, judge, load_items
 from voice.bench.quality.report import markdown, spoken_table, text_summary_table
 from voice.bench.quality.result import (
@@ -47,7 +47,6 @@ from voice.bench.quality.result import (
 from voice.bench.quality.spoken import summarize_spoken
 from voice.bench.scaffold import Outputs
 from voice.config.config import load_config
-from voice.skills.answer import asks_again
 
 #: Options that ask models (or choose what they are asked): meaningless when judging stored replies again.
 MODEL_OPTIONS = ("spoken", "stt", "speech", "voices", "llm", "items", "as_transcribed")
@@ -88,7 +87,7 @@ def _judged_again(row: Row, item: Item, now: datetime, ask_again_reply: str | No
     """``row`` with the verdict of ``item``'s checks; a clock item's row, or one that asked to say it again, as it
     was but for whether it declines. A row whose reply is ``ask_again_reply`` or a skill's that asks again
     (:func:`~voice.skills.answer.asks_again`) asked to say it again."""
-    if not row.asked_again and ((ask_again_reply and row.reply == ask_again_reply.strip()) or asks_again(row.reply)):
+    if not row.asked_again and asks_to_say_it_again(row.reply, ask_again_reply):
         failed = (*row.failed, "asked to say it again")
         row = dataclasses.replace(row, asked_again=True, right=False, failed=failed)
     if item.clock or row.asked_again:
