@@ -83,7 +83,7 @@ def load_runtime(
     else:
         llm = timed(f"LLM {config.llm.model}", lambda: LlamaLlm(llm_dir, config.llm), llm_dir)
     if config.llm.skills:
-        llm = SkillsLlm(llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups)
+        llm = SkillsLlm.of(llm, config.llm)
         t0 = time.perf_counter()
         skills.load_data()  # else on the first question about a country or an element (~0.1 s)
         log.info("loaded the skills' data (countries, elements) in %.0f ms", (time.perf_counter() - t0) * 1000)

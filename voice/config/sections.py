@@ -216,6 +216,10 @@ class LlmConfig:
     France?" as "What is the capital of Germany?", "When was he born?" after a reply naming William Shakespeare as
     "When was William Shakespeare born?" (:mod:`voice.conversation.follow_ups`); history and clients keep the
     words as heard."""
+    self_repair: bool = True
+    """Show the skills and the model a turn that corrects itself as meant: "set a timer for three minutes, no,
+    make it four" as "set a timer for four minutes" (:mod:`voice.conversation.self_repair`); history and clients
+    keep the words as heard."""
     skills: bool = True
     kv_cache_mb: int = 256
     """Memory for saved per-conversation KV states (0 = off: only the live context is reused)."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
+from voice.config.sections import LlmConfig
 from voice.conversation.follow_ups import resolve_messages
 from voice.conversation.grounding import Clock, local_now
+from voice.conversation.self_repair import repair_messages
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.kvcache import KvStats
 from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
@@ -24,15 +26,33 @@ from voice.skills import capabilities, live_state, notes, personal_facts
 
 class SkillsLlm:
     def __init__(
-        self, inner: Llm, *, clock: Clock = local_now, location: str = "", resolve_follow_ups: bool = True
+        self,
+        inner: Llm,
+        *,
+        clock: Clock = local_now,
+        location: str = "",
+        resolve_follow_ups: bool = True,
+        self_repair: bool = True,
     ) -> None:
         self.inner = inner
         self._clock = clock
         self._location = location
         self._resolve = resolve_follow_ups
         """Match the newest user message as :mod:`voice.conversation.ellipsis` writes it out ("And in half a mile?")."""
+        self._repair = self_repair
+        """Match the user's messages with their self-corrections applied (:mod:`voice.conversation.self_repair`)."""
         self.answered = 0
         """Turns a skill answered (for benches and logs)."""
+
+    @classmethod
+    def of(cls, inner: Llm, config: LlmConfig) -> SkillsLlm:
+        """``inner`` with the skills, as ``config`` (``[llm]``) sets them."""
+        return cls(
+            inner,
+            location=config.location,
+            resolve_follow_ups=config.resolve_follow_ups,
+            self_repair=config.self_repair,
+        )
 
     @property
     def uses_local_compute(self) -> bool:
@@ -57,13 +77,14 @@ class SkillsLlm:
     def generate(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, cancel: threading.Event
     ) -> Iterator[LlmEvent]:
-        last = messages[-1] if messages else None
+        meant = repair_messages(messages) if self._repair else messages
+        last = meant[-1] if meant else None
         reply = None
         if last is not None and last.role == "user":
-            previous = next((m.content for m in reversed(messages[:-1]) if m.role == "assistant"), "")
+            previous = next((m.content for m in reversed(meant[:-1]) if m.role == "assistant"), "")
             now = self._clock()
-            asked = strip_interjections(resolve_messages(messages)[-1].content if self._resolve else last.content)
-            earlier = [m.content for m in messages[:-1] if m.role == "user"]
+            asked = strip_interjections(resolve_messages(meant)[-1].content if self._resolve else last.content)
+            earlier = [m.content for m in meant[:-1] if m.role == "user"]
             reply = (
                 skills.answer(asked, now, self._location)
                 or personal_facts.answer(asked, earlier, now)

@@ -17,6 +17,9 @@ exact reply shows what it understood. Between the two bars, a transcript no skil
 holds for such words when their least likely word is under ``[stt] ask_again_llm_below_word_prob`` (one misheard
 word the mean over the sentence hides).
 
+A turn that corrects itself is judged as meant (:mod:`voice.conversation.self_repair`, ``[llm] self_repair``): "set a
+timer for three minutes, no, make it four" is the timer of four minutes.
+
 Words only the LLM would answer that run long (more than ``[stt] ask_again_llm_above_words``, hesitations not
 counted) are not handed to it either, however sure the STT: a small LLM answers a long, rambling turn badly (on
 the older question sets, spoken, it answered 1 of 23 such turns right), so :func:`reply` asks for the question in
@@ -36,6 +39,7 @@ from datetime import datetime
 from voice.config.config import Config
 from voice.conversation.follow_ups import resolve_messages
 from voice.conversation.input_gate import unintelligible
+from voice.conversation.self_repair import as_meant
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
@@ -98,6 +102,7 @@ def needed(
     ``min_word_prob``) and no skill takes it; ``earlier`` is the conversation before it."""
     if not text:
         return False
+    text = as_meant(text, config.llm)  # "…three minutes, no, make it four": the timer, as meant
     resolve = config.llm.resolve_follow_ups
     if _nothing_to_answer(config, text, earlier):
         return True  # however sure the STT
@@ -119,6 +124,7 @@ def too_long(config: Config, text: str) -> bool:
 
 
 def reply(config: Config, text: str) -> str:
-    """What to say when :func:`needed`: ``[stt] ask_shorter_reply`` to a turn :func:`too_long`, else
+    """What to say when :func:`needed`: ``[stt] ask_shorter_reply`` to a turn :func:`too_long` (as meant), else
     ``[stt] ask_again_reply``."""
-    return config.stt.ask_shorter_reply if too_long(config, text) else config.stt.ask_again_reply
+    long = too_long(config, as_meant(text, config.llm))
+    return config.stt.ask_shorter_reply if long else config.stt.ask_again_reply

@@ -33,6 +33,7 @@ from voice.config.config import Config
 from voice.conversation.answer_confidence import Confidence
 from voice.conversation.history import ContextTooSmallError, History, fit_prompt_on
 from voice.conversation.reply_check import CheckedReply
+from voice.conversation.self_repair import as_meant
 from voice.runtime.model_api import ChatMessage, Heard, PromptInfo, TextDelta
 from voice.runtime.runtime import (
     Admission,
@@ -205,7 +206,7 @@ class _Turn:
             if local is None and text and self.config.llm.skills:
                 # Timers change the conversation's state, so they are handled here, on its history (a
                 # speculative turn's copy), not in the stateless skills of the LLM wrapper.
-                local = handle_timer(text, self.history.timers, timer.clock.now_ns())
+                local = handle_timer(as_meant(text, self.config.llm), self.history.timers, timer.clock.now_ns())
             if not text and utterance.text is None and local is None:
                 return "no_speech"
             await self.think(admission, local)

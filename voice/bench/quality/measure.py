@@ -48,6 +48,7 @@ from voice.bench.quality.result import (
 from voice.bench.scaffold import BenchRun
 from voice.config.config import Config, load_config
 from voice.conversation.answer_confidence import Confidence, first_sentence_confidence, not_sure_rule
+from voice.conversation.self_repair import as_meant
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
 from voice.skills.answer import asks_again
@@ -81,7 +82,7 @@ def ask(
     on) a timer command is answered from it, as the server does, without the LLM."""
     if timers is not None:
         start_ns = time.monotonic_ns()
-        local = handle_timer(question, timers, start_ns)
+        local = handle_timer(as_meant(question, config.llm), timers, start_ns)
         if local is not None:
             ms = round((time.monotonic_ns() - start_ns) / 1e6, 1)
             return Answer(local, tokens=1, by="skill", ttft_ms=ms, reply_ms=ms, from_timers=True)
@@ -202,9 +203,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"loading {name} …", flush=True)
         llm: Any = load_llm(config, name)
         if config.llm.skills:
-            llm = SkillsLlm(
-                llm, location=config.llm.location, resolve_follow_ups=config.llm.resolve_follow_ups
-            )
+            llm = SkillsLlm.of(llm, config.llm)
         rows = []
         for item in items:
             row = run_item(llm, config, as_stt_writes(item) if as_transcribed else item)

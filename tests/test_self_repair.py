@@ -1,0 +1,123 @@
+"""A turn that corrects itself is read as meant, by the skills, the timers and the model alike, and only a real
+self-correction is (voice.conversation.self_repair)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import pytest
+
+from tests.conftest import make_config
+from voice.conversation.prompt_view import PromptView
+from voice.conversation.self_repair import as_meant, repair, repair_messages
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills.timers import TimerBook, handle
+from voice.turn import ask_again
+
+
+@pytest.mark.parametrize(
+    ("said", "meant"),
+    [
+        # a bare number replaces the last number said; its unit stays
+        ("What's the square root of 144? No, wait, I mean 169.", "What's the square root of 169?"),
+        ("what's the square root of 144 no wait I mean 169", "what's the square root of 169"),
+        ("Set a timer for three minutes, no, make it four.", "Set a timer for four minutes"),
+        ("set a timer for three minutes no make it four", "set a timer for four minutes"),
+        ("Split 90 dollars between three, sorry, four people.", "Split 90 dollars between four people"),
+        # a repair restarts where the words repeat (a number standing for any number)
+        ("What's a 20 percent, sorry, 15 percent tip on $80?", "What's a 15 percent tip on $80?"),
+        ("What's 15 times 4? No, 15 times 5.", "What's 15 times 5?"),
+        ("Convert 5 miles to kilometers. No, 5 kilometers to miles.", "Convert 5 kilometers to miles"),
+        ("How many minutes are in 2 hours, no, in 3 hours?", "How many minutes are in 3 hours?"),
+        ("What's the boiling point of water, no, of milk?", "What's the boiling point of milk?"),
+        ("What is 250 divided by five, I meant divided by ten", "What is 250 divided by ten"),
+        ("Set a timer for 3 minutes for the eggs. Actually, make it 4 minutes.", "Set a timer for 4 minutes"),
+        ("The coat was a hundred and twenty dollars and it's thirty percent off, no wait, twenty five percent off.",
+         "The coat was a hundred and twenty dollars and it's twenty five percent off"),
+        # the words after the repair go on the corrected sentence
+        ("There were four of us, no wait, five, and the bill came to 125 dollars. How much does each person pay?",
+         "There were five of us, and the bill came to 125 dollars. How much does each person pay?"),
+        # a whole request of its own replaces the turn
+        ("What's 5 plus 5? Sorry, what's 5 plus 6?", "what's 5 plus 6?"),
+        ("Remind me, no wait, set a timer for ten minutes.", "set a timer for ten minutes"),
+        # a short phrase, read as a follow-up would be
+        ("What's the capital of Austria? No, I mean Australia.", "What's the capital of Australia?"),
+        ("How many legs does a spider have? No wait, an ant.", "How many legs does an ant have?"),
+        # each marker in turn
+        ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
+    ],
+)
+def test_a_self_correction_is_read_as_meant(said: str, meant: str) -> None:
+    assert repair(said) == meant
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Can you make it louder?",  # "make it" without a comma or a second marker
+        "Is there no milk left?",
+        "I'm sorry, what time is it?",
+        "Sorry, what time is it?",  # nothing before the marker
+        "Actually, what's the time?",
+        "What's the capital of Peru? No?",  # nothing after it
+        "I was wondering, no pressure, what's the capital of Peru?",  # nothing the rule can place
+        "Who wrote Hamlet? Actually, never mind.",
+        # "another" was corrected, not the twelve
+        "If I have twelve apples and I buy another, no, nineteen more, how many do I have?",
+        "What's 7 times 8?",
+    ],
+)
+def test_words_that_correct_nothing_stay_as_said(said: str) -> None:
+    assert repair(said) == said
+
+
+def test_only_user_messages_are_repaired_and_the_history_keeps_the_words_as_heard() -> None:
+    messages = [
+        ChatMessage("user", "What's 15 times 4? No, 15 times 5."),
+        ChatMessage("assistant", "No, no, 60, I mean 75."),
+        ChatMessage("user", "Thanks."),
+    ]
+    meant = repair_messages(messages)
+    assert [m.content for m in meant] == ["What's 15 times 5?", "No, no, 60, I mean 75.", "Thanks."]
+    assert messages[0].content == "What's 15 times 4? No, 15 times 5."
+    assert meant[2] is messages[2]
+
+
+def _reply(llm: SkillsLlm, said: str) -> str:
+    events = llm.generate([ChatMessage("user", said)], max_tokens=32, cancel=threading.Event())
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_skills_answer_the_corrected_sum_and_the_switch_turns_it_off(on: bool) -> None:
+    llm = SkillsLlm(FakeLlm(replies=("I am the LLM.",)), clock=lambda: datetime(2026, 12, 6, 12), self_repair=on)
+    reply = _reply(llm, "What's the square root of 144? No, wait, I mean 169.")
+    assert ("13" in reply) == on
+    assert ("12" not in reply) == on
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_timer_is_set_as_meant(on: bool) -> None:
+    config = make_config(llm={"self_repair": on}).llm
+    reply = handle(as_meant("Set a timer for three minutes, no, make it four.", config), TimerBook(), 0)
+    assert (reply == "Timer set for 4 minutes.") == on
+
+
+def test_the_model_sees_the_corrected_question_unless_switched_off() -> None:
+    messages = [ChatMessage("user", "what's the capital of Austria, no, I mean Australia")]
+    assert PromptView(make_config().llm).apply(messages)[-1].content == "What's the capital of Australia?"
+    off = PromptView(make_config(llm={"self_repair": False}).llm).apply(messages)[-1].content
+    assert off == "What's the capital of Austria, no, I mean Australia?"  # tidied only
+
+
+def test_a_long_turn_is_judged_by_the_words_meant() -> None:
+    """Corrected, the turn is a timer the skills take: neither asked again nor asked for in fewer words."""
+    said = "um so could you set a timer for my pasta for twelve minutes, no wait, sorry, make it fifteen"
+    config = make_config(stt={"ask_again_llm_above_words": 12})
+    assert not ask_again.needed(config, said, avg_logprob=-0.1)
+    assert ask_again.needed(make_config(stt={"ask_again_llm_above_words": 12}, llm={"self_repair": False}),
+                            "um so could you tell me about the pasta for twelve minutes, no wait, sorry, make it "
+                            "fifteen", avg_logprob=-0.1)  # fmt: skip

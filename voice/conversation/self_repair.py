@@ -1,0 +1,187 @@
+"""A turn that corrects itself ("…the square root of 144, no wait, I mean 169") read as the speaker meant it.
+
+People repair their own speech as they talk: they say something (the reparandum), then a marker ("no", "wait",
+"sorry", "I mean", "make it", "actually", "scratch that", "or rather"), then the repair, which replaces the
+reparandum. A listener hears "set a timer for three minutes, no, make it four" as "set a timer for four minutes".
+The skills and the LLM read words, not intentions: before this, the first was answered for 144, and the second
+got "No timers are running" (the fifteenth held-out set, 2026-12-06).
+
+:func:`repair` finds the marker and puts the repair where the reparandum began, by one rule from the study of
+self-repair (Levelt 1983, "Monitoring and self-repair in speech"): a speaker restarts the repair where the
+reparandum started, usually with the same word or the same kind of word. So the reparandum starts at
+
+- a bare number ("four", "169", "$90"): the last number said before the marker, which it replaces (the words
+  after it, its unit, stay: "three minutes" → "four minutes");
+- a repair that starts like some earlier stretch ("15 times 5" after "what's 15 times 4"; "of milk" after "the
+  boiling point of water"): the word of the same kind that starts the longest run of the same words (a number
+  stands for any number), the last one on a tie; the repair replaces everything from there;
+- otherwise, a repair that is a whole request of its own ("what's 5 plus 6?", "convert …"): the whole turn;
+- otherwise, a short phrase the way a follow-up is read (:mod:`voice.conversation.ellipsis`, as "And Y?"): a
+  name for the last name ("No, I mean Australia."), a noun phrase for the only one or the one with the same noun,
+  a preposition's object for the last object of that preposition.
+
+A marker counts after a comma or end mark, or as two marker words in a row ("no wait", "sorry I mean"), or as
+one that means nothing else ("I meant", "scratch that", "or rather"): "can you make it louder", "is there no
+milk" and "I'm sorry" are no repair. A marker with nothing the rule can place stays as said. Each marker is read
+in turn, so "A, no, B, sorry, C" means C.
+
+Only what the skills and the model read changes (``[llm] self_repair``): the history, the transcripts and the
+turn log keep the words as heard. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from voice.config.sections import LlmConfig
+from voice.conversation import ellipsis
+from voice.conversation.user_text import QUESTION_WORDS
+from voice.runtime.model_api import ChatMessage
+from voice.skills.numbers import NUMBER_WORDS
+
+_ITEM = (
+    r"(?:no+|nope|wait|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
+    r"make (?:it|that)|let's say)"
+)
+_MARKER = re.compile(
+    rf"(?P<pre>[,.;:!?…]+\s*|\s+[-–—]+\s*|\s+)(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)",
+    re.IGNORECASE,
+)
+_ITEMS = re.compile(rf"\b{_ITEM}\b", re.IGNORECASE)
+_ALONE = frozenset({"i meant", "scratch that", "or rather"})
+"""Markers that mean a repair without a comma before them or a second marker."""
+
+_NUMBER = re.compile(
+    rf"\$?\d[\d,]*(?:\.\d+)?%?|\b(?:{NUMBER_WORDS})(?:(?:[\s-]+|\s+and\s+)(?:{NUMBER_WORDS}))*\b",
+    re.IGNORECASE,
+)
+"""One number as said: "169", "$80", "2.5", "20%", "twenty five", "two hundred and ten"."""
+_TOKEN = re.compile(rf"{_NUMBER.pattern}|[A-Za-z][A-Za-z'’-]*", re.IGNORECASE)
+"""A word, or a whole number (one token: "twenty five percent" is two, as "25 percent" is)."""
+_ENDS_REQUEST = re.compile(r"[\s,.;:!?…]+$")
+_SEGMENT_END = re.compile(r"[,;]\s+|[.?!…]+(?:\s+|$)")
+_PLEASE = re.compile(r"[\s,]+please$", re.IGNORECASE)
+
+_REQUEST_VERBS = frozenset({
+    "set", "start", "cancel", "stop", "convert", "calculate", "compute", "tell", "give", "remind", "play", "turn",
+    "call", "add", "remember", "what's", "whats", "how's", "where's", "who's", "can", "could", "please",
+})  # fmt: skip
+"""First words of a request that stands on its own (with the question words)."""
+
+_MAX_REPAIRS = 4
+_MAX_PHRASE_WORDS = 4
+"""A repair read as a follow-up is a short phrase ("an ant", "Australia"), not a sentence."""
+
+
+@dataclass(frozen=True)
+class _Token:
+    start: int
+    end: int
+    text: str
+
+    @property
+    def number(self) -> bool:
+        return _NUMBER.fullmatch(self.text) is not None
+
+
+def repair(text: str) -> str:
+    """``text`` with each self-correction it makes applied; the same text when it makes none (or none that the
+    rule can place)."""
+    for _ in range(_MAX_REPAIRS):
+        repaired = _first_repair(text)
+        if repaired is None:
+            return text
+        text = repaired
+    return text
+
+
+def as_meant(text: str, config: LlmConfig) -> str:
+    """``text`` as the skills and the model read it: :func:`repair`-ed with ``[llm] self_repair``, else as is."""
+    return repair(text) if config.self_repair else text
+
+
+def repair_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with every user message :func:`repair`-ed; the others unchanged."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        said = repair(m.content) if m.role == "user" else m.content
+        out.append(m if said == m.content else replace(m, content=said))
+    return out
+
+
+def _first_repair(text: str) -> str | None:
+    """``text`` with its first self-correction that can be placed applied, or None if it has none."""
+    for m in _MARKER.finditer(text):
+        run = m.group("run")
+        items = _ITEMS.findall(run)
+        if not (re.search(r"[^\s]", m.group("pre")) or len(items) > 1 or run.lower() in _ALONE):
+            continue
+        before = text[: m.start()].rstrip()
+        fix = text[m.end() :].strip()
+        if not _tokens(before) or not _tokens(fix):
+            continue
+        out = _apply(before, fix, asked="?" in m.group("pre"))
+        if out is not None:
+            return out
+    return None
+
+
+def _apply(before: str, fix: str, *, asked: bool) -> str | None:
+    """``before`` corrected by ``fix`` (the words after the marker; ``asked``: a "?" ended ``before``), or None if
+    the rule cannot place it. The repair is ``fix`` up to its first comma or end mark; the words after it go on
+    the corrected sentence ("four of us, no wait, five, my cousin came too, …")."""
+    body = _ENDS_REQUEST.sub("", before)
+    said = _tokens(body)
+    cut = _SEGMENT_END.search(fix)
+    segment = _PLEASE.sub("", (fix if cut is None else fix[: cut.start()]).strip())
+    tail = "" if cut is None else fix[cut.start() :].rstrip()
+    if not _tokens(tail):
+        tail = "?" if asked or tail.endswith("?") else ""
+    fixed = _tokens(segment)
+    if not said or not fixed:
+        return None
+    if _NUMBER.fullmatch(segment):  # a bare number: it replaces the last number said, whose unit stays
+        numbers = list(_NUMBER.finditer(body))
+        if not numbers:
+            return None
+        last = numbers[-1]
+        return body[: last.start()] + segment + body[last.end() :] + tail
+    at = _restart(said, fixed)
+    if at is not None:
+        return body[: said[at].start] + segment + tail
+    first = fixed[0].text.lower()
+    if first in QUESTION_WORDS or first in _REQUEST_VERBS:
+        return segment + tail
+    if tail not in ("", "?") or len(fixed) > _MAX_PHRASE_WORDS:
+        return None
+    return ellipsis.resolve(f"and {segment}?", body + "?")
+
+
+def _restart(said: list[_Token], fixed: list[_Token]) -> int | None:
+    """Where in ``said`` the repair restarts: the token of the same kind as the repair's first (the same word, or
+    a number for a number) that begins the longest run of the same words as the repair, the last on a tie. Another
+    number counts only when the same word follows both ("20 percent" … "15 percent") or it was the last word said
+    ("what's 15, no sorry, 16 percent of 250"): "twelve apples and I buy another, no, nineteen more" does not
+    replace the twelve."""
+    head = fixed[0]
+    best: tuple[int, int] | None = None  # (run length, index)
+    for i, tok in enumerate(said):
+        same = tok.text.lower() == head.text.lower()
+        if not (same or (head.number and tok.number)):
+            continue
+        run = 0
+        for a, b in zip(said[i + 1 :], fixed[1:], strict=False):
+            if a.text.lower() != b.text.lower():
+                break
+            run += 1
+        if not same and run == 0 and i != len(said) - 1:
+            continue
+        if best is None or run >= best[0]:
+            best = (run, i)
+    return None if best is None else best[1]
+
+
+def _tokens(text: str) -> list[_Token]:
+    return [_Token(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
