@@ -46,6 +46,11 @@ from voice.turn import ask_again
         # a short phrase, read as a follow-up would be
         ("What's the capital of Austria? No, I mean Australia.", "What's the capital of Australia?"),
         ("How many legs does a spider have? No wait, an ant.", "How many legs does an ant have?"),
+        # a preposition's object, when nothing else places the phrase
+        ("Who wrote the music of the nutcracker no wait I mean swan lake?", "Who wrote the music of swan lake?"),
+        # "I mean" alone before a number, and the question going on after the repair
+        ("I'm driving 200 km tomorrow I mean 250 how many miles is that?",
+         "I'm driving 250 km tomorrow how many miles is that?"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
     ],
@@ -65,6 +70,8 @@ def test_a_self_correction_is_read_as_meant(said: str, meant: str) -> None:
         "What's the capital of Peru? No?",  # nothing after it
         "I was wondering, no pressure, what's the capital of Peru?",  # nothing the rule can place
         "Who wrote Hamlet? Actually, never mind.",
+        "What's the capital of Peru I mean the country?",  # "I mean" that says more
+        "You know what I mean, what's the capital of Peru?",
         # "another" was corrected, not the twelve
         "If I have twelve apples and I buy another, no, nineteen more, how many do I have?",
         "What's 7 times 8?",

@@ -40,6 +40,7 @@ from voice.conversation import ellipsis
 from voice.conversation.user_text import QUESTION_WORDS
 from voice.runtime.model_api import ChatMessage
 from voice.skills.numbers import NUMBER_WORDS
+from voice.skills.word_classes import FUNCTION_WORDS
 
 _ITEM = (
     r"(?:no+|nope|wait|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
@@ -51,7 +52,7 @@ _MARKER = re.compile(
 )
 _ITEMS = re.compile(rf"\b{_ITEM}\b", re.IGNORECASE)
 _ALONE = frozenset({"i meant", "scratch that", "or rather"})
-"""Markers that mean a repair without a comma before them or a second marker."""
+"""Markers that mean a repair without a comma before them or a second marker (and "I mean": :func:`_alone`)."""
 
 _NUMBER = re.compile(
     rf"\$?\d[\d,]*(?:\.\d+)?%?|\b(?:{NUMBER_WORDS})(?:(?:[\s-]+|\s+and\s+)(?:{NUMBER_WORDS}))*\b",
@@ -69,6 +70,11 @@ _REQUEST_VERBS = frozenset({
     "call", "add", "remember", "what's", "whats", "how's", "where's", "who's", "can", "could", "please",
 })  # fmt: skip
 """First words of a request that stands on its own (with the question words)."""
+
+_ASKS_WHAT_I_MEAN = frozenset({"what", "do", "did", "does", "that", "if", "know", "see"})
+_ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's|when|why)\b)", re.IGNORECASE)
+"""Where a question starts again inside the words after the marker."""
+_PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
 _MAX_REPAIRS = 4
 _MAX_PHRASE_WORDS = 4
@@ -116,7 +122,8 @@ def _first_repair(text: str) -> str | None:
     for m in _MARKER.finditer(text):
         run = m.group("run")
         items = _ITEMS.findall(run)
-        if not (re.search(r"[^\s]", m.group("pre")) or len(items) > 1 or run.lower() in _ALONE):
+        alone = _alone(run, text[: m.start()], text[m.end() :])
+        if not (re.search(r"[^\s]", m.group("pre")) or len(items) > 1 or alone):
             continue
         before = text[: m.start()].rstrip()
         fix = text[m.end() :].strip()
@@ -135,6 +142,9 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
     body = _ENDS_REQUEST.sub("", before)
     said = _tokens(body)
     cut = _SEGMENT_END.search(fix)
+    asks = _ASKS.search(fix, 1)  # "I mean 350 how many miles is that?": the question goes on after the repair
+    if asks is not None and (cut is None or asks.start() < cut.start()):
+        cut = asks
     segment = _PLEASE.sub("", (fix if cut is None else fix[: cut.start()]).strip())
     tail = "" if cut is None else fix[cut.start() :].rstrip()
     if not _tokens(tail):
@@ -156,15 +166,38 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
         return segment + tail
     if tail not in ("", "?") or len(fixed) > _MAX_PHRASE_WORDS:
         return None
-    return ellipsis.resolve(f"and {segment}?", body + "?")
+    return ellipsis.resolve(f"and {segment}?", body + "?") or _new_object(body, segment, tail)
+
+
+def _new_object(body: str, segment: str, tail: str) -> str | None:
+    """``segment`` in place of the short phrase after ``body``'s last preposition ("the atomic number of the unknown,
+    sorry, I meant argon"), or None."""
+    found = list(_PREPOSITION.finditer(body))
+    if not found or not 0 < len(_tokens(body[found[-1].end() :])) <= _MAX_PHRASE_WORDS:
+        return None
+    return body[: found[-1].end()] + segment + tail
+
+
+def _alone(run: str, before: str, after: str) -> bool:
+    """``run`` marks a repair without a comma before it or a second marker: "I meant", "scratch that", "or
+    rather"; and "I mean" before a number or a name ("300 km I mean 350"), unless it is part of the question
+    ("what do I mean", "you know what I mean"). Before other words it often says more, not otherwise ("the
+    capital of Peru I mean the country")."""
+    said = run.lower()
+    if said == "i mean":
+        last = re.search(r"([A-Za-z']+)\W*$", before)
+        following = _tokens(after)
+        value = bool(following) and (following[0].number or following[0].text[:1].isupper())
+        return value and last is not None and last.group(1).lower() not in _ASKS_WHAT_I_MEAN
+    return said in _ALONE
 
 
 def _restart(said: list[_Token], fixed: list[_Token]) -> int | None:
     """Where in ``said`` the repair restarts: the token of the same kind as the repair's first (the same word, or
     a number for a number) that begins the longest run of the same words as the repair, the last on a tie. Another
-    number counts only when the same word follows both ("20 percent" … "15 percent") or it was the last word said
-    ("what's 15, no sorry, 16 percent of 250"): "twelve apples and I buy another, no, nineteen more" does not
-    replace the twelve."""
+    number, or the same grammar word ("the", "of", "what"), counts only when the same word follows both ("20
+    percent" … "15 percent") or it was the last word said ("what's 15, no sorry, 16 percent of 250"): "twelve
+    apples and I buy another, no, nineteen more" does not replace the twelve."""
     head = fixed[0]
     best: tuple[int, int] | None = None  # (run length, index)
     for i, tok in enumerate(said):
@@ -176,7 +209,8 @@ def _restart(said: list[_Token], fixed: list[_Token]) -> int | None:
             if a.text.lower() != b.text.lower():
                 break
             run += 1
-        if not same and run == 0 and i != len(said) - 1:
+        weak = not same or tok.text.lower() in FUNCTION_WORDS  # "the", "of", "what" alone say little
+        if weak and run == 0 and i != len(said) - 1:
             continue
         if best is None or run >= best[0]:
             best = (run, i)
