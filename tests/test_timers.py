@@ -41,6 +41,8 @@ COMMANDS: list[tuple[str, object]] = [
     ("Remind me in 2 minutes.", SetTimer(120.0)),
     ("Could you time four minutes for my tea?", SetTimer(240.0, "tea")),  # "time" as the verb
     ("Time 45 seconds.", SetTimer(45.0)),
+    ("Put a timer on for half an hour.", SetTimer(1800.0)),  # "timer on" with a duration sets one
+    ("Is a timer on?", ListTimers()),
     ("How much time is left on my timer?", ListTimers()),
     ("What timers are running?", ListTimers()),
     ("Cancel the timer.", CancelTimer()),

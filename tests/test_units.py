@@ -19,6 +19,7 @@ CASES = [
     ("How many days is three weeks?", "There are 21 days in 3 weeks."),
     ("What's 98.6 degrees Fahrenheit in Celsius?", "98.6 degrees Fahrenheit is 37 degrees Celsius."),
     ("Convert 0 degrees Celsius to Fahrenheit.", "0 degrees Celsius is 32 degrees Fahrenheit."),
+    ("What's minus 10 Celsius in Fahrenheit?", "-10 degrees Celsius is 14 degrees Fahrenheit."),  # no "degrees"
     ("How many hours are in the day?", "There are 24 hours in a day."),  # "the" is one, in this form only
     ("How many grams are in a mile?", "Miles measure length and grams measure mass: they don't convert."),
     # Fractions of a unit, said as people say them (2026-12-04).

@@ -224,13 +224,16 @@ def parse(text: str) -> TimerCommand | None:
     ):
         every = re.search(r"\b(all|every|timers)\b", t) is not None
         return CancelTimer(every=every, label="" if every else _label(t), duration_s=parse_duration_s(t))
-    if re.search(r"\btimers?\b", t) and re.search(
-        r"\b(how (much|long)|time (left|remaining)|left on|remaining|list|what timers|which timers|any timers"
-        r"|timers? (are )?(running|set|going|on)|check|status)\b",
-        t,
-    ):
-        return ListTimers()
     duration_s = parse_duration_s(t)
+    asks = re.search(
+        r"\b(how (much|long)|time (left|remaining)|left on|remaining|list|what timers|which timers|any timers"
+        r"|check|status)\b",
+        t,
+    )
+    # "Are any timers running?" asks; "Put a timer on for half an hour." sets one.
+    running = duration_s is None and re.search(r"\btimers? (are )?(running|set|going|on)\b", t)
+    if re.search(r"\btimers?\b", t) and (asks or running):
+        return ListTimers()
     if duration_s is None:
         if has_timer_word and _SET_A_TIMER.search(t) and not _ASKS_ABOUT.match(t):
             return AskDuration(_label(t))

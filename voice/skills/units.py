@@ -106,7 +106,7 @@ def _amount(text: str) -> float | None:
 
 def _temperature(t: str) -> str | None:
     m = re.fullmatch(
-        rf"(?:what is |what'?s |convert )?(?P<n>-?{_NUMBER}) degrees? (?P<a>celsius|centigrade|fahrenheit)"
+        rf"(?:what is |what'?s |convert )?(?P<n>-?{_NUMBER}) (?:degrees? )?(?P<a>celsius|centigrade|fahrenheit)"
         r" (?:in|to|into) (?:degrees )?(?P<b>celsius|centigrade|fahrenheit)",
         t,
     )
