@@ -72,6 +72,7 @@ def test_a_self_correction_is_read_as_meant(said: str, meant: str) -> None:
         "Who wrote Hamlet? Actually, never mind.",
         "What's the capital of Peru I mean the country?",  # "I mean" that says more
         "You know what I mean, what's the capital of Peru?",
+        "What's the currency of the UK? I mean, it's not yours.",  # a clause says more, it replaces nothing
         # "another" was corrected, not the twelve
         "If I have twelve apples and I buy another, no, nineteen more, how many do I have?",
         "What's 7 times 8?",
@@ -120,11 +121,15 @@ def test_the_model_sees_the_corrected_question_unless_switched_off() -> None:
     assert off == "What's the capital of Austria, no, I mean Australia?"  # tidied only
 
 
-def test_a_long_turn_is_judged_by_the_words_meant() -> None:
-    """Corrected, the turn is a timer the skills take: neither asked again nor asked for in fewer words."""
+def test_a_long_turn_is_judged_by_the_words_meant_and_its_length_as_said() -> None:
+    """Corrected, the turn is a timer the skills take: neither asked again nor asked for in fewer words. A long turn
+    only the LLM would answer is asked for in fewer words even when its repair is short."""
     said = "um so could you set a timer for my pasta for twelve minutes, no wait, sorry, make it fifteen"
     config = make_config(stt={"ask_again_llm_above_words": 12})
     assert not ask_again.needed(config, said, avg_logprob=-0.1)
     assert ask_again.needed(make_config(stt={"ask_again_llm_above_words": 12}, llm={"self_repair": False}),
                             "um so could you tell me about the pasta for twelve minutes, no wait, sorry, make it "
                             "fifteen", avg_logprob=-0.1)  # fmt: skip
+    rambling = "I am driving 300 km tomorrow I mean 350 how many miles is that"  # 14 words; 11 as meant
+    assert ask_again.needed(config, rambling, avg_logprob=-0.1)
+    assert ask_again.reply(config, rambling) == config.stt.ask_shorter_reply

@@ -12,18 +12,22 @@ reparandum started, usually with the same word or the same kind of word. So the 
 
 - a bare number ("four", "169", "$90"): the last number said before the marker, which it replaces (the words
   after it, its unit, stay: "three minutes" → "four minutes");
-- a repair that starts like some earlier stretch ("15 times 5" after "what's 15 times 4"; "of milk" after "the
-  boiling point of water"): the word of the same kind that starts the longest run of the same words (a number
-  stands for any number), the last one on a tie; the repair replaces everything from there;
+- a repair that starts like some earlier stretch ("15 times 5" after "what's 15 times 4"; "20 percent" after
+  "15 percent"): the word of the same kind that starts the longest run of the same words (a number stands for
+  any number; another number, or a grammar word, only with a run or as the last word said), the last one on a
+  tie; the repair replaces everything from there;
 - otherwise, a repair that is a whole request of its own ("what's 5 plus 6?", "convert …"): the whole turn;
-- otherwise, a short phrase the way a follow-up is read (:mod:`voice.conversation.ellipsis`, as "And Y?"): a
-  name for the last name ("No, I mean Australia."), a noun phrase for the only one or the one with the same noun,
-  a preposition's object for the last object of that preposition.
+- otherwise, a short phrase without a pronoun or an auxiliary, the way a follow-up is read
+  (:mod:`voice.conversation.ellipsis`, as "And Y?"): a name for the last name ("No, I mean Australia."), a noun
+  phrase for the only one or the one with the same noun, a preposition's object for that preposition's last;
+  else it takes the place of the last preposition's short object ("the atomic number of neon, sorry, argon").
 
-A marker counts after a comma or end mark, or as two marker words in a row ("no wait", "sorry I mean"), or as
-one that means nothing else ("I meant", "scratch that", "or rather"): "can you make it louder", "is there no
-milk" and "I'm sorry" are no repair. A marker with nothing the rule can place stays as said. Each marker is read
-in turn, so "A, no, B, sorry, C" means C.
+The repair runs to its first comma or end mark, or to a question starting again ("300 km I mean 350 how many
+miles is that"); the words after it go on the corrected sentence. A marker counts after a comma or end mark, or
+as two marker words in a row ("no wait", "sorry I mean"), or as one that means nothing else ("I meant", "scratch
+that", "or rather", and "I mean" before a number or a name): "can you make it louder", "is there no milk", "I'm
+sorry" and "the capital of Peru I mean the country" are no repair. A marker with nothing the rule can place
+stays as said. Each marker is read in turn, so "A, no, B, sorry, C" means C.
 
 Only what the skills and the model read changes (``[llm] self_repair``): the history, the transcripts and the
 turn log keep the words as heard. Pure.
@@ -40,7 +44,7 @@ from voice.conversation import ellipsis
 from voice.conversation.user_text import QUESTION_WORDS
 from voice.runtime.model_api import ChatMessage
 from voice.skills.numbers import NUMBER_WORDS
-from voice.skills.word_classes import FUNCTION_WORDS
+from voice.skills.word_classes import AUXILIARIES, FUNCTION_WORDS, PRONOUNS
 
 _ITEM = (
     r"(?:no+|nope|wait|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
@@ -164,9 +168,15 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
     first = fixed[0].text.lower()
     if first in QUESTION_WORDS or first in _REQUEST_VERBS:
         return segment + tail
-    if tail not in ("", "?") or len(fixed) > _MAX_PHRASE_WORDS:
-        return None
+    if tail not in ("", "?") or len(fixed) > _MAX_PHRASE_WORDS or any(_says_more(t.text) for t in fixed):
+        return None  # not a short phrase: "the currency of the UK? I mean, it's not yours" says more
     return ellipsis.resolve(f"and {segment}?", body + "?") or _new_object(body, segment, tail)
+
+
+def _says_more(word: str) -> bool:
+    """A pronoun or an auxiliary: words that make a clause, not a noun phrase that could take another's place."""
+    w = word.lower()
+    return w in PRONOUNS or w in AUXILIARIES
 
 
 def _new_object(body: str, segment: str, tail: str) -> str | None:

@@ -18,7 +18,9 @@ holds for such words when their least likely word is under ``[stt] ask_again_llm
 word the mean over the sentence hides).
 
 A turn that corrects itself is judged as meant (:mod:`voice.conversation.self_repair`, ``[llm] self_repair``): "set a
-timer for three minutes, no, make it four" is the timer of four minutes.
+timer for three minutes, no, make it four" is the timer of four minutes. Its length is the length as said: a long
+turn a skill takes as meant is answered, and one only the LLM would answer is asked for in fewer words, however
+short its repair made it (the LLM answered such repaired rambles no better than others).
 
 Words only the LLM would answer that run long (more than ``[stt] ask_again_llm_above_words``, hesitations not
 counted) are not handed to it either, however sure the STT: a small LLM answers a long, rambling turn badly (on
@@ -102,12 +104,12 @@ def needed(
     ``min_word_prob``) and no skill takes it; ``earlier`` is the conversation before it."""
     if not text:
         return False
-    text = as_meant(text, config.llm)  # "…three minutes, no, make it four": the timer, as meant
+    said, text = text, as_meant(text, config.llm)  # "…three minutes, no, make it four": the timer, as meant
     resolve = config.llm.resolve_follow_ups
     if _nothing_to_answer(config, text, earlier):
         return True  # however sure the STT
     stt = config.stt
-    if stt.ask_again and too_long(config, text):
+    if stt.ask_again and too_long(config, said):  # the length of the turn as said: a skill may take it as meant
         return not (config.llm.skills and understood(text, config.llm.location, earlier, resolve_follow_ups=resolve))
     if not stt.unsure_for_llm(avg_logprob, min_word_prob):
         return False
@@ -124,7 +126,6 @@ def too_long(config: Config, text: str) -> bool:
 
 
 def reply(config: Config, text: str) -> str:
-    """What to say when :func:`needed`: ``[stt] ask_shorter_reply`` to a turn :func:`too_long` (as meant), else
+    """What to say when :func:`needed`: ``[stt] ask_shorter_reply`` to a turn :func:`too_long`, else
     ``[stt] ask_again_reply``."""
-    long = too_long(config, as_meant(text, config.llm))
-    return config.stt.ask_shorter_reply if long else config.stt.ask_again_reply
+    return config.stt.ask_shorter_reply if too_long(config, text) else config.stt.ask_again_reply
