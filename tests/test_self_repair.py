@@ -51,6 +51,9 @@ from voice.turn import ask_again
         # "I mean" alone before a number, and the question going on after the repair
         ("I'm driving 200 km tomorrow I mean 250 how many miles is that?",
          "I'm driving 250 km tomorrow how many miles is that?"),
+        ("What's 8% of 250? Actually, make it 12%.", "What's 12% of 250?"),  # the last percentage, not the last number
+        # one marker word between two numbers, without a comma
+        ("Set a timer for 5 minutes for the rice actually 4 minutes", "Set a timer for 4 minutes"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
     ],
@@ -76,6 +79,7 @@ def test_a_self_correction_is_read_as_meant(said: str, meant: str) -> None:
         # "another" was corrected, not the twelve
         "If I have twelve apples and I buy another, no, nineteen more, how many do I have?",
         "What's 7 times 8?",
+        "Remind me in 5 minutes to wait 10 minutes",  # "wait" before a number is a wait
     ],
 )
 def test_words_that_correct_nothing_stay_as_said(said: str) -> None:

@@ -42,6 +42,9 @@ COMMANDS: list[tuple[str, object]] = [
     ("Could you time four minutes for my tea?", SetTimer(240.0, "tea")),  # "time" as the verb
     ("Time 45 seconds.", SetTimer(45.0)),
     ("Put a timer on for half an hour.", SetTimer(1800.0)),  # "timer on" with a duration sets one
+    ("Set a timer for 4 minutes for the tea, 3 minutes.", SetTimer(180.0)),  # the last of two, not their sum
+    ("Set a timer for 2 minutes 30 seconds.", SetTimer(150.0)),  # the parts of one
+    ("Set a timer for 1 hour in 30 minutes.", SetTimer(5400.0)),  # tiny.en's "in" for "and"
     ("Is a timer on?", ListTimers()),
     ("How much time is left on my timer?", ListTimers()),
     ("What timers are running?", ListTimers()),

@@ -25,8 +25,9 @@ reparandum started, usually with the same word or the same kind of word. So the 
 The repair runs to its first comma or end mark, or to a question starting again ("300 km I mean 350 how many
 miles is that"); the words after it go on the corrected sentence. A marker counts after a comma or end mark, or
 as two marker words in a row ("no wait", "sorry I mean"), or as one that means nothing else ("I meant", "scratch
-that", "or rather", and "I mean" before a number or a name): "can you make it louder", "is there no milk", "I'm
-sorry" and "the capital of Peru I mean the country" are no repair. A marker with nothing the rule can place
+that", "or rather", and "I mean" before a number or a name), or as one between two numbers ("4 minutes actually 3
+minutes"): "can you make it louder", "is there no milk", "I'm sorry" and "the capital of Peru I mean the country"
+are no repair. A marker with nothing the rule can place
 stays as said. Each marker is read in turn, so "A, no, B, sorry, C" means C.
 
 Only what the skills and the model read changes (``[llm] self_repair``): the history, the transcripts and the
@@ -158,9 +159,10 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
         return None
     if _NUMBER.fullmatch(segment):  # a bare number: it replaces the last number said, whose unit stays
         numbers = list(_NUMBER.finditer(body))
+        alike = [n for n in numbers if _form(n.group()) == _form(segment)]  # "12%" for the last percentage
         if not numbers:
             return None
-        last = numbers[-1]
+        last = (alike or numbers)[-1]
         return body[: last.start()] + segment + body[last.end() :] + tail
     at = _restart(said, fixed)
     if at is not None:
@@ -171,6 +173,11 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
     if tail not in ("", "?") or len(fixed) > _MAX_PHRASE_WORDS or any(_says_more(t.text) for t in fixed):
         return None  # not a short phrase: "the currency of the UK? I mean, it's not yours" says more
     return ellipsis.resolve(f"and {segment}?", body + "?") or _new_object(body, segment, tail)
+
+
+def _form(number: str) -> str:
+    """How a number is written, as far as it tells what it counts: a percentage, an amount of dollars, or a number."""
+    return "%" if number.endswith("%") else "$" if number.startswith("$") else ""
 
 
 def _says_more(word: str) -> bool:
@@ -190,16 +197,20 @@ def _new_object(body: str, segment: str, tail: str) -> str | None:
 
 def _alone(run: str, before: str, after: str) -> bool:
     """``run`` marks a repair without a comma before it or a second marker: "I meant", "scratch that", "or
-    rather"; and "I mean" before a number or a name ("300 km I mean 350"), unless it is part of the question
-    ("what do I mean", "you know what I mean"). Before other words it often says more, not otherwise ("the
-    capital of Peru I mean the country")."""
+    rather"; "I mean" before a number or a name ("300 km I mean 350"), unless it is part of the question ("what
+    do I mean", "you know what I mean"; before other words it often says more, not otherwise: "the capital of Peru
+    I mean the country"); and any other marker but "wait" between two numbers ("4 minutes actually 3 minutes")."""
     said = run.lower()
+    following = _tokens(after)
+    number_next = bool(following) and following[0].number
     if said == "i mean":
         last = re.search(r"([A-Za-z']+)\W*$", before)
-        following = _tokens(after)
-        value = bool(following) and (following[0].number or following[0].text[:1].isupper())
+        value = number_next or (bool(following) and following[0].text[:1].isupper())
         return value and last is not None and last.group(1).lower() not in _ASKS_WHAT_I_MEAN
-    return said in _ALONE
+    if said in _ALONE:
+        return True
+    # One number for another: "a timer for 4 minutes actually 3 minutes", "40 no 35" ("wait 10 minutes" is a wait).
+    return number_next and said != "wait" and any(t.number for t in _tokens(before))
 
 
 def _restart(said: list[_Token], fixed: list[_Token]) -> int | None:

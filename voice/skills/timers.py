@@ -148,23 +148,34 @@ def _number_before(words: list[str], start: int, end: int) -> float | None:
 
 def parse_duration_s(text: str) -> float | None:
     """The duration stated in ``text`` in seconds ("ten minutes", "1 hour 30 minutes", "an hour and a half",
-    "half a minute", "90 seconds", "2.5 min"), or None if there is none."""
+    "half a minute", "90 seconds", "2.5 min"), or None if there is none. Two durations that are not the parts of
+    one (a smaller unit right after a larger) are two: the last said counts ("for 4 minutes for the tea, 3
+    minutes" is 3 minutes, not 7)."""
     words = _normalize(text).split()
     total_s, found, start = 0.0, False, 0
+    last_unit_s = 0.0
     for i, w in enumerate(words):
         unit_s = _UNITS_S.get(w)
         if unit_s is None:
             continue
         n = _number_before(words, start, i)
+        between = words[start:i]
         start = i + 1
         if n is None:
             continue
+        if found and (unit_s >= last_unit_s or any(_not_in_a_duration(b) for b in between)):
+            total_s = 0.0  # not a smaller part of the same duration: another one, said after ("4 minutes, 3 minutes")
         total_s += n * unit_s
-        found = True
+        found, last_unit_s = True, unit_s
         if words[i + 1 : i + 4] == ["and", "a", "half"]:
             total_s += unit_s / 2
             start = i + 4
     return total_s if found else None
+
+
+def _not_in_a_duration(word: str) -> bool:
+    """A word that does not belong to a duration's number ("1 hour and 30 minutes", "an hour and a half")."""
+    return word not in ("and", "in", "a", "an", "half", "the") and parse_number(word) is None  # "in": Whisper's "and"
 
 
 def say_duration(seconds: float) -> str:
