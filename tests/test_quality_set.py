@@ -99,3 +99,20 @@ def test_arithmetic_checks_need_the_result_stated(item_id: str, reply: str, righ
 def test_an_answer_taken_back_is_not_right(reply: str, right: bool) -> None:
     (item,) = [i for i in load_items(SET) if i.id == "k-largest-planet"]
     assert judge(item, reply, NOW).right is right
+
+
+@pytest.mark.parametrize(
+    ("check", "reply", "right"),
+    [
+        # an amount the skills say in words meets a check written with a decimal point
+        ({"regex": r"7[.,]20?\b"}, "A 15 percent tip on 48 dollars is 7 dollars and 20 cents.", True),
+        ({"any_of": ("12.60",)}, "The tip is 12 dollars and 60 cents.", True),
+        ({"any_of": ("€4.05",)}, "That is 4 euros and 5 cents each.", True),
+        # and a wrong amount in words is still wrong, and still refused by a "none"
+        ({"regex": r"7[.,]20?\b"}, "The tip is 6 dollars and 30 cents.", False),
+        ({"any_of": ("7.20",), "none_of": ("6.30",)}, "7.20, or 6 dollars and 30 cents with the old rate.", False),
+    ],
+)
+def test_money_said_in_words_is_judged_as_the_amount_it_is(check: dict[str, object], reply: str, right: bool) -> None:
+    item = Item("money", "arithmetic", "q", **check)  # type: ignore[arg-type]
+    assert judge(item, reply, datetime(2026, 12, 6, 12)).right is right

@@ -159,15 +159,31 @@ def clock_ok(kind: str, reply: str, now: datetime) -> bool:
     raise ValueError(f"unknown clock check {kind!r}")
 
 
+_MONEY_IN_WORDS = re.compile(r"\b(\d+) (dollars?|euros?|pounds?) and (\d{1,2}) (?:cents?|pence)\b", re.IGNORECASE)
+_SYMBOL = {"dollar": "$", "euro": "€", "pound": "£"}
+
+
+def money_as_decimals(reply: str) -> str:
+    """``reply`` with each amount the skills say in words written as checks write it: "12 dollars and 60 cents" →
+    "$12.60" (a check for "12.60" or /7[.,]20/ must not fail a right answer for its wording; a check that refuses
+    "6.30" must refuse "6 dollars and 30 cents" too)."""
+
+    def decimal(m: re.Match[str]) -> str:
+        return f"{_SYMBOL[m.group(2).lower().rstrip('s')]}{m.group(1)}.{int(m.group(3)):02d}"
+
+    return _MONEY_IN_WORDS.sub(decimal, reply)
+
+
 def judge(item: Item, reply: str, now: datetime) -> Verdict:
-    low = reply.lower()
+    forms = {reply, money_as_decimals(reply)}  # a check passes on either wording, a "none" fails on either
+    lows = [f.lower() for f in forms]
     failed: list[str] = []
     refused = declines(reply)
-    if item.any_of and not any(a.lower() in low for a in item.any_of):
+    if item.any_of and not any(a.lower() in low for a in item.any_of for low in lows):
         failed.append(f"none of {list(item.any_of)}")
-    failed += [f"missing {a!r}" for a in item.all_of if a.lower() not in low]
-    failed += [f"contains {a!r}" for a in item.none_of if a.lower() in low]
-    if item.regex and re.search(item.regex, reply, re.IGNORECASE) is None:
+    failed += [f"missing {a!r}" for a in item.all_of if not any(a.lower() in low for low in lows)]
+    failed += [f"contains {a!r}" for a in item.none_of if any(a.lower() in low for low in lows)]
+    if item.regex and not any(re.search(item.regex, f, re.IGNORECASE) for f in forms):
         failed.append(f"no match for /{item.regex}/")
     if item.clock and not clock_ok(item.clock, reply, now):
         failed.append(f"wrong or no {item.clock}")
