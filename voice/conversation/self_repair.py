@@ -27,8 +27,8 @@ miles is that"); the words after it go on the corrected sentence. A marker count
 as two marker words in a row ("no wait", "sorry I mean"), or as one that means nothing else ("I meant", "scratch
 that", "or rather", and "I mean" before a number or a name), or as one between two numbers ("4 minutes actually 3
 minutes"): "can you make it louder", "is there no milk", "I'm sorry" and "the capital of Peru I mean the country"
-are no repair. A marker with nothing the rule can place
-stays as said. Each marker is read in turn, so "A, no, B, sorry, C" means C.
+are no repair. A marker with nothing the rule can place stays as said. Each marker is read in turn, so "A, no, B,
+sorry, C" means C.
 
 Only what the skills and the model read changes (``[llm] self_repair``): the history, the transcripts and the
 turn log keep the words as heard. Pure.
@@ -159,9 +159,9 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
         return None
     if _NUMBER.fullmatch(segment):  # a bare number: it replaces the last number said, whose unit stays
         numbers = list(_NUMBER.finditer(body))
-        alike = [n for n in numbers if _form(n.group()) == _form(segment)]  # "12%" for the last percentage
         if not numbers:
             return None
+        alike = [n for n in numbers if _form(n.group()) == _form(segment)]  # "12%" for the last percentage
         last = (alike or numbers)[-1]
         return body[: last.start()] + segment + body[last.end() :] + tail
     at = _restart(said, fixed)
