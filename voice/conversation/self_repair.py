@@ -72,9 +72,10 @@ _PLEASE = re.compile(r"[\s,]+please$", re.IGNORECASE)
 
 _REQUEST_VERBS = frozenset({
     "set", "start", "cancel", "stop", "convert", "calculate", "compute", "tell", "give", "remind", "play", "turn",
-    "call", "add", "remember", "what's", "whats", "how's", "where's", "who's", "can", "could", "please",
+    "call", "add", "remember", "whats", "please",
 })  # fmt: skip
-"""First words of a request that stands on its own (with the question words)."""
+"""First words of a request that stands on its own, besides :data:`~voice.conversation.user_text.QUESTION_WORDS`
+("what's", "can", "could", … are there)."""
 
 _ASKS_WHAT_I_MEAN = frozenset({"what", "do", "did", "does", "that", "if", "know", "see"})
 _ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's|when|why)\b)", re.IGNORECASE)
