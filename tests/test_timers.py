@@ -33,6 +33,12 @@ COMMANDS: list[tuple[str, object]] = [
     ("Set a timer for 1 hour 30 minutes.", SetTimer(5400.0)),
     ("Set a timer for twenty five seconds.", SetTimer(25.0)),
     ("Set a timer for 2.5 minutes.", SetTimer(150.0)),
+    ("Set a timer for a quarter of an hour.", SetTimer(900.0)),  # was 1 hour (the nineteenth set)
+    ("Timer for three quarters of an hour.", SetTimer(2700.0)),
+    ("set a timer for half an hour", SetTimer(1800.0)),
+    ("Is my timer still going", ListTimers()),  # was the LLM's "No, I'm not." (the sixteenth set)
+    ("How long is left?", ListTimers()),  # was the LLM's "Timer set for 10 minutes." (the eighteenth set)
+    ("how long's left", ListTimers()),
     ("Set a pasta timer for 8 minutes.", SetTimer(480.0, "pasta")),
     ("Set a timer called eggs for 3 minutes.", SetTimer(180.0, "eggs")),
     ("Set a timer for ten minutes for the pizza.", SetTimer(600.0, "pizza")),
@@ -140,6 +146,26 @@ def test_a_timer_without_a_duration_asks_for_one_and_the_next_answer_sets_it() -
     assert book.copy().asked == ""  # a speculative reply's copy knows it was asked
     assert timers.handle("Set a timer for 5 minutes.", book, 0) == "Timer set for 5 minutes."
     assert [t.duration_s for t in book.timers] == [300.0, 600.0]
+
+
+def test_right_after_a_timer_is_set_cancel_that_and_make_it_are_about_it() -> None:
+    """The LLM had answered these "Timer set for 15 minutes." with no timer set or cancelled (the sixteenth and
+    eighteenth sets): said right after a timer was set, they are about that timer; said later, not timer commands."""
+    book = TimerBook()
+    assert timers.handle("set a timer for 10 minutes", book, 0) == "Timer set for 10 minutes."
+    assert timers.handle("Actually, make it fifteen.", book, 0) == "Timer set for 15 minutes."  # its unit: minutes
+    assert [t.duration_s for t in book.timers] == [900.0]
+    assert timers.handle("no make it half an hour", book, 0) == "Timer set for 30 minutes."
+    assert timers.handle("Actually never mind, cancel that.", book, 0) == "30 minute timer cancelled."
+    assert book.timers == ()
+    assert timers.handle("set an egg timer for 2 hours", book, 0) == "Egg timer set for 2 hours."
+    assert book.copy().just_set == book.timers[0].id  # a speculative reply's copy knows it was just set
+    assert timers.handle("What's the capital of France?", book, 0) is None  # something else: it lapses
+    assert timers.handle("cancel that", book, 0) is None and timers.handle("make it three", book, 0) is None
+    assert [t.duration_s for t in book.timers] == [7200.0]
+    assert timers.handle("set a timer for 90 seconds", book, 0) == "Timer set for 1 minute and 30 seconds."
+    assert timers.handle("make it two", book, 0) == "Timer set for 2 minutes."  # the largest unit it was set in
+    assert timers.handle("oh stop it", book, 0) == "2 minute timer cancelled."
 
 
 def test_a_copy_is_independent() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from voice.skills.numbers import parse_number
+from voice.skills.numbers import parse_amount, parse_number
 
 NS_PER_S = 1_000_000_000
 MIN_TIMER_S = 1.0
@@ -92,9 +92,11 @@ class TimerBook:
     next_id: int = 1
     asked: str | None = None
     """The label of the timer the last reply asked the duration of (None: it asked none)."""
+    just_set: int | None = None
+    """The id of the timer the last reply set (None: it set none): "cancel that" or "make it 15" next is about it."""
 
     def copy(self) -> TimerBook:
-        return TimerBook(self.timers, self.next_id, self.asked)
+        return TimerBook(self.timers, self.next_id, self.asked, self.just_set)
 
     def add(self, duration_s: float, label: str, now_ns: int) -> Timer:
         t = Timer(self.next_id, duration_s, now_ns + round(duration_s * NS_PER_S), label)
@@ -134,7 +136,7 @@ def _number_before(words: list[str], start: int, end: int) -> float | None:
         half = 0.0
         if cand.endswith(" and a half"):
             cand, half = cand[: -len(" and a half")], 0.5
-        value = parse_number(cand)
+        value = parse_amount(cand)  # "ten", "twenty five", "2.5", "half an", "a quarter of an", "three quarters of an"
         if value is not None:
             return value + half
     # "the" as Whisper's spelling of "an" before a unit of one: "set a timer for the hour and a half"
@@ -241,9 +243,9 @@ def parse(text: str) -> TimerCommand | None:
         r"|check|status)\b",
         t,
     )
-    # "Are any timers running?" asks; "Put a timer on for half an hour." sets one.
-    running = duration_s is None and re.search(r"\btimers? (are )?(running|set|going|on)\b", t)
-    if re.search(r"\btimers?\b", t) and (asks or running):
+    # "Are any timers running?", "Is my timer still going?" ask; "Put a timer on for half an hour." sets one.
+    running = duration_s is None and re.search(r"\btimers? (?:are |is )?(?:still )?(?:running|set|going|on)\b", t)
+    if (re.search(r"\btimers?\b", t) and (asks or running)) or _HOW_LONG_LEFT.fullmatch(t):
         return ListTimers()
     if duration_s is None:
         if has_timer_word and _SET_A_TIMER.search(t) and not _ASKS_ABOUT.match(t):
@@ -258,11 +260,16 @@ def parse(text: str) -> TimerCommand | None:
 
 def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
     """Apply the timer command in ``text`` to ``book`` and return the reply; None if it is not one. Right after
-    the book's last reply asked how long a timer should be, a duration alone ("Ten minutes.") sets it."""
+    the book's last reply asked how long a timer should be, a duration alone ("Ten minutes.") sets it; right after
+    it set one, "cancel that" or "never mind" cancels it and "make it 15" sets it again (:func:`_about_the_last`)."""
     cmd = parse(text)
     asked, book.asked = book.asked, None
+    just_set, book.just_set = book.just_set, None
     if cmd is None and asked is not None and (duration_s := _duration_alone(text)) is not None:
         cmd = SetTimer(duration_s, asked)
+    last = next((t for t in book.timers if t.id == just_set), None)
+    if cmd is None and last is not None:
+        return _about_the_last(text, last, book, now_ns)
     if cmd is None:
         return None
     if isinstance(cmd, AskDuration):
@@ -271,12 +278,49 @@ def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
     if isinstance(cmd, SetTimer):
         if not MIN_TIMER_S <= cmd.duration_s <= MAX_TIMER_S:
             return "I can set timers from one second to 24 hours."
-        t = book.add(cmd.duration_s, cmd.label, now_ns)
-        name = f"{t.label.capitalize()} timer" if t.label else "Timer"
-        return f"{name} set for {say_duration(t.duration_s)}."
+        return _set(book, cmd.duration_s, cmd.label, now_ns)
     if isinstance(cmd, ListTimers):
         return _list(book, now_ns)
     return _cancel(cmd, book)
+
+
+def _set(book: TimerBook, duration_s: float, label: str, now_ns: int) -> str:
+    t = book.add(duration_s, label, now_ns)
+    book.just_set = t.id
+    name = f"{t.label.capitalize()} timer" if t.label else "Timer"
+    return f"{name} set for {say_duration(t.duration_s)}."
+
+
+_CANCEL_THAT = re.compile(
+    rf"(?:.* )?(?:{_CANCEL_WORD}|stop|delete|remove|scrap|forget)(?: about)? (?:it|that|this)"
+    r"|(?:.* )?never ?mind(?: .*)?"
+)
+"""Said right after a timer was set: cancel that one ("actually never mind cancel that", "oh stop it")."""
+_MAKE_IT = re.compile(r"(?:.* )?(?:make (?:it|that)|change (?:it|that) to|set it to|set it for) (?P<to>.+)")
+"""Said right after a timer was set: set that one again for another duration ("actually make it fifteen")."""
+_HOW_LONG_LEFT = re.compile(
+    r"(?:(?:so|and|ok|okay|um|uh|hey) )*how (?:long|much (?:time|longer))(?:'s| is| s)? (?:left|remaining|to go)"
+    r"(?: on (?:it|that|the timer|my timer))?"
+)
+"""How long is left, with no timer named: in this assistant only a timer's time is left."""
+
+
+def _about_the_last(text: str, last: Timer, book: TimerBook, now_ns: int) -> str | None:
+    """The reply to ``text``, said right after the reply that set ``last``, if it cancels that timer or sets it
+    again ("make it fifteen": a bare number counts in the largest unit ``last`` was set in); else None."""
+    t = _normalize(text)
+    if m := _MAKE_IT.fullmatch(t):
+        duration_s = parse_duration_s(m.group("to"))
+        if duration_s is None and (n := parse_amount(m.group("to"))) is not None:
+            unit_s = next(u for u in (3600.0, 60.0, 1.0) if last.duration_s >= u or u == 1.0)
+            duration_s = n * unit_s
+        if duration_s is not None and MIN_TIMER_S <= duration_s <= MAX_TIMER_S:
+            book.remove({last.id})
+            return _set(book, duration_s, last.label, now_ns)
+    if _CANCEL_THAT.fullmatch(t):
+        book.remove({last.id})
+        return f"{_describe(last).capitalize()} cancelled."
+    return None
 
 
 def _duration_alone(text: str) -> float | None:
