@@ -36,6 +36,11 @@ COMPUTED = [
     ("What's half of three quarters?", "Half of three quarters is 0.375."),  # a fraction is a number
     ("what is 10 plus a half", "10 plus a half is 10.5."),
     ("Two thirds times 9?", "Two thirds times 9 is 6."),
+    # A power said as an ordinal, and a decimal said with "point" (was "2 divided by 2 is 1.": a fragment).
+    ("What's 2 to the 10th power?", "2 to the power of 10 is 1024."),
+    ("what is seven to the fourth", "7 to the power of 4 is 2401."),
+    ("what's twenty six point two divided by two", "26.2 divided by 2 is 13.1."),
+    ("three point one four times two", "3.14 times 2 is 6.28."),
 ]
 
 #: transcripts with numbers that are no sum, or whose sum belongs to something else: not this skill's

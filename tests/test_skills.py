@@ -19,7 +19,10 @@ NOW = datetime(2026, 12, 3, 16, 5)
      ("banana", None), ("and", None), ("20 5", 25), ("two hundred fifty five", 255),
      # Parts that don't fill empty places are two numbers or digits said one by one, not a sum (it was 18).
      ("3 8 7", None), ("three eight seven", None), ("twenty thirty", None), ("ten five", None),
-     ("minus 10", -10), ("negative two hundred", -200), ("minus", None), ("minus banana", None)],
+     ("minus 10", -10), ("negative two hundred", -200), ("minus", None), ("minus banana", None),
+     # Decimals said with "point", the digits after it one by one.
+     ("twenty six point two", 26.2), ("three point one four", 3.14), ("point five", 0.5), ("nine point oh five", 9.05),
+     ("minus two point five", -2.5), ("one point twenty", None), ("twenty six point", None), ("point", None)],
 )  # fmt: skip
 def test_parse_number(text: str, value: float | None) -> None:
     assert parse_number(text) == value

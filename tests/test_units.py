@@ -21,6 +21,8 @@ CASES = [
     ("Convert 0 degrees Celsius to Fahrenheit.", "0 degrees Celsius is 32 degrees Fahrenheit."),
     ("What's minus 10 Celsius in Fahrenheit?", "-10 degrees Celsius is 14 degrees Fahrenheit."),  # no "degrees"
     ("How many hours are in the day?", "There are 24 hours in a day."),  # "the" is one, in this form only
+    ("How many minutes are in every week?", "There are 10080 minutes in a week."),  # the LLM had said 80
+    ("12 feet and meters", "12 feet is 3.6576 metres."),  # Whisper's "and" for "in"
     ("How many grams are in a mile?", "Miles measure length and grams measure mass: they don't convert."),
     # Fractions of a unit, said as people say them (2026-12-04).
     ("How many ounces are in half a pound?", "There are 8 ounces in half a pound."),

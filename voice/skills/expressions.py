@@ -22,7 +22,14 @@ import math
 import re
 from dataclasses import dataclass
 
-from voice.skills.numbers import NUMBER_WORDS, fraction_words, parse_fraction, parse_number, say_number
+from voice.skills.numbers import (
+    NUMBER_WORDS,
+    ORDINALS,
+    fraction_words,
+    parse_fraction,
+    parse_number,
+    say_number,
+)
 from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, is_filler
 
 UNCLEAR = "I didn't catch the numbers. Could you say the sum again?"
@@ -45,7 +52,7 @@ _AMBIGUOUS = frozenset({"times", "x", "over", "-", "/", "*"})
 """Operators that are other words too ("3 times", "game over"): a sum only where a number is asked for."""
 _ASKS_A_NUMBER = frozenset({"what", "what's", "whats", "calculate", "compute"})
 _OPERATOR_WORDS = frozenset(
-    {_GLUED, "minus", "negative", "plus", "times", "x", "over", "by", "root", "power", *"+-*/"}
+    {_GLUED, "minus", "negative", "plus", "times", "x", "over", "by", "root", "power", "point", *"+-*/"}
 )
 _FRACTION_WORDS = frozenset({"half", "halves", "third", "thirds", "quarter", "quarters", "fourth", "fourths"})
 _LIMIT = 1e15
@@ -78,7 +85,8 @@ def _is_number_token(tok: str) -> bool:
 
 
 def _number(toks: list[str], i: int) -> tuple[float, int] | None:
-    """The longest number starting at ``i`` ("two hundred and five", "a thousand", "1,000"): value and end."""
+    """The longest number starting at ``i`` ("two hundred and five", "a thousand", "1,000", "twenty six point
+    two"): value and end."""
     if i >= len(toks):
         return None
     scale = toks[i + 1 : i + 2] in (["hundred"], ["thousand"], ["million"])
@@ -86,9 +94,9 @@ def _number(toks: list[str], i: int) -> tuple[float, int] | None:
         return None
     best: tuple[float, int] | None = None
     j = i
-    while j < len(toks) and (_is_number_token(toks[j]) or toks[j] in ("and", "a")):
+    while j < len(toks) and (_is_number_token(toks[j]) or toks[j] in ("and", "a", "point")):
         j += 1
-        if toks[j - 1] not in ("and", "a") and (n := parse_number(" ".join(toks[i:j]))) is not None:
+        if toks[j - 1] not in ("and", "a", "point") and (n := parse_number(" ".join(toks[i:j]))) is not None:
             best = (n, j)
     return best
 
@@ -144,13 +152,16 @@ def _factor(toks: list[str], i: int) -> Part | None:
 
 def _raised(toks: list[str], j: int, n: float, said: str) -> Part | None:
     """The number ``n`` (said ``said``) that ends at ``j``, with the power after it if one is said: "squared",
-    "cubed", "(raised) to the power of 10"."""
+    "cubed", "(raised) to the power of 10", "to the 10th (power)", "to the fourth"."""
     if j < len(toks) and toks[j] in ("squared", "cubed"):
         power = 2.0 if toks[j] == "squared" else 3.0
         result = _power(n, power)
         return Part(result, f"{said} {toks[j]}", j + 1, 1) if result is not None else None
     k = j + 1 if toks[j : j + 1] == ["raised"] else j
-    if toks[k : k + 4] == ["to", "the", "power", "of"] and (p := _number(toks, k + 4)) is not None:
+    p = _ordinal(toks, k + 2) if toks[k : k + 2] == ["to", "the"] else None  # "to the 10th (power)"
+    if p is None and toks[k : k + 4] == ["to", "the", "power", "of"]:
+        p = _number(toks, k + 4)
+    if p is not None:
         result = _power(n, p[0])
         return (
             Part(result, f"{said} to the power of {say_number(p[0])}", p[1], 1)
@@ -158,6 +169,17 @@ def _raised(toks: list[str], j: int, n: float, said: str) -> Part | None:
             else None
         )
     return Part(n, said, j, 0)
+
+
+def _ordinal(toks: list[str], i: int) -> tuple[float, int] | None:
+    """A power said as an ordinal at ``i`` ("10th", "fourth", "tenth power"): its value and where it ends."""
+    if toks[i : i + 1] and toks[i].isdigit() and toks[i + 1 : i + 2] in (["st"], ["nd"], ["rd"], ["th"]):
+        value, end = float(toks[i]), i + 2
+    elif toks[i : i + 1] and toks[i] in ORDINALS:
+        value, end = float(ORDINALS[toks[i]]), i + 1
+    else:
+        return None
+    return value, end + 1 if toks[end : end + 1] == ["power"] else end
 
 
 def _fraction(toks: list[str], i: int, width: int) -> float | None:

@@ -15,6 +15,8 @@ _UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split(" "))}
 _TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split(" "), start=2)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _FILLER = {"and", "a", "after", "by", "the"}
+_DIGITS = {w: str(i) for i, w in enumerate(_UNIT_WORDS.split(" ")[:10])} | {"oh": "0", "o": "0"}
+"""The digits said one by one after "point"."""
 NUMBER_WORDS = "|".join(sorted((*_UNITS, *_TENS, *_SCALES), key=len, reverse=True))
 """The words of a number said in words, as a regular expression's alternatives, longest first ("seventeen|...|
 seven"): a regular expression takes the first alternative that matches, so "eighty" must come before "eight"."""
@@ -22,12 +24,18 @@ seven"): a regular expression takes the first alternative that matches, so "eigh
 
 def parse_number(text: str) -> float | None:
     """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``, ``"minus
-    10"``; else None."""
+    10"``, ``"twenty six point two"`` (the digits after "point" said one by one); else None."""
     t = text.strip().lower().replace(",", "")
     if (m := re.fullmatch(r"(?:minus|negative)\s+(.+)", t)) and (n := parse_number(m.group(1))) is not None:
         return -n
     if re.fullmatch(r"-?\d+(\.\d+)?", t):
         return float(t)
+    if m := re.fullmatch(r"(.*?)\s*\bpoint\s+(.+)", t):  # "twenty six point two", "three point one four", "point 5"
+        whole = parse_number(m.group(1)) if m.group(1) else 0.0
+        digits = [_DIGITS.get(w, w) for w in m.group(2).split()]
+        if whole is None or not all(re.fullmatch(r"\d", d) for d in digits):
+            return None
+        return whole + float("0." + "".join(digits)) * (-1 if whole < 0 else 1)
     words = [w for w in re.split(r"[\s-]+", t) if w]
     if not words or all(w in _FILLER for w in words):
         return None
@@ -49,6 +57,13 @@ def parse_number(text: str) -> float | None:
         current += value
         seen, closed = True, value < 20
     return float(total + current) if seen else None
+
+
+ORDINALS = {
+    "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "eleventh": 11, "twelfth": 12,
+}  # fmt: skip
+"""Ordinal words as a power is said with them: "seven to the fourth", "two to the tenth (power)"."""
 
 
 def say_number(x: float) -> str:

@@ -132,14 +132,14 @@ def convert(t: str) -> str | None:
         t,
     ) or re.fullmatch(
         rf"(?:what is |what'?s |convert |how much is |how far is |how long is |how heavy is )?(?P<n>{_NUMBER}) "
-        rf"(?P<from>[a-z]+){_AND_A_PART} (?:in|to|into|as) (?P<to>[a-z]+)",
+        rf"(?P<from>[a-z]+){_AND_A_PART} (?:in|to|into|as|and) (?P<to>[a-z]+)",  # "and": Whisper's "in"
         t,
     )
     if not m:
         return None
     how_many = m.re.pattern.startswith("how many")
-    # "how many days are in the week": "the" is one, in this form only
-    n = 1.0 if how_many and m.group("n") == "the" else _amount(m.group("n"))
+    # "how many days are in the week", "in every week": one, in this form only
+    n = 1.0 if how_many and m.group("n") in ("the", "every", "each", "one") else _amount(m.group("n"))
     if n is not None and m.group("part"):
         n += parse_amount(m.group("part")) or 0.0
     src, dst = _unit(m.group("from")), _unit(m.group("to"))
