@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import make_config
 from voice.conversation.follow_ups import resolve_messages
 from voice.conversation.prompt_view import PromptView
-from voice.conversation.pronouns import person_named, resolve
+from voice.conversation.pronouns import person_named, resolve, resolve_its, thing_asked
 from voice.runtime.model_api import ChatMessage
 
 
@@ -101,3 +101,21 @@ def test_each_turn_renders_the_earlier_turns_as_before_so_the_cached_prefix_stil
         before = now
         history.append(ChatMessage("assistant", reply))
     assert [m.content for m in before if m.role == "user"][1] == "When was William Shakespeare born?"
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "written_out"),
+    [
+        ("What's the symbol for silver?", "And what's its atomic number?", "And what's the atomic number of silver?"),
+        ("How many moons does Mars have?", "How big is its largest moon?", "How big is the largest moon of Mars?"),
+        ("what is the capital of australia", "what's its population", "what's the population of australia"),
+        ("What time is it?", "What's its name?", None),  # nothing was asked about
+        ("Who wrote it?", "What is its title?", None),  # a pronoun is no thing
+        ("What's the symbol for silver?", "Is it shiny?", None),  # "it" is left as said
+    ],
+)  # fmt: skip
+def test_its_is_what_the_previous_question_asked_about(previous: str, question: str, written_out: str | None) -> None:
+    thing = thing_asked(previous)
+    assert (resolve_its(question, thing) if thing else None) == written_out
+    messages = [ChatMessage("user", previous), ChatMessage("assistant", "Ag."), ChatMessage("user", question)]
+    assert resolve_messages(messages)[-1].content == (written_out or question)

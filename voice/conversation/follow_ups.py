@@ -7,7 +7,9 @@ A follow-up leans on the turn before it. Two kinds are written out, from what wa
 - one that names a person by a pronoun, from whom the reply to a "who" question named
   (:mod:`voice.conversation.pronouns`): "When was he born?" after "Who wrote Romeo and Juliet?" … "William
   Shakespeare …" is "When was William Shakespeare born?". The person stays the one meant while each next question
-  uses a pronoun again ("Where did he die?"); a question without one ends it.
+  uses a pronoun again ("Where did he die?"); a question without one ends it;
+- one that says "its", from what the previous question asked about: "And what's its atomic number?" after "What's
+  the symbol for silver?" is "And what's the atomic number of silver?".
 
 Only the model's and the skills' view changes: the history, the transcripts and the turn log keep the words as
 heard. Pure: a message is written out from the messages before it alone, so a conversation renders the same on
@@ -44,6 +46,8 @@ def resolve_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         if person is not None:
             full = pronouns.resolve(m.content, person)
             meant = person if full is not None else None
+        if full is None and previous is not None and (thing := pronouns.thing_asked(previous)) is not None:
+            full = pronouns.resolve_its(m.content, thing)  # "And what's its atomic number?"
         out.append(m if full is None else replace(m, content=full))
         previous, reply = full or m.content, ""
     return out
