@@ -40,9 +40,11 @@ RULE = NotSureRule(-1.0, "I'm not sure.")
 
 
 def on(config: Config, below: float = -1.0) -> Config:
-    return dataclasses.replace(
-        config, llm=dataclasses.replace(config.llm, not_sure=True, not_sure_below_logprob=below)
+    """``config`` with the gate on at ``below``, for spoken and typed text alike."""
+    llm = dataclasses.replace(
+        config.llm, not_sure=True, not_sure_below_logprob=below, not_sure_typed_below_logprob=below
     )
+    return dataclasses.replace(config, llm=llm)
 
 
 @pytest.mark.parametrize(
@@ -122,6 +124,11 @@ def test_a_threshold_of_zero_or_above_is_refused_naming_the_keys() -> None:
     with pytest.raises(ConfigError, match="not_sure_reply"):
         dataclasses.replace(on(make_config()), llm=dataclasses.replace(on(make_config()).llm, not_sure_reply=" "))
     assert on(make_config(), below=-0.5).llm.not_sure_below_logprob == -0.5
+    llm = on(make_config()).llm
+    with pytest.raises(ConfigError, match="not_sure_typed_below_logprob"):
+        dataclasses.replace(make_config(), llm=dataclasses.replace(llm, not_sure_typed_below_logprob=0.0))
+    untyped = dataclasses.replace(llm, not_sure_typed=False, not_sure_typed_below_logprob=0.0)
+    assert dataclasses.replace(make_config(), llm=untyped).llm.not_sure_typed_below_logprob == 0.0  # unused: fine
 
 
 UTT = Utterance(np.zeros(16000, np.float32), 320.0, False)
@@ -175,6 +182,25 @@ def test_the_quality_bench_scores_and_gates_the_reply_as_the_server_does_typed_t
     assert asked.confidence.min_logprob == -2.5
     plain = ask(llm, typed_gate(on(make_config(), below=-0.4), False), history, "What is the largest organ?")
     assert plain.reply.startswith("The largest organ is the liver.") and plain.confidence == asked.confidence
+
+
+@pytest.mark.parametrize(("typed", "gated"), [(False, True), (True, False)])
+def test_typed_text_has_its_own_bar(typed: bool, gated: bool) -> None:
+    """Heard words meet ``not_sure_below_logprob``, typed ones ``not_sure_typed_below_logprob``: a first sentence
+    at a mean of -0.5 is unsure under a bar of -0.4, not under -0.9."""
+    config = on(make_config(), below=-0.4)
+    config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, not_sure_typed_below_logprob=-0.9))
+    rule = not_sure_rule(config.llm, typed=typed)
+    assert rule is not None and rule.unsure(Confidence(5, -0.5, -2.5)) == gated
+
+
+def test_the_quality_bench_gates_typed_text_at_the_typed_bar() -> None:
+    llm = FakeLlm(replies=("The largest organ is the liver. It is big.",), word_logprobs={"liver.": -2.5})
+    config = on(make_config(), below=-0.4)
+    for typed_below, said in ((-0.9, "The largest organ is the liver."), (-0.4, "I'm not sure.")):
+        llm_config = dataclasses.replace(config.llm, not_sure_typed_below_logprob=typed_below)
+        asked = ask(llm, dataclasses.replace(config, llm=llm_config), [], "What is the largest organ?")
+        assert asked.reply.startswith(said)
 
 
 @pytest.mark.parametrize(

@@ -188,6 +188,11 @@ def _validate_reply(llm: sections.LlmConfig, tts: sections.TtsConfig) -> None:
             "[llm] not_sure needs not_sure_below_logprob < 0 (a log-probability; 0 would replace every reply), "
             f"got {llm.not_sure_below_logprob}, and a non-empty not_sure_reply"
         )
+    if llm.not_sure and llm.not_sure_typed and not llm.not_sure_typed_below_logprob < 0:
+        raise ConfigError(
+            "[llm] not_sure_typed needs not_sure_typed_below_logprob < 0 (a log-probability; 0 would replace every "
+            f"typed reply), got {llm.not_sure_typed_below_logprob}"
+        )
     if tts.chunk_ms < 5 or tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
 

@@ -226,13 +226,17 @@ class LlmConfig:
     not_sure: bool = True
     """Replace an LLM reply whose first sentence the model was unsure of with :attr:`not_sure_reply`
     (:mod:`voice.conversation.answer_confidence`)."""
-    not_sure_below_logprob: float = -0.9
-    """"Unsure": the first sentence's mean token log-probability (its first token left out) is below this."""
+    not_sure_below_logprob: float = -0.6
+    """"Unsure", for words the STT heard: the first sentence's mean token log-probability (its first token left
+    out) is below this."""
     not_sure_reply: str = "I'm not sure."
     not_sure_typed: bool = True
     """Gate typed text too (the browser's text box, Home Assistant's agent given words our STT did not send). On
     the thirteen question sets typed, the gate costs 14 right answers and catches 24 wrong ones (docs/quality.md);
     off, typed right % is never lower than without the gate, and wrong % is higher."""
+    not_sure_typed_below_logprob: float = -0.9
+    """:attr:`not_sure_below_logprob` for typed text: typed words are what the user meant, so only the model's own
+    doubt counts, and a stricter bar would cost typed right answers (docs/quality.md)."""
 
 
 @dataclass(frozen=True)

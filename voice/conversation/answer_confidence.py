@@ -13,7 +13,8 @@ With ``[llm] not_sure`` on, a first sentence whose score is under ``[llm] not_su
 the reply becomes ``[llm] not_sure_reply``. The threshold was fitted on the question sets that existed before
 it (``voice bench quality --fit-not-sure``, :mod:`voice.bench.quality.not_sure`), which also reports how many
 right answers each threshold costs. Replies no model wrote (skills, timers) and backends that give no
-log-probabilities are never touched.
+log-probabilities are never touched. A first sentence that recites the system prompt instead of answering
+(:mod:`voice.conversation.recital`) is replaced the same way, whatever its score.
 
 :class:`UnsureGate` is the streaming half: while the gate is on it holds the first sentence's clauses (so
 ``[tts] max_first_chunk_words`` does not speak half an answer before the rest is scored) and decides when the
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from voice.config.config import LlmConfig
+from voice.conversation.recital import recites
 
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)")
 """A sentence end: a terminator (and closing quotes), followed by white space or the end of the text. "3.5" and
@@ -51,16 +53,24 @@ class NotSureRule:
 
     below_logprob: float
     reply: str
+    system_prompt: str = ""
+    """The model's instructions: a first sentence that recites them is no answer either (:meth:`recites`)."""
 
     def unsure(self, confidence: Confidence | None) -> bool:
         return confidence is not None and confidence.mean_logprob < self.below_logprob
 
+    def recites(self, first_sentence: str, user: str) -> bool:
+        """``first_sentence`` recites :attr:`system_prompt` rather than answer ``user``
+        (:func:`voice.conversation.recital.recites`)."""
+        return bool(self.system_prompt) and recites(first_sentence, self.system_prompt, user)
+
 
 def not_sure_rule(llm: LlmConfig, *, typed: bool = False) -> NotSureRule | None:
-    """The rule ``[llm] not_sure*`` sets for a spoken question, or a ``typed`` one (None: off; typed text only
-    with ``[llm] not_sure_typed``)."""
+    """The rule ``[llm] not_sure*`` sets for a spoken question (``not_sure_below_logprob``), or a ``typed`` one
+    (``not_sure_typed_below_logprob``; None: off, and typed text only with ``[llm] not_sure_typed``)."""
     on = llm.not_sure and (llm.not_sure_typed or not typed)
-    return NotSureRule(llm.not_sure_below_logprob, llm.not_sure_reply) if on else None
+    below = llm.not_sure_typed_below_logprob if typed else llm.not_sure_below_logprob
+    return NotSureRule(below, llm.not_sure_reply, llm.system_prompt) if on else None
 
 
 def first_sentence_tokens(pieces: Sequence[str], *, final: bool) -> int | None:
@@ -104,11 +114,13 @@ class UnsureGate:
 
     :meth:`token` records each token; :meth:`release` takes the clauses a caller would queue and returns what to
     queue now, or the :attr:`NotSureRule.reply` that replaces the reply (:attr:`replaced`). After the first
-    sentence everything goes through. With no rule (``[llm] not_sure`` off) nothing is held.
+    sentence everything goes through. With no rule (``[llm] not_sure`` off) nothing is held. ``user``: the
+    question, which a recital of the instructions must not merely repeat (:meth:`NotSureRule.recites`).
     """
 
-    def __init__(self, rule: NotSureRule | None) -> None:
+    def __init__(self, rule: NotSureRule | None, user: str = "") -> None:
         self.rule = rule
+        self.user = user
         self.pieces: list[str] = []
         self.logprobs: list[float | None] = []
         self._held: list[str] = []
@@ -139,7 +151,8 @@ class UnsureGate:
         self._decided = True
         held, self._held = tuple(self._held), []
         assert self.rule is not None
-        if self.rule.unsure(confidence_of(self.logprobs[: ended or len(self.pieces)])):
+        first = self.pieces[: ended or len(self.pieces)]
+        if self.rule.unsure(confidence_of(self.logprobs[: len(first)])) or self.rule.recites("".join(first), self.user):
             self.replaced = True
             return (self.rule.reply,)
         return held

@@ -308,7 +308,7 @@ class CheckedReply:
     ) -> None:
         self.check = check
         self._put = put
-        self.gate = UnsureGate(not_sure if check is not None else None)
+        self.gate = UnsureGate(not_sure if check is not None else None, check.user if check is not None else "")
         """The first sentence's confidence (:mod:`voice.conversation.answer_confidence`): it sees every token, and
         holds the first sentence when ``[llm] not_sure`` is on."""
         self.prompt: PromptInfo | None = None

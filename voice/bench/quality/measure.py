@@ -47,7 +47,12 @@ from voice.bench.quality.result import (
 )
 from voice.bench.scaffold import BenchRun
 from voice.config.config import Config, load_config
-from voice.conversation.answer_confidence import Confidence, first_sentence_confidence, not_sure_rule
+from voice.conversation.answer_confidence import (
+    Confidence,
+    first_sentence_confidence,
+    first_sentence_tokens,
+    not_sure_rule,
+)
 from voice.conversation.self_repair import as_meant
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
@@ -104,7 +109,8 @@ def ask(
     text, tokens = "".join(pieces), len(pieces)
     confidence = first_sentence_confidence(pieces, logprobs) if by == "llm" else None
     rule = not_sure_rule(config.llm, typed=True)  # text mode: the question is typed
-    if rule is not None and rule.unsure(confidence):
+    first = "".join(pieces[: first_sentence_tokens(pieces, final=True)]) if by == "llm" else ""
+    if rule is not None and (rule.unsure(confidence) or rule.recites(first, question)):
         text = rule.reply  # as the server's UnsureGate replaces it (voice.conversation.answer_confidence)
     return Answer(
         text.strip(),
