@@ -270,13 +270,33 @@ def test_the_fit_reads_stored_results_and_writes_its_table(
     assert args.func(args) == 0
     written = json.loads((tmp_path / "fit.json").read_text())
     assert written["rows"] == 4 and written["scored"] == 0 and written["chosen"] is None  # fake LLM: no logprobs
-    assert "`[llm] not_sure_below_logprob`" in (tmp_path / "fit.md").read_text()
+    assert "`[llm] not_sure_typed_below_logprob`" in (tmp_path / "fit.md").read_text()  # text mode: the typed bar
     broken = tmp_path / "broken.json"
     broken.write_text("{}")
     args = build_parser().parse_args(["bench", "quality", "--fit-not-sure", str(broken)])
     assert args.func(args) == 2
     err = capsys.readouterr().err
     assert "--fit-not-sure" in err and "broken.json" in err and "can't be read" in err
+
+
+def test_the_fit_names_the_spoken_bar_and_refuses_spoken_and_typed_results_together(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: RuntimeFactory
+) -> None:
+    from tests.test_bench_quality_json import spoken_result, text_result
+
+    here = Path("benchmarks/quality_questions.toml").resolve()
+    paths = []
+    for name, result in (("spoken", spoken_result(fake_runtime)), ("typed", text_result(monkeypatch))):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(dataclasses.replace(result, question_set=str(here)).to_json()))
+        paths.append(str(path))
+    args = build_parser().parse_args(["bench", "quality", "--fit-not-sure", paths[0], "--out", str(tmp_path / "s")])
+    assert args.func(args) == 0
+    assert "`[llm] not_sure_below_logprob`" in (tmp_path / "s.md").read_text()
+    args = build_parser().parse_args(["bench", "quality", "--fit-not-sure", *paths])
+    assert args.func(args) == 2
+    err = capsys.readouterr().err
+    assert "spoken.json are spoken results" in err and "fit each kind alone" in err
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,13 @@ class Fit:
     chosen: float | None
     written: str = ""
     """When, by which command and at which commit (no model ran: the replies' own runs have their machines)."""
+    typed: bool = False
+    """The results are text mode's: the threshold is ``not_sure_typed_below_logprob``, not the spoken one."""
+
+    @property
+    def key(self) -> str:
+        """The config key the threshold is for."""
+        return f"[llm] not_sure{'_typed' if self.typed else ''}_below_logprob"
 
     def to_json(self) -> dict[str, Any]:
         return {**vars(self), "points": [p.to_json() for p in self.points]}
@@ -189,7 +196,7 @@ def markdown(result: Fit) -> str:
         "",
         *(f"- `{s}`" for s in result.sources),
         "",
-        *points_table("[llm] not_sure_below_logprob", "replaced", result.points, result.chosen),
+        *points_table(result.key, "replaced", result.points, result.chosen),
         "",
         result.written,
     ])  # fmt: skip
@@ -198,10 +205,18 @@ def markdown(result: Fit) -> str:
 def run(args: argparse.Namespace) -> int:
     paths: list[Path] = args.fit_not_sure
     reply = load_config(args.config).llm.not_sure_reply
-    rows = [r for p in paths for r in rows_of(p)]
+    of_path = {p: rows_of(p) for p in paths}
+    rows = [r for p in paths for r in of_path[p]]
+    typed = {p: isinstance(found[0][0], TextRow) for p, found in of_path.items() if found}
+    if len(set(typed.values())) > 1:
+        spoken = ", ".join(str(p) for p, t in typed.items() if not t)
+        raise BenchError(
+            f"--fit-not-sure: {spoken} are spoken results and the others typed; fit each kind alone, since "
+            "[llm] not_sure_below_logprob and not_sure_typed_below_logprob are separate bars"
+        )
     now = datetime.now().astimezone()
     result = dataclasses.replace(
-        fit(rows, [str(p) for p in paths], reply, now), written=written(now)
+        fit(rows, [str(p) for p in paths], reply, now), written=written(now), typed=any(typed.values())
     )
     head = ["threshold", "replaced", "right lost", "wrong caught", "right %", "wrong %"]
     print(text_table(head, [[str(p.below_logprob), str(p.replaced), str(p.right_lost), str(p.wrong_caught),
