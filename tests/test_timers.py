@@ -161,8 +161,10 @@ def test_right_after_a_timer_is_set_cancel_that_and_make_it_are_about_it() -> No
     assert timers.handle("set an egg timer for 2 hours", book, 0) == "Egg timer set for 2 hours."
     assert book.copy().just_set == book.timers[0].id  # a speculative reply's copy knows it was just set
     assert timers.handle("What's the capital of France?", book, 0) is None  # something else: it lapses
-    assert timers.handle("cancel that", book, 0) is None and timers.handle("make it three", book, 0) is None
+    assert timers.handle("make it three", book, 0) is None and timers.handle("never mind", book, 0) is None
     assert [t.duration_s for t in book.timers] == [7200.0]
+    assert timers.handle("ok cancel it", book, 0) == "Egg timer cancelled."  # the one running: all it can cancel
+    assert timers.handle("cancel it", book, 0) is None  # none running: not a timer command
     assert timers.handle("set a timer for 90 seconds", book, 0) == "Timer set for 1 minute and 30 seconds."
     assert timers.handle("make it two", book, 0) == "Timer set for 2 minutes."  # the largest unit it was set in
     assert timers.handle("oh stop it", book, 0) == "2 minute timer cancelled."

@@ -261,7 +261,8 @@ def parse(text: str) -> TimerCommand | None:
 def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
     """Apply the timer command in ``text`` to ``book`` and return the reply; None if it is not one. Right after
     the book's last reply asked how long a timer should be, a duration alone ("Ten minutes.") sets it; right after
-    it set one, "cancel that" or "never mind" cancels it and "make it 15" sets it again (:func:`_about_the_last`)."""
+    it set one, "cancel that" or "never mind" cancels it and "make it 15" sets it again (:func:`_about_the_last`);
+    later, "cancel it" cancels the one timer running (or asks which of several)."""
     cmd = parse(text)
     asked, book.asked = book.asked, None
     just_set, book.just_set = book.just_set, None
@@ -270,6 +271,8 @@ def handle(text: str, book: TimerBook, now_ns: int) -> str | None:
     last = next((t for t in book.timers if t.id == just_set), None)
     if cmd is None and last is not None:
         return _about_the_last(text, last, book, now_ns)
+    if cmd is None and book.timers and _CANCEL_IT.fullmatch(_normalize(text)):
+        cmd = CancelTimer()  # one running: it is cancelled; several: the reply asks which
     if cmd is None:
         return None
     if isinstance(cmd, AskDuration):
@@ -291,11 +294,10 @@ def _set(book: TimerBook, duration_s: float, label: str, now_ns: int) -> str:
     return f"{name} set for {say_duration(t.duration_s)}."
 
 
-_CANCEL_THAT = re.compile(
-    rf"(?:.* )?(?:{_CANCEL_WORD}|stop|delete|remove|scrap|forget)(?: about)? (?:it|that|this)"
-    r"|(?:.* )?never ?mind(?: .*)?"
-)
-"""Said right after a timer was set: cancel that one ("actually never mind cancel that", "oh stop it")."""
+_CANCEL_IT = re.compile(rf"(?:.* )?(?:{_CANCEL_WORD}|stop|delete|remove|scrap|forget)(?: about)? (?:it|that|this)")
+"""With timers running: cancel the timer ("ok cancel it", "oh stop that"): they are all this assistant can cancel."""
+_NEVER_MIND = re.compile(r"(?:.* )?never ?mind(?: .*)?")
+"""Said right after a timer was set: cancel that one ("actually never mind")."""
 _MAKE_IT = re.compile(r"(?:.* )?(?:make (?:it|that)|change (?:it|that) to|set it to|set it for) (?P<to>.+)")
 """Said right after a timer was set: set that one again for another duration ("actually make it fifteen")."""
 _HOW_LONG_LEFT = re.compile(
@@ -317,7 +319,7 @@ def _about_the_last(text: str, last: Timer, book: TimerBook, now_ns: int) -> str
         if duration_s is not None and MIN_TIMER_S <= duration_s <= MAX_TIMER_S:
             book.remove({last.id})
             return _set(book, duration_s, last.label, now_ns)
-    if _CANCEL_THAT.fullmatch(t):
+    if _CANCEL_IT.fullmatch(t) or _NEVER_MIND.fullmatch(t):
         book.remove({last.id})
         return f"{_describe(last).capitalize()} cancelled."
     return None
