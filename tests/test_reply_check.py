@@ -48,6 +48,11 @@ CLAIMS = [
     "I have turned off the heating.",
     "I'd be happy to turn the living room lights on.",
     "I can read your messages to you.",
+    # The LLM sets no timer; only the timer skill does (it had said these with none set: the 16th-18th sets).
+    "Timer set for 15 minutes.",
+    "At timer set for 2 hours.",
+    "Timer cancelled.",
+    "Your 10 minute timer is set.",
 ]
 
 NOT_CLAIMS = [
@@ -68,6 +73,9 @@ NOT_CLAIMS = [
     "I can recommend books on music theory.",  # "books" is no verb after "I"
     "I can make a playlist suggestion.",  # "make" is denied only for calls
     WHAT_I_CAN_DO,  # the honest reply is no claim
+    "I can set timers for you.",  # true: the timer skill does
+    "A timer is a device that counts down.",
+    "The alarm clock was invented in 1787.",
 ]
 
 

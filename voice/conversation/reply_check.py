@@ -76,10 +76,11 @@ _THE_DEVICE = rf"(?:the |your |all (?:the )?)?(?:[a-z]+ ){{0,2}}{DEVICE} (?:is|a
 _STATE_WORD = r"(?:on|off|open|closed|locked|unlocked|set to|playing|running)\b"
 _SAYS_STATE = re.compile(
     rf"^(?:(?:done|ok(?:ay)?|sure|alright|all right)[,!.]* )+{_THE_DEVICE} (?:now )?{_STATE_WORD}"
-    rf"|^{_THE_DEVICE} now {_STATE_WORD}"
+    rf"|^{_THE_DEVICE} now {_STATE_WORD}|^(?:[a-z0-9]+ ){{0,3}}(?:timer|alarm)s? (?:is )?(?:set|started|cancel)"
 )
 """A device's state reported as just done: "Done! The lights are now on.", "OK, the heating is off." (not "Traffic
-lights are on all night.")."""
+lights are on all night."), and a timer's: "Timer set for 10 minutes." (only :mod:`voice.skills.timers` sets one;
+"I can set timers" is true, so only a report of one set counts)."""
 _WINDOW = 5
 """How many words after a verb may name what it acts on ("turn on the living room lights")."""
 
