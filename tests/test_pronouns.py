@@ -119,3 +119,15 @@ def test_its_is_what_the_previous_question_asked_about(previous: str, question: 
     assert (resolve_its(question, thing) if thing else None) == written_out
     messages = [ChatMessage("user", previous), ChatMessage("assistant", "Ag."), ChatMessage("user", question)]
     assert resolve_messages(messages)[-1].content == (written_out or question)
+
+
+def test_a_follow_up_with_its_is_answered_by_the_skill_that_knows_the_thing() -> None:
+    """The nineteenth set: "And what's its atomic number?" after the symbol for silver was answered by the LLM, 49;
+    written out, and with its leading "and", it is the element skill's."""
+    from datetime import datetime
+
+    from voice.skills.answer import answer
+
+    messages = [ChatMessage("user", "What's the symbol for silver?"), ChatMessage("assistant", "Ag."),
+                ChatMessage("user", "And what's its atomic number?")]  # fmt: skip
+    assert answer(resolve_messages(messages)[-1].content, datetime(2026, 12, 6)) == "The atomic number of silver is 47."
