@@ -516,10 +516,13 @@ def test_demo_command_prints_json_reports(tmp_path: Path) -> None:
         ):
             assert key in r
         assert r["total_ms"] == pytest.approx(sum(r["stages_ms"].values()), abs=0.01)
-    assert (
-        reports[1]["prompt_tokens_reused"]
-        > reports[0]["prompt_tokens_reused"] + reports[0]["prompt_tokens_evaluated"]
-    )
+    # The second turn reuses the whole first prompt from the KV cache, and the first reply too unless the not_sure
+    # gate replaced it (SmolLM2 scores "the largest ocean" at about -0.87, under the -0.6 bar for heard words): the
+    # history then holds "I'm not sure.", which the cache never evaluated.
+    first_prompt = reports[0]["prompt_tokens_reused"] + reports[0]["prompt_tokens_evaluated"]
+    assert reports[1]["prompt_tokens_reused"] >= first_prompt > reports[0]["prompt_tokens_reused"]
+    if reports[0]["reply_text"] != Config().llm.not_sure_reply:
+        assert reports[1]["prompt_tokens_reused"] > first_prompt
     assert out.exists() and out.stat().st_size > 10_000
     log_lines = (tmp_path / "t.jsonl").read_text().splitlines()
     assert len(log_lines) == 2 and "transcript" not in json.loads(log_lines[0])
