@@ -112,6 +112,8 @@ def test_each_turn_renders_the_earlier_turns_as_before_so_the_cached_prefix_stil
         ("What time is it?", "What's its name?", None),  # nothing was asked about
         ("Who wrote it?", "What is its title?", None),  # a pronoun is no thing
         ("What's the symbol for silver?", "Is it shiny?", None),  # "it" is left as said
+        ("What's the capital of France?", "Why is the Eiffel Tower famous for its height?", None),  # its own thing
+        ("What's the capital of France?", "Why is Paris known for its food?", None),
     ],
 )  # fmt: skip
 def test_its_is_what_the_previous_question_asked_about(previous: str, question: str, written_out: str | None) -> None:

@@ -98,10 +98,19 @@ def thing_asked(question: str) -> str | None:
     return names[-1] if names else None
 
 
+_OWN_THING = re.compile(r"\b(?:the|a|an|this|that|these|those|my|your|our|their)\s+\w", re.IGNORECASE)
+
+
 def resolve_its(question: str, thing: str) -> str | None:
-    """``question`` with "its X" at its end as "the X of ``thing``", or None: no "its" ends it."""
+    """``question`` with "its X" at its end as "the X of ``thing``", or None: no "its" ends it, or the question
+    names its own thing before it ("Why is the Eiffel Tower famous for its height?", "Why is Paris known for its
+    food?")."""
     t = question.strip()
     m = _ITS.search(t)
     if m is None:
         return None
-    return f"{t[: m.start()]}the {m.group(1)} of {thing}{m.group(2)}"
+    before = t[: m.start()]
+    names = [n for n in NAME.finditer(before) if n.start() > 0 and n.group().lower() not in _SENTENCE_WORDS]
+    if _OWN_THING.search(before) or names:
+        return None
+    return f"{before}the {m.group(1)} of {thing}{m.group(2)}"
