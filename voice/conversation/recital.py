@@ -6,8 +6,9 @@ hours?"), "Priya is a voice assistant running on the user's computer." (after "W
 answers, neither declines: a listener hears a confident non-answer. :func:`recites` finds such a sentence by one
 rule, with no list of phrasings: it says four words in a row that the system prompt says, which the user did not
 say, and it does not decline (a "can't" or "don't" sentence that borrows the prompt's words, "as a voice assistant
-I don't have access to the news", is an honest decline and stays). :class:`voice.conversation.reply_check.ReplyCheck`
-then says ``[llm] not_sure_reply`` instead. Pure.
+I don't have access to the news", is an honest decline and stays). The ``not_sure`` gate
+(:class:`voice.conversation.answer_confidence.UnsureGate`) then says ``[llm] not_sure_reply`` instead; it holds the
+first sentence only when the backend gives log-probabilities (without them, a recital is spoken as before). Pure.
 
 On the stored LLM replies of every question set judged so far (1,610 distinct, spoken and typed, 2026-12-06) the
 rule fires on 13: 9 judged wrong, 1 decline, and 3 judged right, two of which are "Priya is a voice assistant
