@@ -20,15 +20,12 @@ from __future__ import annotations
 import functools
 import re
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+from voice.skills.word_classes import words_in
+
 _DECLINES = re.compile(r"\b(?:not|no|never|cannot|unable|unfortunately|wish)\b|n't\b")
 SPAN_WORDS = 4
 """How many words in a row, said as the prompt says them, make a recital ("one or two short", "running on the
 user's"; three would take "a voice assistant" from a plain "I am a voice assistant")."""
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
 
 
 def _spans(words: list[str]) -> set[tuple[str, ...]]:
@@ -37,13 +34,13 @@ def _spans(words: list[str]) -> set[tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=8)
 def _prompt_spans(system_prompt: str) -> frozenset[tuple[str, ...]]:
-    return frozenset(_spans(_words(system_prompt)))
+    return frozenset(_spans(words_in(system_prompt)))
 
 
 def recites(sentence: str, system_prompt: str, user: str) -> bool:
     """``sentence`` says :data:`SPAN_WORDS` words in a row of ``system_prompt`` that ``user`` did not say, and
     does not decline."""
-    said = _words(sentence)
+    said = words_in(sentence)
     if _DECLINES.search(" ".join(said)):
         return False
-    return bool((_spans(said) & _prompt_spans(system_prompt)) - _spans(_words(user)))
+    return bool((_spans(said) & _prompt_spans(system_prompt)) - _spans(words_in(user)))

@@ -43,7 +43,7 @@ from voice.conversation.answer_confidence import (
 from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.skills.answer import asks_again
 from voice.skills.capabilities import DEVICE, WHAT_I_CAN_DO
-from voice.skills.word_classes import FUNCTION_WORDS, is_filler, words_of
+from voice.skills.word_classes import FUNCTION_WORDS, is_filler, words_in, words_of
 
 _T = TypeVar("_T")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -143,15 +143,11 @@ def _is_verb(word: str, verbs: frozenset[str]) -> bool:
     return False
 
 
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
-
-
 def echoes(sentence: str, user: str) -> bool:
     """``sentence`` says back ``user``'s words and adds nothing: ≥ 80 % of its words (at least three) appear in
     ``user`` in the same order, covering ≥ 60 % of ``user``'s words, and every word of it with meaning is among
     ``user``'s words."""
-    said, heard = _words(sentence), _words(user)
+    said, heard = words_in(sentence), words_in(user)
     if len(said) < 3 or not heard:
         return False
     # Most of the user's words too: "The Sun is a star." picks one of "Is the Sun a star or a planet?"
@@ -188,7 +184,7 @@ def claims(sentence: str, abilities: Denied) -> bool:
     if lead is not None:
         starts.insert(0, lead.end())  # "Sure, turning on the lights now."
     for k, start in enumerate(starts):
-        words = _words(text[start : starts[k + 1] if k + 1 < len(starts) else len(text)])
+        words = words_in(text[start : starts[k + 1] if k + 1 < len(starts) else len(text)])
         for i, word in enumerate(words):
             if _NEGATION.search(" ".join(words[: i + 1])):
                 break  # "I can't play music": this part denies
@@ -253,10 +249,10 @@ class ReplyCheck:
         if not self._held or self._queued_any:
             return Verdict()
         whole = text if text[-1:].isspace() else text.rsplit(None, 1)[0] if " " in text.strip() else ""
-        said, lower = _words(whole), whole.lower()
-        if len(said) <= len(_words(" ".join(self._held))) or all(w in _ACK for w in said):
+        said, lower = words_in(whole), whole.lower()
+        if len(said) <= len(words_in(" ".join(self._held))) or all(w in _ACK for w in said):
             return Verdict()  # nothing new yet, or only agreement
-        if _echoing(said, _words(self.user)) or claims(whole, self.abilities):
+        if _echoing(said, words_in(self.user)) or claims(whole, self.abilities):
             return Verdict()
         if _ACTING.search(lower) and not _NEGATION.search(lower):
             return Verdict()
@@ -271,12 +267,12 @@ class ReplyCheck:
         if claims(sentence, self.abilities):
             self._held.clear()
             return Verdict(stop=True) if self._queued_any else Verdict(replace=self.honest)
-        said = _words(sentence)
+        said = words_in(sentence)
         if not self._queued_any:  # the first sentence, all of it still held
             if complete and echoes(sentence, self.user):
                 self._held.clear()
                 return Verdict(replace=self.ask_again)
-            if not complete and _echoing(said, _words(self.user)):
+            if not complete and _echoing(said, words_in(self.user)):
                 return self._hold(complete)  # may still be an echo
             if not final and said and all(w in _ACK for w in said):
                 return self._hold(complete)  # "Sure!": what comes next says whether it is a claim

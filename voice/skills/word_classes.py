@@ -17,6 +17,14 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def words_in(text: str) -> list[str]:
+    """The words of a sentence, in order, lower case, with their apostrophes ("I’m" → "i'm"); punctuation dropped."""
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
 GLUE = words_of(
     "a an the and or but nor so of to in on at for with by from into onto off up as than then well like"
 )
