@@ -94,8 +94,13 @@ def thing_asked(question: str) -> str | None:
     m = _OBJECT.search(t)
     if m and len(m.group(1).split()) <= 4 and not _PRONOUN.search(m.group(1)) and "it" not in m.group(1).split():
         return m.group(1)
-    names = [n.group() for n in NAME.finditer(t) if n.start() > 0 and n.group().lower() not in _SENTENCE_WORDS]
+    names = _names(t)
     return names[-1] if names else None
+
+
+def _names(text: str) -> list[str]:
+    """The names ``text`` says after its first word (capitalised there only as the start of a sentence)."""
+    return [n.group() for n in NAME.finditer(text) if n.start() > 0 and n.group().lower() not in _SENTENCE_WORDS]
 
 
 _OWN_THING = re.compile(r"\b(?:the|a|an|this|that|these|those|my|your|our|their)\s+\w", re.IGNORECASE)
@@ -110,7 +115,6 @@ def resolve_its(question: str, thing: str) -> str | None:
     if m is None:
         return None
     before = t[: m.start()]
-    names = [n for n in NAME.finditer(before) if n.start() > 0 and n.group().lower() not in _SENTENCE_WORDS]
-    if _OWN_THING.search(before) or names:
+    if _OWN_THING.search(before) or _names(before):
         return None
     return f"{before}the {m.group(1)} of {thing}{m.group(2)}"

@@ -314,7 +314,7 @@ def _about_the_last(text: str, last: Timer, book: TimerBook, now_ns: int) -> str
     if m := _MAKE_IT.fullmatch(t):
         duration_s = parse_duration_s(m.group("to"))
         if duration_s is None and (n := parse_amount(m.group("to"))) is not None:
-            unit_s = next(u for u in (3600.0, 60.0, 1.0) if last.duration_s >= u or u == 1.0)
+            unit_s = next((u for u in (3600.0, 60.0) if last.duration_s >= u), 1.0)
             duration_s = n * unit_s
         if duration_s is not None and MIN_TIMER_S <= duration_s <= MAX_TIMER_S:
             book.remove({last.id})
