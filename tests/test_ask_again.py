@@ -172,6 +172,7 @@ LONG = [
 #: Long, but a skill takes it whole; short; or long only with its hesitations.
 NOT_TOO_LONG = [
     "So I'm at dinner with friends, the bill came to 120 dollars and we want to leave a 20 percent tip.",
+    "We were packing for the trip last night and nobody could remember what the capital of Portugal is",
     "Who painted the Mona Lisa?",
     "Um, uh, so, um, who, uh, painted the, um, Mona Lisa, uh, in, um, Italy, uh?",
 ]

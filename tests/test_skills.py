@@ -139,6 +139,12 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
          None),
         ("Okay, the bill came to $60 and I want to leave like 15, no, 20% tip. How much is the tip?", None),
         ("I have one question, what's the capital of Peru?", "The capital of Peru is Lima."),
+        # A question said at the end of a ramble, with no comma before it: a part begins at its question word.
+        ("I was reading the news last night and started wondering what's the capital of Kenya",
+         "The capital of Kenya is Nairobi."),
+        ("we were baking and could not agree how many grams are in a pound", "There are 453.5924 grams in a pound."),
+        ("sorry to bother you but how many days are there in a leap year", "There are 366 days in a leap year."),
+        ("I ran 5 kilometers this morning and now I wonder how many miles is that", None),  # the 5 is dropped
         ("My sister is 7, and I'm 3 years older, so how old am I?", None),
         ("I have three apples, so what's that times two?", None),
         ("Tell me a story, please.", None),

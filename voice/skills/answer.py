@@ -3,9 +3,9 @@
 conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
 symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
 location, thanks; last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
-A transcript no skill takes whole is tried again from each of its last sentences or clauses, longest first, so
-that a question said after some context is still answered ("I always forget this. How many days are in a leap
-year?").
+A transcript no skill takes whole is tried again from each of its last sentences or clauses, or from a word that
+opens a question, longest first, so that a question said after some context is still answered ("I always forget
+this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt").
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -178,8 +178,13 @@ def _ask_skills(t: str, now: datetime) -> str | None:
     return next((reply for _, skill in SKILLS if (reply := skill(t, now)) is not None), None)
 
 
-_PART_START = re.compile(r"(?<=[.?!;,])\s+|\s+(?=\bso\b)", re.IGNORECASE)
-"""Where a last part of a transcript may begin: after a sentence's or a clause's punctuation, or at "so"."""
+_PART_START = re.compile(
+    r"(?<=[.?!;,])\s+|\s+(?=\bso\b)|\s+(?=\b(?:what|who|whose|which|when|where|why|how)\b|\bis it\b|\bare there\b)",
+    re.IGNORECASE,
+)
+"""Where a last part of a transcript may begin: after a sentence's or a clause's punctuation, at "so", or at a word
+that opens a question (a wh-word, "how", "is it", "are there"): Whisper seldom writes the comma before a question
+said at the end of a ramble ("my kid asked me and I couldn't remember what's the capital of Egypt")."""
 
 
 def _last_parts(transcript: str) -> list[str]:
