@@ -14,7 +14,8 @@ the reply becomes ``[llm] not_sure_reply``. The threshold was fitted on the ques
 it (``voice bench quality --fit-not-sure``, :mod:`voice.bench.quality.not_sure`), which also reports how many
 right answers each threshold costs. Replies no model wrote (skills, timers) and backends that give no
 log-probabilities are never touched. A first sentence that recites the system prompt instead of answering
-(:mod:`voice.conversation.recital`) is replaced the same way, whatever its score.
+(:mod:`voice.conversation.recital`), or offers condolences for a loss the user never spoke of
+(:mod:`voice.conversation.condolence`), is replaced the same way, whatever its score.
 
 :class:`UnsureGate` is the streaming half: while the gate is on it holds the first sentence's clauses (so
 ``[tts] max_first_chunk_words`` does not speak half an answer before the rest is scored) and decides when the
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from voice.config.config import LlmConfig
+from voice.conversation import condolence
 from voice.conversation.recital import recites
 
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)")
@@ -63,6 +65,12 @@ class NotSureRule:
         """``first_sentence`` recites :attr:`system_prompt` rather than answer ``user``
         (:func:`voice.conversation.recital.recites`)."""
         return bool(self.system_prompt) and recites(first_sentence, self.system_prompt, user)
+
+    def no_answer(self, first_sentence: str, user: str) -> bool:
+        """``first_sentence`` answers nothing ``user`` said, however sure the model was: it recites the
+        instructions (:meth:`recites`) or offers condolences for a loss never spoken of
+        (:func:`voice.conversation.condolence.misplaced`)."""
+        return self.recites(first_sentence, user) or condolence.misplaced(first_sentence, user)
 
 
 def not_sure_rule(llm: LlmConfig, *, typed: bool = False) -> NotSureRule | None:
@@ -115,7 +123,7 @@ class UnsureGate:
     :meth:`token` records each token; :meth:`release` takes the clauses a caller would queue and returns what to
     queue now, or the :attr:`NotSureRule.reply` that replaces the reply (:attr:`replaced`). After the first
     sentence everything goes through. With no rule (``[llm] not_sure`` off) nothing is held. ``user``: the
-    question, which a recital of the instructions must not merely repeat (:meth:`NotSureRule.recites`).
+    question, which a reply must not merely repeat or misread (:meth:`NotSureRule.no_answer`).
     """
 
     def __init__(self, rule: NotSureRule | None, user: str = "") -> None:
@@ -152,7 +160,8 @@ class UnsureGate:
         held, self._held = tuple(self._held), []
         assert self.rule is not None
         first = self.pieces[: ended or len(self.pieces)]
-        if self.rule.unsure(confidence_of(self.logprobs[: len(first)])) or self.rule.recites("".join(first), self.user):
+        sentence = "".join(first)
+        if self.rule.unsure(confidence_of(self.logprobs[: len(first)])) or self.rule.no_answer(sentence, self.user):
             self.replaced = True
             return (self.rule.reply,)
         return held
