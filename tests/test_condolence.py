@@ -15,6 +15,7 @@ from voice.clock import FakeClock
 from voice.conversation.condolence import misplaced
 from voice.conversation.history import History
 from voice.runtime.fakes import FakeLlm, FakeStt
+from voice.runtime.model_api import ChatMessage
 from voice.turn.pipeline import run_turn
 
 
@@ -82,3 +83,24 @@ def test_the_quality_bench_replaces_a_misplaced_condolence_as_the_server_does() 
     assert ask(FakeLlm(replies=(CONDOLENCE,), word_logprobs={}), config, [], "My cat died.").reply == CONDOLENCE
     plain = dataclasses.replace(config, llm=dataclasses.replace(config.llm, not_sure=False))
     assert ask(FakeLlm(replies=(CONDOLENCE,), word_logprobs={}), plain, [], "Read me my email.").reply == CONDOLENCE
+
+
+async def test_a_loss_spoken_of_in_an_earlier_turn_lets_the_condolence_through(
+    clock: FakeClock, fake_runtime: RuntimeFactory
+) -> None:
+    """The condolence may answer what the user said a turn before: the whole conversation counts."""
+    config = make_config()
+    history = History()
+    history.add("user", "My grandfather passed away on Sunday.")
+    history.add("assistant", "I'm sorry.")
+    llm = FakeLlm(replies=(CONDOLENCE,), word_logprobs={})
+    runtime = fake_runtime(clock=clock, stt=FakeStt(texts=("Thanks for listening.",)), llm=llm)
+    await run_turn(runtime, config, history, UTT, start_timer(clock, 1), ListSink())
+    assert " ".join(runtime.tts.texts) == CONDOLENCE  # type: ignore[attr-defined]
+
+
+def test_the_quality_bench_reads_the_whole_conversation_too() -> None:
+    config = make_config()
+    earlier = [ChatMessage("user", "We lost our cat today."), ChatMessage("assistant", "Oh no.")]
+    assert ask(FakeLlm(replies=(CONDOLENCE,), word_logprobs={}), config, earlier, "Thanks.").reply == CONDOLENCE
+    assert ask(FakeLlm(replies=(CONDOLENCE,), word_logprobs={}), config, [], "Thanks.").reply != CONDOLENCE

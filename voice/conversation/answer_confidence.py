@@ -66,11 +66,11 @@ class NotSureRule:
         (:func:`voice.conversation.recital.recites`)."""
         return bool(self.system_prompt) and recites(first_sentence, self.system_prompt, user)
 
-    def no_answer(self, first_sentence: str, user: str) -> bool:
+    def no_answer(self, first_sentence: str, user: str, user_turns: str = "") -> bool:
         """``first_sentence`` answers nothing ``user`` said, however sure the model was: it recites the
-        instructions (:meth:`recites`) or offers condolences for a loss never spoken of
-        (:func:`voice.conversation.condolence.misplaced`)."""
-        return self.recites(first_sentence, user) or condolence.misplaced(first_sentence, user)
+        instructions (:meth:`recites`) or offers condolences for a loss never spoken of in ``user_turns``, all the
+        user said in the conversation (default: ``user``; :func:`voice.conversation.condolence.misplaced`)."""
+        return self.recites(first_sentence, user) or condolence.misplaced(first_sentence, user_turns or user)
 
 
 def not_sure_rule(llm: LlmConfig, *, typed: bool = False) -> NotSureRule | None:
@@ -123,12 +123,14 @@ class UnsureGate:
     :meth:`token` records each token; :meth:`release` takes the clauses a caller would queue and returns what to
     queue now, or the :attr:`NotSureRule.reply` that replaces the reply (:attr:`replaced`). After the first
     sentence everything goes through. With no rule (``[llm] not_sure`` off) nothing is held. ``user``: the
-    question, which a reply must not merely repeat or misread (:meth:`NotSureRule.no_answer`).
+    question, which a reply must not merely repeat or misread, and ``user_turns`` all the user said in the
+    conversation (:meth:`NotSureRule.no_answer`).
     """
 
-    def __init__(self, rule: NotSureRule | None, user: str = "") -> None:
+    def __init__(self, rule: NotSureRule | None, user: str = "", user_turns: str = "") -> None:
         self.rule = rule
         self.user = user
+        self.user_turns = user_turns or user
         self.pieces: list[str] = []
         self.logprobs: list[float | None] = []
         self._held: list[str] = []
@@ -160,8 +162,8 @@ class UnsureGate:
         held, self._held = tuple(self._held), []
         assert self.rule is not None
         first = self.pieces[: ended or len(self.pieces)]
-        sentence = "".join(first)
-        if self.rule.unsure(confidence_of(self.logprobs[: len(first)])) or self.rule.no_answer(sentence, self.user):
+        unsure = self.rule.unsure(confidence_of(self.logprobs[: len(first)]))
+        if unsure or self.rule.no_answer("".join(first), self.user, self.user_turns):
             self.replaced = True
             return (self.rule.reply,)
         return held

@@ -302,10 +302,12 @@ class CheckedReply:
         check: ReplyCheck | None,
         put: Callable[[str, int], Awaitable[None]],
         not_sure: NotSureRule | None = None,
+        user_turns: str = "",
     ) -> None:
         self.check = check
         self._put = put
-        self.gate = UnsureGate(not_sure if check is not None else None, check.user if check is not None else "")
+        user = check.user if check is not None else ""
+        self.gate = UnsureGate(not_sure if check is not None else None, user, user_turns)
         """The first sentence's confidence (:mod:`voice.conversation.answer_confidence`): it sees every token, and
         holds the first sentence when ``[llm] not_sure`` is on."""
         self.prompt: PromptInfo | None = None
@@ -330,7 +332,8 @@ class CheckedReply:
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         abilities = denied(config.llm.system_prompt)
         check = ReplyCheck(user, abilities, ask_again=config.stt.ask_again_reply) if user else None
-        return cls(check, put, not_sure_rule(config.llm, typed=typed))
+        user_turns = " ".join(m.content for m in messages if m.role == "user")
+        return cls(check, put, not_sure_rule(config.llm, typed=typed), user_turns)
 
     async def until_changed(self, stream: AsyncIterator[_T]) -> AsyncIterator[_T]:
         """``stream``'s items until the reply is replaced or cut (the caller then closes ``stream``)."""

@@ -110,7 +110,8 @@ def ask(
     confidence = first_sentence_confidence(pieces, logprobs) if by == "llm" else None
     rule = not_sure_rule(config.llm, typed=True)  # text mode: the question is typed
     first = "".join(pieces[: first_sentence_tokens(pieces, final=True)]) if by == "llm" else ""
-    if rule is not None and (rule.unsure(confidence) or rule.no_answer(first, question)):
+    user_turns = " ".join([*(m.content for m in history if m.role == "user"), question])
+    if rule is not None and (rule.unsure(confidence) or rule.no_answer(first, question, user_turns)):
         text = rule.reply  # as the server's UnsureGate replaces it (voice.conversation.answer_confidence)
     return Answer(
         text.strip(),
