@@ -14,8 +14,9 @@ the reply becomes ``[llm] not_sure_reply``. The threshold was fitted on the ques
 it (``voice bench quality --fit-not-sure``, :mod:`voice.bench.quality.not_sure`), which also reports how many
 right answers each threshold costs. Replies no model wrote (skills, timers) and backends that give no
 log-probabilities are never touched. A first sentence that recites the system prompt instead of answering
-(:mod:`voice.conversation.recital`), or offers condolences for a loss the user never spoke of
-(:mod:`voice.conversation.condolence`), is replaced the same way, whatever its score.
+(:mod:`voice.conversation.recital`), offers condolences for a loss the user never spoke of
+(:mod:`voice.conversation.condolence`), or states a sum that does not add up
+(:mod:`voice.conversation.arithmetic_check`), is replaced the same way, whatever its score.
 
 :class:`UnsureGate` is the streaming half: while the gate is on it holds the first sentence's clauses (so
 ``[tts] max_first_chunk_words`` does not speak half an answer before the rest is scored) and decides when the
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from voice.config.config import LlmConfig
-from voice.conversation import condolence
+from voice.conversation import arithmetic_check, condolence
 from voice.conversation.recital import recites
 
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)")
@@ -67,10 +68,15 @@ class NotSureRule:
         return bool(self.system_prompt) and recites(first_sentence, self.system_prompt, user)
 
     def no_answer(self, first_sentence: str, user: str, user_turns: str = "") -> bool:
-        """``first_sentence`` answers nothing ``user`` said, however sure the model was: it recites the
-        instructions (:meth:`recites`) or offers condolences for a loss never spoken of in ``user_turns``, all the
-        user said in the conversation (default: ``user``; :func:`voice.conversation.condolence.misplaced`)."""
-        return self.recites(first_sentence, user) or condolence.misplaced(first_sentence, user_turns or user)
+        """``first_sentence`` is no answer to speak, however sure the model was: it recites the instructions
+        (:meth:`recites`), offers condolences for a loss never spoken of in ``user_turns``, all the user said in
+        the conversation (default: ``user``; :func:`voice.conversation.condolence.misplaced`), or states a sum
+        the calculator works out differently (:func:`voice.conversation.arithmetic_check.miscounts`)."""
+        return (
+            self.recites(first_sentence, user)
+            or condolence.misplaced(first_sentence, user_turns or user)
+            or arithmetic_check.miscounts(first_sentence)
+        )
 
 
 def not_sure_rule(llm: LlmConfig, *, typed: bool = False) -> NotSureRule | None:
