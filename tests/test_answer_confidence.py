@@ -32,7 +32,7 @@ from voice.conversation.answer_confidence import (
     not_sure_rule,
 )
 from voice.conversation.history import History
-from voice.runtime.fakes import Delay, FakeLlm
+from voice.runtime.fakes import Delay, FakeLlm, FakeStt
 from voice.runtime.model_api import ChatMessage
 from voice.turn.pipeline import Utterance, run_turn
 
@@ -132,6 +132,24 @@ def test_a_threshold_of_zero_or_above_is_refused_naming_the_keys() -> None:
 
 
 UTT = Utterance(np.zeros(16000, np.float32), 320.0, False)
+
+
+async def spoken_by_sure_llm(
+    fake_runtime: RuntimeFactory,
+    clock: FakeClock,
+    reply: str,
+    *,
+    not_sure: bool = True,
+    heard: str | None = None,
+    history: History | None = None,
+) -> list[str]:
+    """What the TTS speaks in one turn whose LLM writes ``reply`` with every token at log-probability 0 (sure of
+    it), after the STT heard ``heard`` (the fake's default when None), with ``[llm] not_sure`` as given."""
+    stt = FakeStt(texts=(heard,)) if heard is not None else None
+    runtime = fake_runtime(clock=clock, stt=stt, llm=FakeLlm(replies=(reply,), word_logprobs={}))
+    config = make_config(llm={"not_sure": not_sure})
+    await run_turn(runtime, config, history or History(), UTT, start_timer(clock, 1), ListSink())
+    return list(runtime.tts.texts)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

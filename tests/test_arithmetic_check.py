@@ -8,14 +8,11 @@ import dataclasses
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config
-from tests.test_answer_confidence import UTT
-from tests.test_turn import ListSink, start_timer
+from tests.test_answer_confidence import spoken_by_sure_llm
 from voice.bench.quality.measure import ask
 from voice.clock import FakeClock
 from voice.conversation.arithmetic_check import miscounts
-from voice.conversation.history import History
-from voice.runtime.fakes import FakeLlm, FakeStt
-from voice.turn.pipeline import run_turn
+from voice.runtime.fakes import FakeLlm
 
 
 @pytest.mark.parametrize(
@@ -67,13 +64,9 @@ async def test_the_turn_says_not_sure_instead_of_a_sure_wrong_sum(
 ) -> None:
     """Every token at log-probability 0 (the model is sure of it): the gate replaces the wrong sum anyway. With
     ``[llm] not_sure`` off nothing is held or replaced."""
-    config = make_config(llm={"not_sure": not_sure})
-    llm = FakeLlm(replies=(WRONG_SUM,), word_logprobs={})
-    stt = FakeStt(texts=("What's an 18 percent dip on a 42 dollar bill?",))
-    runtime = fake_runtime(clock=clock, stt=stt, llm=llm)
-    await run_turn(runtime, config, History(), UTT, start_timer(clock, 1), ListSink())
-    spoken = runtime.tts.texts  # type: ignore[attr-defined]
-    assert (spoken == [config.llm.not_sure_reply]) == not_sure
+    heard = "What's an 18 percent dip on a 42 dollar bill?"
+    spoken = await spoken_by_sure_llm(fake_runtime, clock, WRONG_SUM, not_sure=not_sure, heard=heard)
+    assert (spoken == [make_config().llm.not_sure_reply]) == not_sure
     assert not_sure or " ".join(spoken) == WRONG_SUM
 
 

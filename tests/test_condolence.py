@@ -8,15 +8,13 @@ import dataclasses
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config
-from tests.test_answer_confidence import UTT
-from tests.test_turn import ListSink, start_timer
+from tests.test_answer_confidence import spoken_by_sure_llm
 from voice.bench.quality.measure import ask
 from voice.clock import FakeClock
 from voice.conversation.condolence import misplaced
 from voice.conversation.history import History
-from voice.runtime.fakes import FakeLlm, FakeStt
+from voice.runtime.fakes import FakeLlm
 from voice.runtime.model_api import ChatMessage
-from voice.turn.pipeline import run_turn
 
 
 @pytest.mark.parametrize(
@@ -65,13 +63,9 @@ async def test_the_turn_says_not_sure_instead_of_a_sure_misplaced_condolence(
 ) -> None:
     """Every token at log-probability 0 (the model is sure of it): the gate replaces the condolence anyway, unless
     the user spoke of a loss. With ``[llm] not_sure`` off nothing is held or replaced."""
-    config = make_config(llm={"not_sure": not_sure})
-    llm = FakeLlm(replies=(CONDOLENCE,), word_logprobs={})
-    runtime = fake_runtime(clock=clock, stt=FakeStt(texts=(heard,)), llm=llm)
-    await run_turn(runtime, config, History(), UTT, start_timer(clock, 1), ListSink())
-    spoken = runtime.tts.texts  # type: ignore[attr-defined]
+    spoken = await spoken_by_sure_llm(fake_runtime, clock, CONDOLENCE, not_sure=not_sure, heard=heard)
     if replaced and not_sure:
-        assert spoken == [config.llm.not_sure_reply]
+        assert spoken == [make_config().llm.not_sure_reply]
     else:
         assert " ".join(spoken) == CONDOLENCE
 
@@ -89,14 +83,11 @@ async def test_a_loss_spoken_of_in_an_earlier_turn_lets_the_condolence_through(
     clock: FakeClock, fake_runtime: RuntimeFactory
 ) -> None:
     """The condolence may answer what the user said a turn before: the whole conversation counts."""
-    config = make_config()
     history = History()
     history.add("user", "My grandfather passed away on Sunday.")
     history.add("assistant", "I'm sorry.")
-    llm = FakeLlm(replies=(CONDOLENCE,), word_logprobs={})
-    runtime = fake_runtime(clock=clock, stt=FakeStt(texts=("Thanks for listening.",)), llm=llm)
-    await run_turn(runtime, config, history, UTT, start_timer(clock, 1), ListSink())
-    assert " ".join(runtime.tts.texts) == CONDOLENCE  # type: ignore[attr-defined]
+    spoken = await spoken_by_sure_llm(fake_runtime, clock, CONDOLENCE, heard="Thanks for listening.", history=history)
+    assert " ".join(spoken) == CONDOLENCE
 
 
 def test_the_quality_bench_reads_the_whole_conversation_too() -> None:

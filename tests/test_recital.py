@@ -8,14 +8,11 @@ import dataclasses
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config
-from tests.test_answer_confidence import UTT
-from tests.test_turn import ListSink, start_timer
+from tests.test_answer_confidence import spoken_by_sure_llm
 from voice.bench.quality.measure import ask
 from voice.clock import FakeClock
-from voice.conversation.history import History
 from voice.conversation.recital import recites
 from voice.runtime.fakes import FakeLlm
-from voice.turn.pipeline import run_turn
 
 PROMPT = make_config().llm.system_prompt
 
@@ -67,11 +64,8 @@ async def test_the_turn_says_not_sure_instead_of_a_confident_recital(
 ) -> None:
     """Every token at log-probability 0 (the model is sure of it): the gate replaces the recital anyway. With
     ``[llm] not_sure`` off nothing is held or replaced."""
-    config = make_config(llm={"not_sure": not_sure})
-    runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(RECITAL,), word_logprobs={}))
-    await run_turn(runtime, config, History(), UTT, start_timer(clock, 1), ListSink())
-    spoken = runtime.tts.texts  # type: ignore[attr-defined]
-    assert (spoken == [config.llm.not_sure_reply]) == not_sure
+    spoken = await spoken_by_sure_llm(fake_runtime, clock, RECITAL, not_sure=not_sure)
+    assert (spoken == [make_config().llm.not_sure_reply]) == not_sure
     assert not_sure or " ".join(spoken) == RECITAL
 
 
