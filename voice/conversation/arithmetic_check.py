@@ -21,19 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from voice.skills.answer import OPERATIONS
+
 _NUM = r"-?\d[\d,]*(?:\.\d+)?"
-_OPS: dict[str, Callable[[float, float], float | None]] = {
-    "plus": lambda a, b: a + b,
-    "+": lambda a, b: a + b,
-    "minus": lambda a, b: a - b,
-    "-": lambda a, b: a - b,
-    "times": lambda a, b: a * b,
-    "multiplied by": lambda a, b: a * b,
-    "x": lambda a, b: a * b,
-    "*": lambda a, b: a * b,
-    "×": lambda a, b: a * b,
-    "divided by": lambda a, b: a / b if b else None,
-    "/": lambda a, b: a / b if b else None,
+_OPS: dict[str, Callable[[float, float], float]] = {
+    **{said: op for said, op in OPERATIONS.items() if said != "over"},  # "game over", "all over"
+    "×": OPERATIONS["x"],
 }
 _WORD_OPS = "|".join(re.escape(k) for k in sorted(_OPS, key=len, reverse=True) if k != "-")
 _RESULT = (
@@ -59,8 +52,10 @@ def _near(exact: float, said: float) -> bool:
 def miscounts(sentence: str) -> bool:
     """``sentence`` states a sum in digits whose result is not what the sum comes to."""
     for m in _SUM.finditer(sentence):
-        exact = _OPS[(m.group(2) or m.group(3)).lower()](_number(m.group(1)), _number(m.group(4)))
-        if exact is not None and not _near(exact, _number(m.group(5))):
+        said, b = (m.group(2) or m.group(3)).lower(), _number(m.group(4))
+        if b == 0 and said in ("divided by", "/"):
+            continue  # no result to check
+        if not _near(_OPS[said](_number(m.group(1)), b), _number(m.group(5))):
             return True
     for m in _PERCENT.finditer(sentence):
         if not _near(_number(m.group(1)) * _number(m.group(2)) / 100, _number(m.group(3))):

@@ -31,7 +31,7 @@ from voice.skills.numbers import (
 from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
 from voice.skills.units import convert, convert_previous
 
-_OPS: dict[str, Callable[[float, float], float]] = {
+OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
     "+": lambda a, b: a + b,
     "minus": lambda a, b: a - b,
@@ -44,7 +44,8 @@ _OPS: dict[str, Callable[[float, float], float]] = {
     "over": lambda a, b: a / b,
     "/": lambda a, b: a / b,
 }
-_OP_RE = "|".join(re.escape(k) for k in sorted(_OPS, key=len, reverse=True))
+"""The arithmetic a sum may name, by the words and signs Whisper (or a reply) writes for it."""
+_OP_RE = "|".join(re.escape(k) for k in sorted(OPERATIONS, key=len, reverse=True))
 
 
 def clean(transcript: str) -> str:
@@ -118,7 +119,7 @@ def _arithmetic(t: str) -> str | None:
         return "Dividing by zero has no answer."
     word = {"+": "plus", "-": "minus", "x": "times", "*": "times", "/": "divided by", "over": "divided by"}
     said_a, said_b = _said(m.group(1), a), _said(m.group(3), b)
-    reply = f"{said_a} {word.get(op, op)} {said_b} is {say_number(_OPS[op](a, b))}."
+    reply = f"{said_a} {word.get(op, op)} {said_b} is {say_number(OPERATIONS[op](a, b))}."
     return reply[:1].upper() + reply[1:]
 
 
@@ -233,7 +234,7 @@ _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
     (rf"{_THEN}divide(?: {_THAT})? by (?P<n>.+)", lambda a, b: a / b, "divided by"),
     (
         rf"{_THEN}(?:what is |what'?s )?{_THAT} (?P<op>plus|minus|times|divided by) (?P<n>.+)",
-        _OPS["+"],
+        OPERATIONS["+"],
         "",
     ),
 )
@@ -268,7 +269,7 @@ def follow_up(transcript: str, previous_reply: str) -> str | None:
         groups = m.groupdict()
         if groups.get("op"):
             word = groups["op"]
-            fn = _OPS[word]
+            fn = OPERATIONS[word]
         n = parse_number(groups["n"]) if groups.get("n") else 0.0
         if n is None:
             return None
