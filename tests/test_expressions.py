@@ -41,6 +41,11 @@ COMPUTED = [
     ("what is seven to the fourth", "7 to the power of 4 is 2401."),
     ("what's twenty six point two divided by two", "26.2 divided by 2 is 13.1."),
     ("three point one four times two", "3.14 times 2 is 6.28."),
+    # Numbers in another sentence, before a question word, or before a repair are not beside the sum.
+    ("I have 2 kids. What's 12 times 9?", "12 times 9 is 108."),
+    ("walking 10,000 steps a day and completely unrelated what's the square root of 81", "square root of 81 is 9."),
+    ("what's 20, no, 30 times 4", "30 times 4 is 120."),
+    ("What's 12 times 9? I need it for 2 things.", "12 times 9 is 108."),
 ]
 
 #: transcripts with numbers that are no sum, or whose sum belongs to something else: not this skill's
@@ -79,6 +84,13 @@ UNCLEAR = [
     "What's 12.5 times forward?",
     "Calculate eight divided by tree.",
     "so what's 15 percent of dinner",
+    # a scale word alone: the first word of "six hundred" lost
+    "hundred minus two hundred and seventy five",
+    # another number beside the sum, in its sentence: part of the sum heard as other words, or a result stated
+    "What is I 100 and I 99 minus 456?",  # "nine hundred and ninety nine minus four hundred and fifty six"
+    "Well, say the 3 minus 4 is 7.",  # "what's eighty three minus forty seven"
+    "The square root of 1, 440169.",
+    "what's seven times eight oh and then plus ten",
 ]
 
 

@@ -22,7 +22,10 @@ NOW = datetime(2026, 12, 3, 16, 5)
      ("minus 10", -10), ("negative two hundred", -200), ("minus", None), ("minus banana", None),
      # Decimals said with "point", the digits after it one by one.
      ("twenty six point two", 26.2), ("three point one four", 3.14), ("point five", 0.5), ("nine point oh five", 9.05),
-     ("minus two point five", -2.5), ("one point twenty", None), ("twenty six point", None), ("point", None)],
+     ("minus two point five", -2.5), ("one point twenty", None), ("twenty six point", None), ("point", None),
+     # A scale word with nothing before it: its first word was lost ("six hundred" heard as "hundred").
+     ("hundred", None), ("thousand and five", None), ("the hundred", None), ("a hundred and twenty", 120),
+     ("one hundred", 100), ("two thousand and hundred", 2100)],
 )  # fmt: skip
 def test_parse_number(text: str, value: float | None) -> None:
     assert parse_number(text) == value

@@ -45,12 +45,9 @@ from voice.conversation import ellipsis
 from voice.conversation.user_text import QUESTION_WORDS
 from voice.runtime.model_api import ChatMessage
 from voice.skills.numbers import NUMBER_WORDS
-from voice.skills.word_classes import AUXILIARIES, FUNCTION_WORDS, PRONOUNS
+from voice.skills.word_classes import AUXILIARIES, FUNCTION_WORDS, PRONOUNS, REPAIR_MARKER
 
-_ITEM = (
-    r"(?:no+|nope|wait|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
-    r"make (?:it|that)|let's say)"
-)
+_ITEM = REPAIR_MARKER
 _MARKER = re.compile(
     rf"(?P<pre>[,.;:!?…]+\s*|\s+[-–—]+\s*|\s+)(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)",
     re.IGNORECASE,

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from voice.skills import clock_questions, country_facts, element_facts, expressions, money_sums, planet_facts
 from voice.skills.numbers import (
-    NUMBER_WORDS,
+    NUMBER_PATTERN,
     fraction_words,
     parse_amount,
     parse_fraction,
@@ -201,9 +201,7 @@ def _last_parts(transcript: str) -> list[str]:
     return [part for i in starts if (part := t[i:].strip()) and _numbers_in(t[:i]) <= _numbers_in(part)]
 
 
-_NUMBER_RUN = re.compile(
-    rf"-?\d[\d,]*(?:\.\d+)?|\b(?:{NUMBER_WORDS})\b(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*", re.IGNORECASE
-)
+_NUMBER_RUN = re.compile(rf"-?\b{NUMBER_PATTERN}", re.IGNORECASE)
 
 
 def _numbers_in(text: str) -> set[float]:

@@ -13,7 +13,9 @@ date or range written with "/" or "-" ("9/11", "24/7", "1990-1995"). Numbers in 
 conversions and money are the skills before this one (:mod:`voice.skills.units`, :mod:`voice.skills.money_sums`).
 
 A sum asked for but not all heard ("What is 17 times?", "so 12 plus is what": a number, an operator and then
-nothing but asking words) is not handed to the LLM to guess: :data:`UNCLEAR` asks for it again. Pure.
+nothing but asking words; "hundred minus 275": a scale word whose first word was lost) is not handed to the LLM to
+guess, and a sum with another number beside it in its sentence ("What is I 100 and I 99 minus 456?") is not
+computed without it: :data:`UNCLEAR` asks for it again. Pure.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from voice.skills.numbers import (
     parse_number,
     say_number,
 )
-from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, is_filler
+from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, QUESTION_WORDS, REPAIR_MARKER, is_filler
 
 UNCLEAR = "I didn't catch the numbers. Could you say the sum again?"
 """The reply to a sum asked for whose numbers were not all heard."""
@@ -232,17 +234,42 @@ def _fits(toks: list[str], start: int, end: int) -> bool:
 
 def find(text: str) -> Part | None:
     """The one expression ``text`` holds (at least one operation), or None (none, or more than one)."""
-    toks = tokens(text)
-    found: list[Part] = []
+    found = _find(tokens(text))
+    return found[1] if found else None
+
+
+def _find(toks: list[str]) -> tuple[int, Part] | None:
+    """Where the one expression of ``toks`` starts, and the expression; None: none, or more than one."""
+    found: list[tuple[int, Part]] = []
     i = 0
     while i < len(toks):
         part = _chain(toks, i, False)
         if part is not None and part.ops and _fits(toks, i, part.end):
-            found.append(part)
+            found.append((i, part))
             i = part.end
         else:
             i += 1
     return found[0] if len(found) == 1 else None
+
+
+_ENDS = frozenset({".", "?", "!"})
+_OPENS = re.compile(rf"{REPAIR_MARKER}|(?:{'|'.join(QUESTION_WORDS)})(?:'[a-z]+)?")
+"""A word after which the question of a sum may start: a repair ("20, no, 30 times 4") or a question word ("…10,000
+steps a day, and unrelated, what's the square root of 81")."""
+
+
+def _stray_number(toks: list[str], start: int, end: int) -> bool:
+    """A number said beside the sum ``toks[start:end]`` but not in it: in its sentence after it ("say the 3 minus 4
+    is 7"), or before it since the last question word or repair ("What is I 100 and I 99 minus 456?" for "nine
+    hundred and ninety nine minus four hundred and fifty six"). Some of the sum was heard as other words, so its
+    result would answer a sum nobody asked. "one" alone is left out ("which one is 3 times 4")."""
+    first = 0
+    for k in range(start):
+        if toks[k] in _ENDS or _OPENS.fullmatch(toks[k]) or (k and _OPENS.fullmatch(f"{toks[k - 1]} {toks[k]}")):
+            first = k + 1
+    last = next((k for k in range(end, len(toks)) if toks[k] in _ENDS), len(toks))
+    outside = [*toks[first:start], *toks[end:last]]
+    return any(_is_number_token(tok) and tok != "one" for tok in outside)
 
 
 def _only_asking(words: list[str]) -> bool:
@@ -266,6 +293,8 @@ def _left_operand(toks: list[str], op: int) -> tuple[int, bool] | None:
     for s in range(op):
         if (found := _number(toks, s)) is not None and found[1] == op:
             return s, True
+    if toks[op - 1] in ("hundred", "thousand", "million"):
+        return op - 1, False  # a scale word alone: its first word was lost ("hundred minus 275")
     return (op - 1, False) if _content_word(toks, op - 1) else None
 
 
@@ -278,8 +307,9 @@ def _right_operand(toks: list[str], q: int) -> tuple[int, bool | None]:
 
 def unclear(text: str) -> bool:
     """A sum asked for whose numbers were not all heard: around an operator, one operand is a number and the other
-    is missing ("What is 17 times?", "so 12 plus is what", "what's the square root of") or a single word that is
-    no number ("What is due to the power of ten?", "What's 12.5 times forward?": "two" and "four" misheard), with
+    is missing ("What is 17 times?", "so 12 plus is what", "what's the square root of"), a single word that is
+    no number ("What is due to the power of ten?", "What's 12.5 times forward?": "two" and "four" misheard) or a
+    scale word alone ("hundred minus 275": "six hundred" with its first word lost), with
     nothing around them but asking words. An operator that is another word too ("times", "over") counts only
     where a number is asked for ("what", "calculate")."""
     toks = tokens(text)
@@ -305,9 +335,14 @@ def unclear(text: str) -> bool:
 
 def answer(text: str) -> str | None:
     """The result of the expression ``text`` holds ("17 times 3 is 51."), :data:`UNCLEAR` for a sum not all
-    heard, or None (no sum: the other skills or the LLM answer)."""
-    part = find(text)
-    if part is not None:
+    heard (an operand missing, or a number beside the sum that is not in it), or None (no sum: the other skills or
+    the LLM answer)."""
+    toks = tokens(text)
+    found = _find(toks)
+    if found is not None:
+        start, part = found
+        if _stray_number(toks, start, part.end):
+            return UNCLEAR
         if math.isnan(part.value):
             return "Dividing by zero has no answer."
         if abs(part.value) >= _LIMIT:

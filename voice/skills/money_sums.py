@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from voice.skills.numbers import NUMBER_WORDS, parse_number, say_number
+from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
 
-_NUMBER = rf"(?:\d[\d,]*(?:\.\d+)?|(?:{NUMBER_WORDS})(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS}))*)"
+_NUMBER = NUMBER_PATTERN
 _CURRENCIES = {"dollar": "dollars", "buck": "dollars", "euro": "euros", "pound": "pounds", "quid": "pounds"}
 _SYMBOLS = {"$": "dollars", "€": "euros", "£": "pounds"}
 _AMOUNT = re.compile(rf"\b(?P<n>{_NUMBER})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b)?")

@@ -20,11 +20,19 @@ _DIGITS = {w: str(i) for i, w in enumerate(_UNIT_WORDS.split(" ")[:10])} | {"oh"
 NUMBER_WORDS = "|".join(sorted((*_UNITS, *_TENS, *_SCALES), key=len, reverse=True))
 """The words of a number said in words, as a regular expression's alternatives, longest first ("seventeen|...|
 seven"): a regular expression takes the first alternative that matches, so "eighty" must come before "eight"."""
+NUMBER_PATTERN = (
+    rf"(?:\d[\d,]*(?:\.\d+)?|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
+    rf"(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*)"
+)
+"""A number as Whisper writes it, as a regular expression: digits ("4,200", "2.5") or words ("two hundred and
+five", "a hundred and twenty"), which :func:`parse_number` reads."""
 
 
 def parse_number(text: str) -> float | None:
     """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``, ``"minus
-    10"``, ``"twenty six point two"`` (the digits after "point" said one by one); else None."""
+    10"``, ``"twenty six point two"`` (the digits after "point" said one by one); else None. A scale word with
+    nothing before it (``"hundred"``, ``"thousand and five"``) is None: nobody says a number so, and Whisper writes
+    it when the first word was lost ("six hundred minus …" heard as "hundred minus …")."""
     t = text.strip().lower().replace(",", "")
     if (m := re.fullmatch(r"(?:minus|negative)\s+(.+)", t)) and (n := parse_number(m.group(1))) is not None:
         return -n
@@ -39,11 +47,14 @@ def parse_number(text: str) -> float | None:
     words = [w for w in re.split(r"[\s-]+", t) if w]
     if not words or all(w in _FILLER for w in words):
         return None
-    total, current, seen, closed = 0, 0, False, False
+    total, current, seen, closed, said_a = 0, 0, False, False, False
     for w in words:
         if w in _FILLER:
+            said_a = said_a or w == "a"
             continue
         if w in _SCALES:
+            if not seen and not said_a:
+                return None  # "hundred" alone is no number: its first word was not heard ("six hundred")
             current = max(current, 1) * _SCALES[w]
             if _SCALES[w] >= 1000:
                 total, current = total + current, 0

@@ -45,6 +45,14 @@ DETERMINERS = words_of("a an the another each every this that these those some a
 
 QUESTION_WORDS = words_of("what which who whom whose where when why how whats")
 
+REPAIR_MARKER = (
+    r"(?:no+|nope|wait|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
+    r"make (?:it|that)|let's say)"
+)
+"""The words by which a speaker takes back what they just said ("twenty, no, thirty"; "sorry, I mean"), as a
+regular expression's alternatives: :mod:`voice.conversation.self_repair` puts the repair in its place, and
+:mod:`voice.skills.expressions` reads a sum from after the last of them."""
+
 ASKING = words_of(
     "please now again exactly just really quick quickly right okay ok hey tell know say give gives make makes "
     "come comes get gets equal equals calculate compute work out answer result sum total value"
