@@ -134,6 +134,6 @@ def test_a_long_turn_is_judged_by_the_words_meant_and_its_length_as_said() -> No
     assert ask_again.needed(make_config(stt={"ask_again_llm_above_words": 12}, llm={"self_repair": False}),
                             "um so could you tell me about the pasta for twelve minutes, no wait, sorry, make it "
                             "fifteen", avg_logprob=-0.1)  # fmt: skip
-    rambling = "I am driving 300 km tomorrow I mean 350 how many miles is that"  # 14 words; 11 as meant
+    rambling = "I am driving 300 km tomorrow I mean 350 how long will that take me"  # 14 words; 11 as meant
     assert ask_again.needed(config, rambling, avg_logprob=-0.1)
     assert ask_again.reply(config, rambling) == config.stt.ask_shorter_reply

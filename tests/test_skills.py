@@ -147,7 +147,10 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
          "The capital of Kenya is Nairobi."),
         ("we were baking and could not agree how many grams are in a pound", "There are 453.5924 grams in a pound."),
         ("sorry to bother you but how many days are there in a leap year", "There are 366 days in a leap year."),
-        ("I ran 5 kilometers this morning and now I wonder how many miles is that", None),  # the 5 is dropped
+        # …unless the part refers back to the one amount said before it, in a unit of the kind it asks for.
+        ("I ran 5 kilometers this morning and now I wonder how many miles is that", "5 kilometres is 3.1069 miles."),
+        ("So the doctor told me I weigh 80 kilos, how much is that in pounds?", "80 kilograms is 176.3698 pounds."),
+        ("The track is 400 meters and I ran 10 laps. How many kilometers is that?", None),  # 400 m, or 4 km?
         ("My sister is 7, and I'm 3 years older, so how old am I?", None),
         ("I have three apples, so what's that times two?", None),
         ("Tell me a story, please.", None),

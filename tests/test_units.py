@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from voice.skills.answer import clean
-from voice.skills.units import UNCLEAR, convert, convert_previous
+from voice.skills.units import UNCLEAR, convert, convert_previous, convert_said_before
 
 CASES = [
     ("How many feet are in a mile?", "There are 5280 feet in a mile."),
@@ -86,7 +86,37 @@ def test_conversions(question: str, reply: str | None) -> None:
         ("The film is 2 hours long.", "What's that in feet?", None),  # not the kind asked for
         ("The answer is 42.", "And in metres?", None),  # no unit
         ("It is 330 metres tall.", "What's that in French?", None),  # not a unit
+        ("The Eiffel Tower is 330 metres tall.", "How many feet is that?", "330 metres is 1082.6772 feet."),
     ],
 )  # fmt: skip
 def test_the_previous_answers_amount_in_another_unit(previous_reply: str, question: str, reply: str | None) -> None:
     assert convert_previous(clean(question), previous_reply) == reply
+
+
+@pytest.mark.parametrize(
+    ("before", "question", "reply"),
+    [
+        ("I ran 5 kilometres this morning, which felt like forever,", "how many miles is that?",
+         "5 kilometres is 3.1069 miles."),
+        ("the recipe says two hundred fifty grams of sugar but my scale only does ounces so", "how many ounces is that",
+         "250 grams is 8.8185 ounces."),
+        ("my flight is three and a half hours and I'd like to know", "how many minutes would that be?",
+         "Three and a half hours is 210 minutes."),
+        ("I have to drive about 300 and 20 kilometers tomorrow.", "How far is that in miles?",  # Whisper's 320
+         "320 kilometres is 198.8388 miles."),
+        ("the sign says a hundred and twenty kilometers per hour", "what's that in miles per hour",
+         "120 kilometres per hour is 74.5645 miles per hour."),
+        # Two amounts of the kind asked for, or another number: which one, or what they come to, is a guess.
+        ("it takes 250 grams of sugar and 100 grams of butter", "how many ounces is that", None),
+        ("it takes 250 grams of sugar and 250 grams of butter", "how many ounces is that", None),
+        ("the track is 400 metres and I ran 10 laps today.", "How many kilometres is that?", None),
+        ("I drove 300 miles", "how many miles is that", None),  # the same unit: nothing to convert
+        ("I drove for 3 hours", "how many miles is that", None),  # not the kind asked for
+        ("the oven is at 200 degrees Celsius", "what's that in Fahrenheit", None),  # temperatures: not here
+        ("I ran 5 kilometres", "how many miles did I run", None),  # does not refer back
+    ],
+)  # fmt: skip
+def test_an_amount_said_earlier_in_the_turn_that_the_question_refers_back_to(
+    before: str, question: str, reply: str | None
+) -> None:
+    assert convert_said_before(clean(question), before) == reply

@@ -5,7 +5,9 @@ symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod
 location, thanks; last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
 A transcript no skill takes whole is tried again from each of its last sentences or clauses, or from a word that
 opens a question, longest first, so that a question said after some context is still answered ("I always forget
-this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt").
+this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt"),
+and a last part that refers back to the one amount said before it is converted ("I ran 5 kilometres this morning,
+how many miles is that?": :func:`voice.skills.units.convert_said_before`).
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -29,7 +31,7 @@ from voice.skills.numbers import (
     say_number,
 )
 from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
-from voice.skills.units import convert, convert_previous
+from voice.skills.units import convert, convert_previous, convert_said_before
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
@@ -172,7 +174,10 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return "Goodbye."
     if (reply := _ask_skills(t, now)) is not None:
         return reply
-    return next((r for part in _last_parts(transcript) if (r := _ask_skills(clean(part), now)) is not None), None)
+    if (reply := next((r for p in _last_parts(transcript) if (r := _ask_skills(clean(p), now)) is not None), None)):
+        return reply
+    # "…I ran 5 kilometres this morning, how many miles is that?": the amount the last part refers back to
+    return next((r for before, p in _splits(transcript) if (r := convert_said_before(clean(p), before))), None)
 
 
 def _ask_skills(t: str, now: datetime) -> str | None:
@@ -196,9 +201,14 @@ def _last_parts(transcript: str) -> list[str]:
     reply says back what it answered. Only when no skill takes the whole transcript, and only parts that drop no
     number: one said before the part may be what the question is about ("The bill came to 60 dollars and I
     want to leave 15, no, 20 percent, how much is the tip?" is not a 20 % tip on 15)."""
+    return [part for before, part in _splits(transcript) if _numbers_in(before) <= _numbers_in(part)]
+
+
+def _splits(transcript: str) -> list[tuple[str, str]]:
+    """The transcript cut where a last part may begin (:data:`_PART_START`): (the words before, the part),
+    longest part first."""
     t = transcript.strip()
-    starts = [m.end() for m in _PART_START.finditer(t)]
-    return [part for i in starts if (part := t[i:].strip()) and _numbers_in(t[:i]) <= _numbers_in(part)]
+    return [(t[:i], part) for i in (m.end() for m in _PART_START.finditer(t)) if (part := t[i:].strip())]
 
 
 _NUMBER_RUN = re.compile(rf"-?\b{NUMBER_PATTERN}", re.IGNORECASE)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from voice.skills.numbers import parse_amount, parse_number, say_number
+from voice.skills.numbers import NUMBER_PATTERN, parse_amount, parse_number, say_number
 from voice.skills.word_classes import DETERMINERS
 
 UNCLEAR = "I didn't catch what to convert. Could you say it again?"
@@ -213,17 +213,32 @@ _THAT_IN = (
     r"(?:convert|change|turn|put) (?:that|it|this) (?:in|to|into)",
     r"(?:what|how) about in|in",
 )
+_HOW_MANY_IS_THAT = (
+    r"how many (?P<to>[a-z/ ]+?) (?:(?:is|are) (?:that|it|this)|(?:would|will|does) (?:that|it|this) "
+    r"(?:be|make|come to))"
+)
+"""A conversion that names the unit before "that": "how many miles is that", "how many ounces would that be"."""
 _PREVIOUS_AMOUNT = re.compile(r"(?<![\w.,])(-?\d[\d,]*(?:\.\d+)?) ?((?:degrees? )?[a-z]+(?: per hour)?)\b")
+_SAID_NUMBER = rf"(?<![\w.,])(?:\d[\d,]* and )?{NUMBER_PATTERN}"
+"""A number as said, also as Whisper writes "three hundred and twenty" at times: "300 and 20"."""
+_SAID_AMOUNT = re.compile(rf"(?P<n>{_SAID_NUMBER}{_AND_A_PART}) ?(?P<unit>[a-z]+)\b")
+
+
+def _asked_unit(t: str) -> str | None:
+    """The unit a question that refers back asks for ("how much is that in feet", "in kilometres", "how many
+    miles is that"), with units of more than one word made one; None: ``t`` is no such question."""
+    m = re.fullmatch(rf"(?:and |so |ok |okay |now )?(?:{'|'.join(_THAT_IN)}) (?:degrees )?(?P<to>[a-z/ ]+?)", t)
+    m = m or re.fullmatch(rf"(?:and |so |ok |okay |now |but )*{_HOW_MANY_IS_THAT}", t)
+    return _one_word_units(m.group("to")) if m else None
 
 
 def convert_previous(t: str, previous_reply: str) -> str | None:
     """A conversion of the previous answer's amount ("And how much is that in feet?", "What is it in
-    Fahrenheit?", "In kilometres?"): the last amount in ``previous_reply`` with a unit of the kind asked for,
-    converted; else None. ``t`` is a cleaned transcript."""
-    m = re.fullmatch(rf"(?:and |so |ok |okay |now )?(?:{'|'.join(_THAT_IN)}) (?:degrees )?(?P<to>[a-z/ ]+?)", t)
-    if m is None:
+    Fahrenheit?", "In kilometres?", "How many miles is that?"): the last amount in ``previous_reply`` with a unit
+    of the kind asked for, converted; else None. ``t`` is a cleaned transcript."""
+    to = _asked_unit(t)
+    if to is None:
         return None
-    to = _one_word_units(m.group("to"))
     if to in _TEMPERATURES:
         return _previous_temperature(previous_reply, _TEMPERATURES[to])
     dst = _unit(to)
@@ -234,6 +249,30 @@ def convert_previous(t: str, previous_reply: str) -> str | None:
         if src is not None and src != dst and _UNITS[src][0] == _UNITS[dst][0]:
             return convert(f"{n.replace(',', '')} {word} in {dst}")
     return None
+
+
+def convert_said_before(t: str, before: str) -> str | None:
+    """A question at the end of a turn that refers back to an amount said earlier in the same turn ("I ran 5
+    kilometres this morning, which felt like forever, how many miles is that?"): the one amount said in ``before``
+    with a unit of the kind asked for, converted; else None, also when ``before`` holds another amount of that kind
+    or any other number (which one is meant, or what they come to, would be a guess). ``t`` is the question,
+    cleaned; temperatures are left out."""
+    to = _asked_unit(t)
+    dst = _unit(to) if to is not None else None
+    if dst is None or _UNITS[dst][0] == "calendar":
+        return None
+    found = [
+        (m.group("n").strip().replace(",", ""), m.group("unit"))
+        for m in _SAID_AMOUNT.finditer(_one_word_units(before.lower()))
+        if (unit := _unit(m.group("unit"))) is not None and unit != dst and _UNITS[unit][0] == _UNITS[dst][0]
+    ]
+    numbers = [m for m in re.finditer(_SAID_NUMBER, before.lower()) if m.group() != "one"]
+    if len(found) != 1 or len(numbers) != 1:
+        # none, two ("250 grams of sugar and 100 grams of butter": each, or their sum?), or another number
+        # ("the track is 400 metres and I ran 10 laps": "that" is 4 kilometres)
+        return None
+    (n, word), = found
+    return convert(f"{n} {word} in {dst}")
 
 
 def _previous_temperature(previous_reply: str, dst: str) -> str | None:
