@@ -89,3 +89,29 @@ def test_an_elliptical_follow_up_reaches_the_skill_written_out() -> None:
     llm = SkillsLlm(FakeLlm(replies=("I am the LLM.",)), clock=lambda: NOW)
     events = llm.generate(messages, max_tokens=32, cancel=threading.Event())
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The capital of Peru is Lima."
+
+
+@pytest.mark.parametrize(
+    ("before", "question", "reply"),
+    [
+        ("We just got back from a trip to Portugal and argued the whole way home", "what currency do they use there",
+         "The currency of Portugal is the Euro."),
+        ("We're planning a trip to Vietnam next spring.", "what's the capital city there",
+         "The capital of Vietnam is Hanoi."),
+        ("my cousin moved to the United Kingdom", "what language do they speak there",
+         "The main language of the United Kingdom is English."),
+        # No country, or two: which one is meant would be a guess; a code-like short word is no country said.
+        ("we went from Spain to Portugal", "what currency do they use there", None),
+        ("my husband and I am tired", "what currency do they use there", None),
+        ("we just got back from Portugal", "what currency do they use", None),  # no "there"
+    ],
+)  # fmt: skip
+def test_a_question_about_there_is_asked_of_the_one_country_named_before(
+    before: str, question: str, reply: str | None
+) -> None:
+    assert country_facts.answer_there(question, before) == reply
+
+
+def test_a_ramble_that_ends_on_there_is_answered_whole() -> None:
+    said = "We just got back from Portugal and we argued the whole way, what currency do they use there?"
+    assert answer(said, datetime(2026, 12, 7, 10, 0)) == "The currency of Portugal is the Euro."

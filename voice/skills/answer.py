@@ -6,8 +6,8 @@ location, thanks; last, any sum left in other words, read as an expression: :mod
 A transcript no skill takes whole is tried again from each of its last sentences or clauses, or from a word that
 opens a question, longest first, so that a question said after some context is still answered ("I always forget
 this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt"),
-and a last part that refers back to the one amount said before it is converted ("I ran 5 kilometres this morning,
-how many miles is that?": :func:`voice.skills.units.convert_said_before`).
+and a last part that refers back to the one amount or the one country said before it is answered of it ("I ran 5
+kilometres this morning, how many miles is that?", "…back from Portugal, what currency do they use there?").
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -176,8 +176,14 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return reply
     if (reply := next((r for p in _last_parts(transcript) if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
-    # "…I ran 5 kilometres this morning, how many miles is that?": the amount the last part refers back to
-    return next((r for before, p in _splits(transcript) if (r := convert_said_before(clean(p), before))), None)
+    return next((r for before, part in _splits(transcript) if (r := _refers_back(clean(part), before))), None)
+
+
+def _refers_back(part: str, before: str) -> str | None:
+    """A last part that refers back to what was said before it: the one amount ("…I ran 5 kilometres this
+    morning, how many miles is that?") or the one country ("…back from Portugal, what currency do they use
+    there?")."""
+    return convert_said_before(part, before) or country_facts.answer_there(part, before)
 
 
 def _ask_skills(t: str, now: datetime) -> str | None:

@@ -192,3 +192,28 @@ def answer(t: str) -> str | None:
     if (found := _matched(_CURRENCY, t)) is not None and found.currency is not None:
         return f"The currency of {found.name} is the {found.currency}."
     return None
+
+
+def named_in(text: str) -> list[Country]:
+    """The countries ``text`` names, by names of one to three words ("Portugal", "the United Kingdom"; not codes
+    such as "am" or "us"), each once, in order."""
+    words = re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower())
+    found: list[Country] = []
+    for i in range(len(words)):
+        for width in (3, 2, 1):
+            name = " ".join(words[i : i + width]) if i + width <= len(words) else ""
+            # a short word alone is a code or a word ("am", "us", "in"), not a name said: only "UK", "USA"
+            c = country(name) if len(name) > 3 or name in ("uk", "usa") else None
+            if c is not None and c not in found:
+                found.append(c)
+                break
+    return found
+
+
+def answer_there(t: str, before: str) -> str | None:
+    """A question at the end of a turn that asks about "there" ("We just got back from Portugal … what currency do
+    they use there?"): asked of the one country named in ``before``; None when ``t`` says no "there", or
+    ``before`` names no country or more than one (which one is meant would be a guess). ``t`` is cleaned."""
+    if not re.search(r"\bthere\b", t) or len(named := named_in(before)) != 1:
+        return None
+    return answer(re.sub(r"\s*\bthere\b", f" in {named[0].name.lower()}", t, count=1).strip())
