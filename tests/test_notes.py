@@ -71,6 +71,31 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
     assert answer("Which country does my sister live in?", ["My sister lives in Paris."]) is None
 
 
+@pytest.mark.parametrize(
+    ("told", "question", "reply"),
+    [
+        # A question about something of the user's whose every word they said of it finds that statement.
+        ("My dentist appointment is on Thursday at 3.", "When's my dentist appointment?",
+         "You told me your dentist appointment is on Thursday at 3."),
+        ("My passport expires in March.", "When does my passport expire?",
+         "You told me your passport expires in March."),
+        ("My locker number is 417.", "What was my locker number?", "You told me your locker number is 417."),
+        # A request to say it back is a recall.
+        ("My membership number is 7732.", "Can you tell me my membership number?",
+         "You told me your membership number is 7732."),
+        ("I parked on level 3.", "Do you remember where I parked?", "You told me you parked on level 3."),
+        # A word of the question the statement does not say: the question asks more than was told.
+        ("My car is red.", "What colour is my car?", None),
+        ("My son is 7.", "How old is my son?", None),
+        ("My dentist appointment is on Thursday.", "Can you move my dentist appointment?", None),  # not a recall
+    ],
+)  # fmt: skip
+def test_a_question_about_something_of_the_users_finds_what_they_said_of_it(
+    told: str, question: str, reply: str | None
+) -> None:
+    assert answer(question, [told, "What is the capital of Peru?"]) == reply
+
+
 def test_the_wrapper_finds_a_note_behind_an_interjection() -> None:
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 4, 12))
     messages = [

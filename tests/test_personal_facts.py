@@ -38,6 +38,9 @@ NOW = datetime(2026, 12, 4, 18, 0)
         ("Call me later.", None),  # a name is written with a capital letter
         ("Call me a taxi.", None),
         ("My name is not important.", None),
+        # After "is called", "is named" or "'s name is", a name as Whisper wrote it, whatever its case.
+        ("My cat is called pickles", Fact("cat's name", "pickles")),
+        ("my dog's name is biscuit", Fact("dog's name", "biscuit")),
         ("I was born in Leeds.", None),
         ("What is my cat's name?", None),
     ],
@@ -66,6 +69,10 @@ def test_statements(said: str, fact: Fact | None) -> None:
         (["I live in Porto."], "Where do I live?", "You live in Porto."),
         (["My aunt lives in New York."], "Where does my aunt live?", "Your aunt lives in New York."),
         (["My favorite color is teal."], "What's my favourite colour?", "Your favourite colour is teal."),
+        # A request to say it back asks the question inside it.
+        (["My favorite color is teal."], "Do you remember my favorite color?", "Your favourite colour is teal."),
+        (["My cat is named Luna."], "Can you tell me my cat's name?", "Your cat's name is Luna."),
+        (["My cat is named Luna."], "Can you tell me a joke?", None),
         (["I was born in 1985."], "How old will I be in 2040?", "You turn 55 in 2040."),
         (["I was born in 1985."], "how old was I in 2000", "You turned 15 in 2000."),
         (["I was born in 1985."], "Our old will I be in 2040", "You turn 55 in 2040."),  # Whisper's "how"

@@ -7,7 +7,9 @@ is any sentence after "remember (that)" (or "so you know", "just so you remember
 …", "my …", "we …", "our …"), kept as said, and acknowledged ("OK, I'll remember that …"). A plain statement
 about the user ("I parked on level three, row B.") is a note too, kept without a word (the LLM replies to it as
 to any other), and found only by a question that recalls what was said ("Where did I park?", "Where are my
-keys?"), not by "How do I …?".
+keys?", "Can you tell me my membership number?"), or by a question about something of the user's whose every word
+the statement says ("When's my dentist appointment?" after "My dentist appointment is on Thursday at 3."; not
+"What colour is my car?" after "My car is red."), not by "How do I …?".
 
 A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
 answered with the latest note that shares a word with it, other than the small words every question has
@@ -55,6 +57,9 @@ _YOURS = {
 }  # fmt: skip
 
 
+_MINE = re.compile(r"\b(?:my|our)\b")
+
+
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -63,7 +68,17 @@ def _stem(word: str) -> str:
 
 
 def _words(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _SMALL}
+    words = (re.sub(r"'s$", "", w) for w in re.findall(r"[a-z0-9']+", text.lower()))  # "when's", "dog's"
+    return {_stem(w) for w in words if w not in _SMALL}
+
+
+def _covers(said: set[str], asked: set[str]) -> bool:
+    """Every word asked is a word said, or starts one or is started by one, four letters at least ("expire" and
+    "expires")."""
+    return all(
+        any(a == w or (min(len(a), len(w)) >= 4 and (a.startswith(w) or w.startswith(a))) for w in said)
+        for a in asked
+    )
 
 
 def note(transcript: str) -> str | None:
@@ -82,14 +97,19 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     ``earlier_user_turns`` (oldest first); else None."""
     if (said := note(transcript)) is not None:
         return f"OK, I'll remember that {said_back(said)}."
-    question = transcript.strip().rstrip("?.! ")
-    if not _ABOUT_ME.match(question.lower()) or not (asked := _words(question)):
+    back = personal_facts.asked_back(transcript)  # "can you tell me my …": a recall, asked as "what's my …"
+    question = back or transcript.strip().rstrip("?.! ").lower()
+    if not _ABOUT_ME.match(question) or not (asked := _words(question)):
         return None
-    recalls = _RECALL.match(question.lower()) is not None
+    recalls = back is not None or _RECALL.match(question) is not None
+    mine = _MINE.search(question) is not None
     for turn in reversed(earlier_user_turns):
-        said = note(turn) or (_statement(turn) if recalls else None)
-        if said is not None and asked & _words(said):
+        if (said := note(turn)) is not None and asked & _words(said):
             return f"You told me {said_back(said)}."
+        if said is None and (said := _statement(turn)) is not None:
+            words = _words(said)
+            if (recalls and asked & words) or (mine and _covers(words, asked)):
+                return f"You told me {said_back(said)}."
     return None
 
 

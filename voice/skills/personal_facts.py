@@ -20,8 +20,9 @@ stated gets "I don't know …" rather than a guess. Anything else (including que
 of a fact, such as "Which country do I live in?") goes on to the LLM. A value is at most four words, so a
 longer sentence ("my name is Priya and I need help with…") is left to the LLM, and so is a value that starts a
 new clause ("my favourite colour is green, what's yours?", "remember to buy milk"). A name must start with a
-capital letter, as Whisper writes names ("call me Bea", not "call me later"). Pure: the caller passes
-the user turns and the current date.
+capital letter after "call me" and "my name is", as Whisper writes names ("call me Bea", not "call me later");
+after "my <someone> is called" (or "named", or "'s name is") it may be lower case ("my cat is called pickles").
+Pure: the caller passes the user turns and the current date.
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ def _statement(text: str) -> Fact | None:
     t = _clean(text)
     forms: tuple[tuple[str, str], ...] = (
         (rf"(?:my name is|my name's|i'?m called|i am called|call me) {_A_NAME}{_VALUE}", "name"),
-        (rf"my {_WHO}{_POSSESSIVE} name is {_A_NAME}{_VALUE}", "{who}'s name"),
-        (rf"my {_WHO} is (?:called|named) {_A_NAME}{_VALUE}", "{who}'s name"),
-        (rf"i (?:have|own|got) an? {_WHO} (?:called|named) {_A_NAME}{_VALUE}", "{who}'s name"),
+        # "called", "named", "name is": a name whatever its case ("my cat is called pickles", as Whisper wrote it)
+        (rf"my {_WHO}{_POSSESSIVE} name is {_VALUE}", "{who}'s name"),
+        (rf"my {_WHO} is (?:called|named) {_VALUE}", "{who}'s name"),
+        (rf"i (?:have|own|got) an? {_WHO} (?:called|named) {_VALUE}", "{who}'s name"),
         (rf"my {_FAVOURITE} (?P<what>[a-z]+(?: [a-z]+)?) is {_VALUE}", "favourite {what}"),
         (rf"i live in {_VALUE}", "home"),
         (rf"my {_WHO} lives in {_VALUE}", "{who}'s home"),
@@ -169,10 +171,28 @@ def _question(t: str, known: Callable[[], dict[str, str]], now: datetime) -> str
     return None
 
 
+_ASKS_BACK = re.compile(
+    r"(?:(?:can|could|would|will) you )?(?:please )?(?:tell me|remind me(?: of)?|do you (?:remember|recall|know))"
+    r" (?P<q>(?:my|our|what|when|where|which|who)\b.*)"
+)
+
+
+def asked_back(t: str) -> str | None:
+    """The question inside a request to say back what the user said, lower case: "Can you tell me my membership
+    number?" → "what's my membership number", "Do you remember where I parked?" → "where i parked"; None when
+    ``t`` is no such request."""
+    m = _ASKS_BACK.fullmatch(_clean(t).lower().rstrip("?.! "))
+    if m is None:
+        return None
+    q = m.group("q")
+    return f"what's {q}" if q.startswith(("my ", "our ")) else q
+
+
 def answer(transcript: str, earlier_user_turns: Sequence[str], now: datetime) -> str | None:
     """The reply to a statement or question about a fact the user tells, from ``earlier_user_turns`` (oldest
     first, without ``transcript``), or None (the LLM answers)."""
     if (fact := _statement(transcript)) is not None:
         return _acknowledge(fact)
-    t = re.sub(r"\s+again$", "", _clean(transcript).lower())  # "what's my name again?"
+    t = asked_back(transcript) or _clean(transcript).lower()
+    t = re.sub(r"\s+again$", "", t)  # "what's my name again?"
     return _question(t, lambda: facts(earlier_user_turns), now)
