@@ -151,6 +151,16 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
         ("I ran 5 kilometers this morning and now I wonder how many miles is that", "5 kilometres is 3.1069 miles."),
         ("So the doctor told me I weigh 80 kilos, how much is that in pounds?", "80 kilograms is 176.3698 pounds."),
         ("The track is 400 meters and I ran 10 laps. How many kilometers is that?", None),  # 400 m, or 4 km?
+        # A question said in the middle, up to the speaker's own next clause or sentence.
+        ("okay this is random but what's the chemical symbol for lead I always forget it",
+         "The chemical symbol for lead is Pb, spelled P B."),
+        ("So what's the capital of Morocco? It's not Casablanca, right?", "The capital of Morocco is Rabat."),
+        ("we have a quiz tonight, what's the capital of Australia because I always get it wrong",
+         "The capital of Australia is Canberra."),
+        # …not one taken back after it, one ending on a word that needs more, nor one that drops a number.
+        ("What's the capital of Austria? No, sorry, it's Switzerland.", None),
+        ("What time do I take my pill?", None),
+        ("How many ounces in a pound? I need 3 of them.", None),
         ("My sister is 7, and I'm 3 years older, so how old am I?", None),
         ("I have three apples, so what's that times two?", None),
         ("Tell me a story, please.", None),

@@ -7,7 +7,9 @@ A transcript no skill takes whole is tried again from each of its last sentences
 opens a question, longest first, so that a question said after some context is still answered ("I always forget
 this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt"),
 and a last part that refers back to the one amount or the one country said before it is answered of it ("I ran 5
-kilometres this morning, how many miles is that?", "…back from Portugal, what currency do they use there?").
+kilometres this morning, how many miles is that?", "…back from Portugal, what currency do they use there?"), and
+a question said in the middle is answered from the words before the speaker's own next clause ("…what's the symbol
+for lead, I always forget it").
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -32,6 +34,7 @@ from voice.skills.numbers import (
 )
 from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
 from voice.skills.units import convert, convert_previous, convert_said_before
+from voice.skills.word_classes import AUXILIARIES, GLUE, REPAIR_MARKER, words_in
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
@@ -176,7 +179,9 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return reply
     if (reply := next((r for p in _last_parts(transcript) if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
-    return next((r for before, part in _splits(transcript) if (r := _refers_back(clean(part), before))), None)
+    if (reply := next((r for before, p in _splits(transcript) if (r := _refers_back(clean(p), before))), None)):
+        return reply
+    return next((r for p in _middle_parts(transcript) if (r := _ask_skills(clean(p), now)) is not None), None)
 
 
 def _refers_back(part: str, before: str) -> str | None:
@@ -208,6 +213,32 @@ def _last_parts(transcript: str) -> list[str]:
     number: one said before the part may be what the question is about ("The bill came to 60 dollars and I
     want to leave 15, no, 20 percent, how much is the tip?" is not a 20 % tip on 15)."""
     return [part for before, part in _splits(transcript) if _numbers_in(before) <= _numbers_in(part)]
+
+
+_REPAIR = re.compile(rf"\b{REPAIR_MARKER}\b", re.IGNORECASE)
+_PART_END = re.compile(r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we)\b)", re.IGNORECASE)
+"""Where a question said in the middle of a turn may end: at a sentence's end, or where a clause of the speaker's
+own begins ("…what's the capital of Australia because I always get it wrong", "…feet in a mile I always forget")."""
+
+
+def _middle_parts(transcript: str) -> list[str]:
+    """Questions said in the middle of a turn, from where a part may begin (or the start) to the first place a part
+    may end after it: "Okay, random, but what's the symbol for lead I always forget it" → "what's the symbol for
+    lead". None whose question is taken back after it ("no", "sorry", "I mean"), that ends on a word that needs
+    more (a preposition, an auxiliary: "what time do | I take my pill"), or that drops a number said before or after
+    it, as with the last parts."""
+    t = transcript.strip()
+    found = []
+    for before, part in [("", t), *_splits(t)]:
+        end = next((m.start() for m in _PART_END.finditer(part) if m.start() > 0), None)
+        if end is None or _REPAIR.search(after := part[end:]):
+            continue  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
+        last = words_in(part[:end])[-1:]
+        if last and last[0] in (GLUE | AUXILIARIES) - {"is", "are"}:
+            continue  # "what time do | I take my pill": the "I" was the question's own
+        if _numbers_in(before + " " + after) <= _numbers_in(part[:end]):
+            found.append(part[:end])
+    return found
 
 
 def _splits(transcript: str) -> list[tuple[str, str]]:
