@@ -93,6 +93,7 @@ def test_the_present_moment_is_answered_however_it_is_asked(question: str, reply
         "What year were you made?",
         "What day is good for a meeting?",
         "March.",
+        "November tomorrow?",  # a name and a day with no "is it": a fragment ("…in Chicago, November tomorrow?")
         "May I ask you something?",
         "How many days are in a week?",
         "How many months are in a year?",

@@ -91,6 +91,7 @@ UNCLEAR = [
     "Well, say the 3 minus 4 is 7.",  # "what's eighty three minus forty seven"
     "The square root of 1, 440169.",
     "what's seven times eight oh and then plus ten",
+    "4,000 and 20 minus 1,000, 100 and 75",  # "one thousand nine hundred and seventy five", the "nine" lost
 ]
 
 

@@ -48,6 +48,11 @@ from voice.skills.numbers import parse_number, say_number
         ("Split 150 dollars between 4 people.", "150 dollars split 4 ways is 37 dollars and 50 cents each."),
         ("Split a 96 euro bill 3 ways.", "96 euros split 3 ways is 32 euros each."),
         ("Divide 60 bucks among five friends.", "60 dollars split 5 ways is 12 dollars each."),
+        # The speaker with the friends: one more way.
+        ("Me and three friends got pizza for 84 dollars, split it.", "84 dollars split 4 ways is 21 dollars each."),
+        ("Three friends and I split a 60 dollar bill.", "60 dollars split 4 ways is 15 dollars each."),
+        ("I went out with two friends, split 90 dollars.", "90 dollars split 3 ways is 30 dollars each."),
+        ("Okay so the bill is $45, split between 3 people.", "45 dollars split 3 ways is 15 dollars each."),
         ("Split 2 pounds between 4 people.", "2 pounds split 4 ways is 50 pence each."),
         ("Split 5 dollars 4 ways.", "5 dollars split 4 ways is 1 dollar and 25 cents each."),
         ("Split £3.03 3 ways.", "3 pounds and 3 pence split 3 ways is 1 pound and 1 penny each."),

@@ -25,7 +25,9 @@ NOW = datetime(2026, 12, 3, 16, 5)
      ("minus two point five", -2.5), ("one point twenty", None), ("twenty six point", None), ("point", None),
      # A scale word with nothing before it: its first word was lost ("six hundred" heard as "hundred").
      ("hundred", None), ("thousand and five", None), ("the hundred", None), ("a hundred and twenty", 120),
-     ("one hundred", 100), ("two thousand and hundred", 2100)],
+     ("one hundred", 100), ("two thousand and hundred", 2100),
+     # A comma that no three digits follow is a list, not a thousands separator; one at the end is punctuation.
+     ("1,000, 100 and 75", None), ("45,", 45), ("1,000,000", 1000000)],
 )  # fmt: skip
 def test_parse_number(text: str, value: float | None) -> None:
     assert parse_number(text) == value

@@ -67,8 +67,8 @@ def _words_only_about_now(t: str) -> set[str] | None:
     fields = words & _FIELDS
     if not fields or not words <= _FILLER | _FIELDS | {"tomorrow", "yesterday"}:
         return None
-    if fields <= _NAMES and not words & {"is", "are", "was", "it", "we", "today", "tomorrow", "yesterday"}:
-        return None  # "March." or "May." alone is not a question about the month
+    if fields <= _NAMES and not words & {"is", "are", "was", "it", "we"}:
+        return None  # "March." or "November tomorrow" is not a question about the month: "is it", "are we" ask
     return fields
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
+from voice.skills.numbers import DIGITS_PATTERN, NUMBER_PATTERN, parse_number, say_number
 
 _NUMBER = NUMBER_PATTERN
 _CURRENCIES = {"dollar": "dollars", "buck": "dollars", "euro": "euros", "pound": "pounds", "quid": "pounds"}
@@ -34,7 +34,7 @@ class _Amount:
 
 def _normalize(t: str) -> str:
     t = re.sub(r"(?<=\d)\s*%", " percent", t.replace("per cent", "percent"))
-    t = re.sub(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)", lambda m: f"{m.group(2)} {_SYMBOLS[m.group(1)]}", t)
+    t = re.sub(rf"([$€£])\s?({DIGITS_PATTERN})", lambda m: f"{m.group(2)} {_SYMBOLS[m.group(1)]}", t)
     return re.sub(r"(?<=\d)-(?=(?:dollar|euro|pound)\b)", " ", t)  # "a 60-dollar jacket"
 
 
@@ -138,6 +138,12 @@ def _split(t: str) -> str | None:
     parts = _parts(t[: m.start()] + " " + t[m.end() :])
     if parts is None or parts[0] or len(parts[1]) != 1:
         return None
+    before, after = t[: m.start("n")], t[m.end() :]
+    if m.group().endswith("friends") and (
+        re.search(r"\b(?:me|myself|i|us) and $|\bwith $", before) or re.match(r" and (?:me|i|myself)\b", after)
+    ):
+        # "me and three friends", "three friends and I", "I went out with three friends": the speaker pays too
+        return _split_ways(parts[1][0], say_number((parse_number(m.group("n")) or 0) + 1))
     return _split_ways(parts[1][0], m.group("n"))
 
 

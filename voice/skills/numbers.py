@@ -20,8 +20,11 @@ _DIGITS = {w: str(i) for i, w in enumerate(_UNIT_WORDS.split(" ")[:10])} | {"oh"
 NUMBER_WORDS = "|".join(sorted((*_UNITS, *_TENS, *_SCALES), key=len, reverse=True))
 """The words of a number said in words, as a regular expression's alternatives, longest first ("seventeen|...|
 seven"): a regular expression takes the first alternative that matches, so "eighty" must come before "eight"."""
+DIGITS_PATTERN = r"\d+(?:,\d{3})*(?:\.\d+)?"
+"""A number in digits, as a regular expression: "42", "4,200", "2.5"; a comma that no three digits follow ends it
+("$45, how much…")."""
 NUMBER_PATTERN = (
-    rf"(?:\d[\d,]*(?:\.\d+)?|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
+    rf"(?:{DIGITS_PATTERN}|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
     rf"(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*)"
 )
 """A number as Whisper writes it, as a regular expression: digits ("4,200", "2.5") or words ("two hundred and
@@ -33,7 +36,8 @@ def parse_number(text: str) -> float | None:
     10"``, ``"twenty six point two"`` (the digits after "point" said one by one); else None. A scale word with
     nothing before it (``"hundred"``, ``"thousand and five"``) is None: nobody says a number so, and Whisper writes
     it when the first word was lost ("six hundred minus …" heard as "hundred minus …")."""
-    t = text.strip().lower().replace(",", "")
+    # Only a thousands separator goes: another comma is a list ("1,000, 100 and 75"), which parses as no number.
+    t = re.sub(r",(?=\d{3}\b)", "", text.strip().rstrip(",").lower())
     if (m := re.fullmatch(r"(?:minus|negative)\s+(.+)", t)) and (n := parse_number(m.group(1))) is not None:
         return -n
     if re.fullmatch(r"-?\d+(\.\d+)?", t):
