@@ -228,3 +228,22 @@ def test_the_wrapper_converts_the_previous_answers_amount_even_after_writing_the
                 ChatMessage("user", "And in feet?")]  # fmt: skip
     events = list(llm.generate(messages, max_tokens=8, cancel=threading.Event()))
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["310 metres is 1017.0604 feet."]
+
+
+@pytest.mark.parametrize(
+    ("said", "reply_to_it", "question", "reply"),
+    [
+        ("I ran six kilometres today.", "Well done!", "How many miles is that?", "6 kilometres is 3.7282 miles."),
+        # The amount in the answer comes first; no amount of the kind asked for: the LLM's.
+        ("I ran six kilometres.", "That is 6 km.", "And in metres?", "6 kilometres is 6000 metres."),
+        ("I ran for an hour.", "Well done!", "How many miles is that?", "From the model."),
+        ("I ran 5 kilometres and then 3 more.", "Well done!", "How many miles is that?", "From the model."),
+    ],
+)  # fmt: skip
+def test_the_wrapper_converts_the_amount_the_user_said_in_their_previous_turn(
+    said: str, reply_to_it: str, question: str, reply: str
+) -> None:
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW)
+    messages = [ChatMessage("user", said), ChatMessage("assistant", reply_to_it), ChatMessage("user", question)]
+    events = list(llm.generate(messages, max_tokens=8, cancel=threading.Event()))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == reply

@@ -89,7 +89,8 @@ class SkillsLlm:
                 skills.answer(asked, now, self._location)
                 or personal_facts.answer(asked, earlier, now)
                 or notes.answer(asked, earlier)
-                or skills.follow_up(strip_interjections(last.content), previous)  # on the previous answer, as said
+                # on the previous answer, or the amount the user said in their previous turn, as said
+                or skills.follow_up(strip_interjections(last.content), previous, earlier[-1] if earlier else "")
                 or capabilities.cannot(asked)
                 or live_state.cannot_see(asked)  # last: after the clock ("what time is it right now?")
             )

@@ -291,18 +291,20 @@ def _last_number(text: str) -> float | None:
     return parse_number(found[-1].rstrip(",")) if found else None
 
 
-def follow_up(transcript: str, previous_reply: str) -> str | None:
+def follow_up(transcript: str, previous_reply: str, previous_said: str = "") -> str | None:
     """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
     when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
     :func:`voice.skills.units.convert_previous`), or a planet question about the planet it named ("Is it bigger than
     Earth?", :func:`voice.skills.planet_facts.follow_up`), or the bill just split, divided another way ("And
-    what if it's split 5 ways?", :func:`voice.skills.money_sums.follow_up`); else None."""
+    what if it's split 5 ways?", :func:`voice.skills.money_sums.follow_up`); or the one amount the user said in
+    their previous turn, ``previous_said``, in another unit ("I ran six kilometres this morning." … "How many miles
+    is that?"); else None."""
     t = clean(transcript)
     if (about_planet := planet_facts.follow_up(t, previous_reply)) is not None:
         return about_planet
     if (split := money_sums.follow_up(t, previous_reply)) is not None:
         return split
-    if (converted := convert_previous(t, previous_reply)) is not None:
+    if (converted := convert_previous(t, previous_reply) or convert_said_before(t, previous_said)) is not None:
         return converted
     prev = _last_number(previous_reply)
     if prev is None:
