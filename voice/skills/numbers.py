@@ -25,10 +25,10 @@ DIGITS_PATTERN = r"\d+(?:,\d{3})*(?:\.\d+)?"
 ("$45, how much…")."""
 NUMBER_PATTERN = (
     rf"(?:{DIGITS_PATTERN}|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
-    rf"(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*)"
+    rf"(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*(?:\s+point(?:\s+(?:{'|'.join(_DIGITS)})\b)+)?)"
 )
 """A number as Whisper writes it, as a regular expression: digits ("4,200", "2.5") or words ("two hundred and
-five", "a hundred and twenty"), which :func:`parse_number` reads."""
+five", "a hundred and twenty", "one point two"), which :func:`parse_number` reads."""
 
 
 def parse_number(text: str) -> float | None:
