@@ -108,6 +108,7 @@ def test_the_previous_answers_amount_in_another_unit(previous_reply: str, questi
          "120 kilometres per hour is 74.5645 miles per hour."),
         ("the vet said she weighs about one point two kilograms", "how many pounds is that",  # not "two kilograms"
          "1.2 kilograms is 2.6455 pounds."),
+        ("I walked one mile to the shop", "how many kilometres is that", "A mile is 1.6093 kilometres."),
         # Two amounts of the kind asked for, or another number: which one, or what they come to, is a guess.
         ("it takes 250 grams of sugar and 100 grams of butter", "how many ounces is that", None),
         ("it takes 250 grams of sugar and 250 grams of butter", "how many ounces is that", None),

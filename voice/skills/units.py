@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from voice.skills.numbers import NUMBER_PATTERN, parse_amount, parse_number, say_number
+from voice.skills.numbers import DIGITS_PATTERN, NUMBER_PATTERN, parse_amount, parse_number, say_number
 from voice.skills.word_classes import DETERMINERS
 
 UNCLEAR = "I didn't catch what to convert. Could you say it again?"
@@ -219,7 +219,7 @@ _HOW_MANY_IS_THAT = (
 )
 """A conversion that names the unit before "that": "how many miles is that", "how many ounces would that be"."""
 _PREVIOUS_AMOUNT = re.compile(r"(?<![\w.,])(-?\d[\d,]*(?:\.\d+)?) ?((?:degrees? )?[a-z]+(?: per hour)?)\b")
-_SAID_NUMBER = rf"(?<![\w.,])(?:\d[\d,]* and )?{NUMBER_PATTERN}"
+_SAID_NUMBER = rf"(?<![\w.,])(?:{DIGITS_PATTERN} and )?{NUMBER_PATTERN}"
 """A number as said, also as Whisper writes "three hundred and twenty" at times: "300 and 20"."""
 _SAID_AMOUNT = re.compile(rf"(?P<n>{_SAID_NUMBER}{_AND_A_PART}) ?(?P<unit>[a-z]+)\b")
 
@@ -261,18 +261,19 @@ def convert_said_before(t: str, before: str) -> str | None:
     dst = _unit(to) if to is not None else None
     if dst is None or _UNITS[dst][0] == "calendar":
         return None
+    said = _one_word_units(before.lower())
     found = [
-        (m.group("n").strip().replace(",", ""), m.group("unit"))
-        for m in _SAID_AMOUNT.finditer(_one_word_units(before.lower()))
+        m
+        for m in _SAID_AMOUNT.finditer(said)
         if (unit := _unit(m.group("unit"))) is not None and unit != dst and _UNITS[unit][0] == _UNITS[dst][0]
     ]
-    numbers = [m for m in re.finditer(_SAID_NUMBER, before.lower()) if m.group() != "one"]
-    if len(found) != 1 or len(numbers) != 1:
-        # none, two ("250 grams of sugar and 100 grams of butter": each, or their sum?), or another number
-        # ("the track is 400 metres and I ran 10 laps": "that" is 4 kilometres)
-        return None
-    (n, word), = found
-    return convert(f"{n} {word} in {dst}")
+    if len(found) != 1:
+        return None  # none, or two ("250 grams of sugar and 100 grams of butter": each, or their sum?)
+    amount = found[0]
+    inside = range(amount.start(), amount.end())
+    if any(m.group() != "one" and m.start() not in inside for m in re.finditer(_SAID_NUMBER, said)):
+        return None  # another number ("the track is 400 metres and I ran 10 laps": "that" is 4 kilometres)
+    return convert(f"{amount.group('n').strip().replace(',', '')} {amount.group('unit')} in {dst}")
 
 
 def _previous_temperature(previous_reply: str, dst: str) -> str | None:
