@@ -69,6 +69,10 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
     # A fact of voice.skills.personal_facts is not a note: the question needs knowledge on top of it (the LLM's).
     assert answer("Which country do I live in?", ["I live in Lisbon."]) is None
     assert answer("Which country does my sister live in?", ["My sister lives in Paris."]) is None
+    # …but a question that asks what was said gets it back, fact or not.
+    said = answer("What did I say my brother was called?", ["my brother's name is tomas"])
+    assert said == "You told me your brother's name is tomas."
+    assert answer("What year did I say I was born?", ["I was born in 1986."]) == "You told me you were born in 1986."
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,8 @@ def note(transcript: str) -> str | None:
 
 def said_back(note_text: str) -> str:
     """A note in the assistant's words: "I parked on level 3" → "you parked on level 3"."""
-    return re.sub(r"[A-Za-z']+", lambda m: _YOURS.get(m.group().lower(), m.group()), note_text)
+    text = re.sub(r"\b(?:i|we) was\b", "you were", note_text, flags=re.IGNORECASE)  # "I was born in 1986"
+    return re.sub(r"[A-Za-z']+", lambda m: _YOURS.get(m.group().lower(), m.group()), text)
 
 
 def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
@@ -106,18 +107,19 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     for turn in reversed(earlier_user_turns):
         if (said := note(turn)) is not None and asked & _words(said):
             return f"You told me {said_back(said)}."
-        if said is None and (said := _statement(turn)) is not None:
+        if said is None and (said := _statement(turn, recalls)) is not None:
             words = _words(said)
             if (recalls and asked & words) or (mine and _covers(words, asked)):
                 return f"You told me {said_back(said)}."
     return None
 
 
-def _statement(turn: str) -> str | None:
-    """A plain statement about the user, unless it states one of :mod:`voice.skills.personal_facts`' facts: "I live in
-    Lisbon." is a fact, and "Which country do I live in?" needs knowledge on top of it (the LLM's to answer)."""
+def _statement(turn: str, recalls: bool = False) -> str | None:
+    """A plain statement about the user, unless it states one of :mod:`voice.skills.personal_facts`' facts and the
+    question does not ask what was said (``recalls``): "I live in Lisbon." is a fact, and "Which country do I live
+    in?" needs knowledge on top of it (the LLM's to answer); "What did I say my brother was called?" is said back."""
     t = turn.strip()
     m = _STATEMENT.fullmatch(t.rstrip(".!"))
-    if m is None or t.endswith("?") or personal_facts.facts([t]):
+    if m is None or t.endswith("?") or (personal_facts.facts([t]) and not recalls):
         return None
     return m.group("note").strip()
