@@ -45,14 +45,13 @@ from voice.conversation import ellipsis
 from voice.conversation.user_text import QUESTION_WORDS
 from voice.runtime.model_api import ChatMessage
 from voice.skills.numbers import NUMBER_WORDS
-from voice.skills.word_classes import AUXILIARIES, FUNCTION_WORDS, PRONOUNS, REPAIR_MARKER
+from voice.skills.word_classes import AUXILIARIES, FUNCTION_WORDS, PRONOUNS, REPAIR_MARKER, REPAIR_WORDS
 
 _ITEM = REPAIR_MARKER
 _MARKER = re.compile(
     rf"(?P<pre>[,.;:!?…]+\s*|\s+[-–—]+\s*|\s+)(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)",
     re.IGNORECASE,
 )
-_ITEMS = re.compile(rf"\b{_ITEM}\b", re.IGNORECASE)
 _ALONE = frozenset({"i meant", "scratch that", "or rather"})
 """Markers that mean a repair without a comma before them or a second marker (and "I mean": :func:`_alone`)."""
 
@@ -124,7 +123,7 @@ def _first_repair(text: str) -> str | None:
     """``text`` with its first self-correction that can be placed applied, or None if it has none."""
     for m in _MARKER.finditer(text):
         run = m.group("run")
-        items = _ITEMS.findall(run)
+        items = REPAIR_WORDS.findall(run)
         alone = _alone(run, text[: m.start()], text[m.end() :])
         if not (re.search(r"[^\s]", m.group("pre")) or len(items) > 1 or alone):
             continue

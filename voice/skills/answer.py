@@ -34,7 +34,7 @@ from voice.skills.numbers import (
 )
 from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
 from voice.skills.units import convert, convert_previous, convert_said_before
-from voice.skills.word_classes import AUXILIARIES, GLUE, REPAIR_MARKER, words_in
+from voice.skills.word_classes import AUXILIARIES, GLUE, REPAIR_WORDS, words_in
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
@@ -215,7 +215,6 @@ def _last_parts(transcript: str) -> list[str]:
     return [part for before, part in _splits(transcript) if _numbers_in(before) <= _numbers_in(part)]
 
 
-_REPAIR = re.compile(rf"\b{REPAIR_MARKER}\b", re.IGNORECASE)
 _PART_END = re.compile(r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we)\b)", re.IGNORECASE)
 """Where a question said in the middle of a turn may end: at a sentence's end, or where a clause of the speaker's
 own begins ("…what's the capital of Australia because I always get it wrong", "…feet in a mile I always forget")."""
@@ -231,7 +230,7 @@ def _middle_parts(transcript: str) -> list[str]:
     found = []
     for before, part in [("", t), *_splits(t)]:
         end = next((m.start() for m in _PART_END.finditer(part) if m.start() > 0), None)
-        if end is None or _REPAIR.search(after := part[end:]):
+        if end is None or REPAIR_WORDS.search(after := part[end:]):
             continue  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
         last = words_in(part[:end])[-1:]
         if last and last[0] in (GLUE | AUXILIARIES) - {"is", "are"}:

@@ -52,6 +52,8 @@ REPAIR_MARKER = (
 """The words by which a speaker takes back what they just said ("twenty, no, thirty"; "sorry, I mean"), as a
 regular expression's alternatives: :mod:`voice.conversation.self_repair` puts the repair in its place, and
 :mod:`voice.skills.expressions` reads a sum from after the last of them."""
+REPAIR_WORDS = re.compile(rf"\b{REPAIR_MARKER}\b", re.IGNORECASE)
+""":data:`REPAIR_MARKER` as whole words, anywhere in a text."""
 
 ASKING = words_of(
     "please now again exactly just really quick quickly right okay ok hey tell know say give gives make makes "
