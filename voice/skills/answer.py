@@ -177,11 +177,12 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return "Goodbye."
     if (reply := _ask_skills(t, now)) is not None:
         return reply
-    if (reply := next((r for p in _last_parts(transcript) if (r := _ask_skills(clean(p), now)) is not None), None)):
+    splits = _splits(transcript)
+    if (reply := next((r for p in _last_parts(splits) if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
-    if (reply := next((r for before, p in _splits(transcript) if (r := _refers_back(clean(p), before))), None)):
+    if (reply := next((r for before, p in splits if (r := _refers_back(clean(p), before))), None)):
         return reply
-    return next((r for p in _middle_parts(transcript) if (r := _ask_skills(clean(p), now)) is not None), None)
+    return next((r for p in _middle_parts(transcript, splits) if (r := _ask_skills(clean(p), now)) is not None), None)
 
 
 def _refers_back(part: str, before: str) -> str | None:
@@ -204,15 +205,15 @@ that opens a question (a wh-word, "how", "is it", "are there"): Whisper seldom w
 said at the end of a ramble ("my kid asked me and I couldn't remember what's the capital of Egypt")."""
 
 
-def _last_parts(transcript: str) -> list[str]:
-    """The transcript's trailing parts, longest first, without the whole: "I always forget this. How many days
-    are in a leap year?" → ["How many days are in a leap year?"]. Spoken questions often come after what led to
-    them ("So I'm cooking, and the recipe says 200 grams, so how many ounces is 200 grams?"), and a skill that
-    takes such a part whole is answering the question that was asked; the words before it are ignored, and the
-    reply says back what it answered. Only when no skill takes the whole transcript, and only parts that drop no
-    number: one said before the part may be what the question is about ("The bill came to 60 dollars and I
+def _last_parts(splits: list[tuple[str, str]]) -> list[str]:
+    """The transcript's trailing parts (of its :func:`_splits`), longest first, without the whole: "I always forget
+    this. How many days are in a leap year?" → ["How many days are in a leap year?"]. Spoken questions often come
+    after what led to them ("So I'm cooking, and the recipe says 200 grams, so how many ounces is 200 grams?"), and
+    a skill that takes such a part whole is answering the question that was asked; the words before it are ignored,
+    and the reply says back what it answered. Only when no skill takes the whole transcript, and only parts that
+    drop no number: one said before the part may be what the question is about ("The bill came to 60 dollars and I
     want to leave 15, no, 20 percent, how much is the tip?" is not a 20 % tip on 15)."""
-    return [part for before, part in _splits(transcript) if _numbers_in(before) <= _numbers_in(part)]
+    return [part for before, part in splits if _numbers_in(before) <= _numbers_in(part)]
 
 
 _PART_END = re.compile(r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we)\b)", re.IGNORECASE)
@@ -220,15 +221,15 @@ _PART_END = re.compile(r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|tho
 own begins ("…what's the capital of Australia because I always get it wrong", "…feet in a mile I always forget")."""
 
 
-def _middle_parts(transcript: str) -> list[str]:
-    """Questions said in the middle of a turn, from where a part may begin (or the start) to the first place a part
-    may end after it: "Okay, random, but what's the symbol for lead I always forget it" → "what's the symbol for
-    lead". None whose question is taken back after it ("no", "sorry", "I mean"), that ends on a word that needs
-    more (a preposition, an auxiliary: "what time do | I take my pill"), or that drops a number said before or after
-    it, as with the last parts."""
+def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[str]:
+    """Questions said in the middle of a turn (``splits``: its :func:`_splits`), from where a part may begin (or the
+    start) to the first place a part may end after it: "Okay, random, but what's the symbol for lead I always forget
+    it" → "what's the symbol for lead". None whose question is taken back after it ("no", "sorry", "I mean"), that
+    ends on a word that needs more (a preposition, an auxiliary: "what time do | I take my pill"), or that drops a
+    number said before or after it, as with the last parts."""
     t = transcript.strip()
     found = []
-    for before, part in [("", t), *_splits(t)]:
+    for before, part in [("", t), *splits]:
         end = next((m.start() for m in _PART_END.finditer(part) if m.start() > 0), None)
         if end is None or REPAIR_WORDS.search(after := part[end:]):
             continue  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
