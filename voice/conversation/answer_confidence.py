@@ -30,9 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from voice.config.config import LlmConfig
-from voice.conversation import arithmetic_check, condolence
+from voice.conversation import arithmetic_check, condolence, own_doubt
 from voice.conversation.recital import recites
 
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)")
@@ -77,6 +78,27 @@ class NotSureRule:
             or condolence.misplaced(first_sentence, user_turns or user)
             or arithmetic_check.miscounts(first_sentence)
         )
+
+
+class FirstSentence(Enum):
+    """What becomes of an LLM reply once its first sentence is known."""
+
+    KEEP = "keep"
+    REPLACE = "replace"
+    """Say :attr:`NotSureRule.reply` instead of the whole reply."""
+    END = "end"
+    """Say the first sentence and end the reply there: it declined (:func:`voice.conversation.own_doubt.declines`)."""
+
+
+def first_sentence_verdict(
+    rule: NotSureRule, first: str, confidence: Confidence | None, user: str, user_turns: str = ""
+) -> FirstSentence:
+    """The rule's verdict on a reply whose first sentence is ``first``, scored ``confidence``: replaced when the
+    model was unsure of it or it is no answer (:meth:`NotSureRule.no_answer`), ended after it when it declines,
+    else kept. The server's :class:`UnsureGate` and the quality bench's text mode both ask this."""
+    if rule.unsure(confidence) or rule.no_answer(first, user, user_turns):
+        return FirstSentence.REPLACE
+    return FirstSentence.END if own_doubt.declines(first) else FirstSentence.KEEP
 
 
 def not_sure_rule(llm: LlmConfig, *, typed: bool = False) -> NotSureRule | None:
@@ -128,7 +150,9 @@ class UnsureGate:
 
     :meth:`token` records each token; :meth:`release` takes the clauses a caller would queue and returns what to
     queue now, or the :attr:`NotSureRule.reply` that replaces the reply (:attr:`replaced`). After the first
-    sentence everything goes through. With no rule (``[llm] not_sure`` off) nothing is held. ``user``: the
+    sentence everything goes through, unless that sentence said the model does not know or cannot
+    (:func:`voice.conversation.own_doubt.declines`): then the reply ends with it (:attr:`ended`). With no rule
+    (``[llm] not_sure`` off), or a backend that gives no log-probabilities, nothing is held. ``user``: the
     question, which a reply must not merely repeat or misread, and ``user_turns`` all the user said in the
     conversation (:meth:`NotSureRule.no_answer`).
     """
@@ -142,6 +166,8 @@ class UnsureGate:
         self._held: list[str] = []
         self._decided = rule is None
         self.replaced = False
+        self.ended = False
+        """The first sentence declined: the reply ends with it (nothing after it is queued)."""
 
     def token(self, piece: str, logprob: float | None) -> None:
         self.pieces.append(piece)
@@ -168,8 +194,23 @@ class UnsureGate:
         held, self._held = tuple(self._held), []
         assert self.rule is not None
         first = self.pieces[: ended or len(self.pieces)]
-        unsure = self.rule.unsure(confidence_of(self.logprobs[: len(first)]))
-        if unsure or self.rule.no_answer("".join(first), self.user, self.user_turns):
+        verdict = first_sentence_verdict(
+            self.rule, "".join(first), confidence_of(self.logprobs[: len(first)]), self.user, self.user_turns
+        )
+        if verdict is FirstSentence.REPLACE:
             self.replaced = True
             return (self.rule.reply,)
+        if verdict is FirstSentence.END:
+            self.ended = True
+            return _first_sentence_of(held, len("".join(first).split()))
         return held
+
+
+def _first_sentence_of(clauses: Sequence[str], words: int) -> tuple[str, ...]:
+    """The clauses that make up the first ``words`` words (the stream may have ended with more held)."""
+    out: list[str] = []
+    for clause in clauses:
+        if out and sum(len(c.split()) for c in out) + len(clause.split()) > words:
+            break
+        out.append(clause)
+    return tuple(out)

@@ -391,5 +391,5 @@ class CheckedReply:
         for clause in (*release, *((verdict.replace,) if verdict.replace is not None else ())):
             self.said.append(clause)
             await self._put(clause, ready_ns)
-        self.changed = verdict.replace is not None or verdict.stop or self.gate.replaced
+        self.changed = verdict.replace is not None or verdict.stop or self.gate.replaced or self.gate.ended
         return not self.changed

@@ -49,8 +49,10 @@ from voice.bench.scaffold import BenchRun
 from voice.config.config import Config, load_config
 from voice.conversation.answer_confidence import (
     Confidence,
+    FirstSentence,
     first_sentence_confidence,
     first_sentence_tokens,
+    first_sentence_verdict,
     not_sure_rule,
 )
 from voice.conversation.self_repair import as_meant
@@ -111,8 +113,12 @@ def ask(
     rule = not_sure_rule(config.llm, typed=True)  # text mode: the question is typed
     first = "".join(pieces[: first_sentence_tokens(pieces, final=True)]) if by == "llm" else ""
     user_turns = " ".join([*(m.content for m in history if m.role == "user"), question])
-    if rule is not None and (rule.unsure(confidence) or rule.no_answer(first, question, user_turns)):
-        text = rule.reply  # as the server's UnsureGate replaces it (voice.conversation.answer_confidence)
+    if rule is not None and by == "llm":  # as the server's UnsureGate (voice.conversation.answer_confidence)
+        verdict = first_sentence_verdict(rule, first, confidence, question, user_turns)
+        if verdict is FirstSentence.REPLACE:
+            text = rule.reply
+        elif verdict is FirstSentence.END:
+            text = first  # the first sentence declined: the reply ends with it
     return Answer(
         text.strip(),
         tokens=tokens,
