@@ -126,3 +126,35 @@ def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:
         replies.append("".join(e.text for e in events if isinstance(e, TextDelta)))
         messages.append(ChatMessage("assistant", replies[-1]))
     assert replies[-1] == "You told me you parked on level 5 now."
+
+
+@pytest.mark.parametrize(
+    ("told", "question", "reply"),
+    [
+        # A note about a thing, not the user ("remember the spare key is …"): kept as asked, and found again.
+        ("Remember the spare key is taped under the mailbox.", "Where did I say the spare key is?",
+         "You told me the spare key is taped under the mailbox."),
+        ("Note that the wifi password is blue tiger 42.", "What did I say the wifi password was?",
+         "You told me the wifi password is blue tiger 42."),
+        # A question of where or when a thing is finds the note that names it, not one where it is only a place.
+        ("Remember I put the passports in the top drawer.", "Where are the passports?",
+         "You told me you put the passports in the top drawer."),
+        ("Remember the spare key is taped under the mailbox.", "Where is the spare key again?",
+         "You told me the spare key is taped under the mailbox."),
+        ("Remember the spare key is taped under the mailbox.", "Where is the mailbox?", None),
+        ("Remember we meet Ana at the station.", "Where is the station?", None),
+        ("I put the passports in the top drawer.", "Where are the passports?", None),  # not asked to be kept
+        # A statement of a thing of the user's, whatever it opens with.
+        ("The gate code at my mum's building is 4419.", "What's the gate code at my mum's building?",
+         "You told me the gate code at your mum's building is 4419."),
+        ("The gate code at the office is 4419.", "What's the gate code at my office?", None),  # no "my": not a note
+    ],
+)  # fmt: skip
+def test_a_note_of_a_thing_is_found_by_a_question_that_names_it(told: str, question: str, reply: str | None) -> None:
+    assert answer(question, [told, "What is the capital of Peru?"]) == reply
+
+
+def test_a_note_of_a_thing_is_acknowledged_but_a_thing_that_does_something_is_not() -> None:
+    said = answer("Remember the spare key is under the blue flowerpot.", [])
+    assert said == "OK, I'll remember that the spare key is under the blue flowerpot."
+    assert answer("So you know, the shop closes at six.", []) is None

@@ -25,14 +25,19 @@ from collections.abc import Sequence
 
 from voice.skills import personal_facts
 
+_A_THING_IS = r"(?:the|a|an) (?:[a-z0-9'-]+ ){1,6}?(?:is|are|was|were) .+"
+"""A thing and what it is: "the spare key is taped under the mailbox", "the gate code at my mum's building is
+4419" (a note when the user asks for it to be kept, or, with "my"/"our" in it, a plain statement about the user)."""
 _NOTE = re.compile(
     r"(?:(?:ok(?:ay)?|hey|so|and|please)[, ]+)*(?:please )?"
     r"(?:remember|note|keep in mind|don'?t forget|(?:just )?so you (?:remember|know)|for (?:the|your) record)"
-    r"(?: that)?[, ]+(?P<note>(?:i|i'm|i've|my|we|we're|our)\b.+)",
+    r"(?: that)?[, ]+(?P<note>(?:i|i'm|i've|my|we|we're|our)\b.+|" + _A_THING_IS + ")",
     re.IGNORECASE,
 )
 _STATEMENT = re.compile(
-    r"(?:(?:ok(?:ay)?|hi|hello|so|and|well)[, ]+)*(?P<note>(?:i|i've|my|we|we've|our)\b.{8,})", re.IGNORECASE
+    r"(?:(?:ok(?:ay)?|hi|hello|so|and|well)[, ]+)*"
+    r"(?P<note>(?:i|i've|my|we|we've|our)\b.{8,}|(?=[^,]*\b(?:my|our)\b)" + _A_THING_IS + ")",
+    re.IGNORECASE,
 )
 """A plain statement about the user ("I parked on level three, row B."): kept as a note, not acknowledged."""
 _ABOUT_ME = re.compile(
@@ -58,6 +63,13 @@ _YOURS = {
 
 
 _MINE = re.compile(r"\b(?:my|our)\b")
+_WHERE_THE = re.compile(
+    r"^(?:where|when)(?:'s| is| are| was| were) (?P<thing>the(?: [a-z0-9'-]+){1,4}?)(?: again| now)?$"
+)
+"""A question of where or when a thing is ("Where are the passports?"): about the user only when a note they asked
+to be kept names the thing, other than as a place ("the passports" in "I put the passports in the drawer", not
+"the station" in "we meet at the station")."""
+_PLACE_WORD = re.compile(r"at|in|on|under|by|to|from|near|into|onto|behind|beside|inside|of")
 
 
 def _stem(word: str) -> str:
@@ -90,6 +102,7 @@ def note(transcript: str) -> str | None:
 def said_back(note_text: str) -> str:
     """A note in the assistant's words: "I parked on level 3" → "you parked on level 3"."""
     text = re.sub(r"\b(?:i|we) was\b", "you were", note_text, flags=re.IGNORECASE)  # "I was born in 1986"
+    text = re.sub(r"^(?:The|An?)\b", lambda m: m.group().lower(), text)  # it follows "You told me"
     return re.sub(r"[A-Za-z']+", lambda m: _YOURS.get(m.group().lower(), m.group()), text)
 
 
@@ -100,8 +113,10 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
         return f"OK, I'll remember that {said_back(said)}."
     back = personal_facts.asked_back(transcript)  # "can you tell me my …": a recall, asked as "what's my …"
     question = back or transcript.strip().rstrip("?.! ").lower()
-    if not _ABOUT_ME.match(question) or not (asked := _words(question)):
+    if not (asked := _words(question)):
         return None
+    if not _ABOUT_ME.match(question):
+        return _where_the(question, earlier_user_turns)
     recalls = back is not None or _RECALL.match(question) is not None
     mine = _MINE.search(question) is not None
     for turn in reversed(earlier_user_turns):
@@ -111,6 +126,19 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
             words = _words(said)
             if (recalls and asked & words) or (mine and _covers(words, asked)):
                 return f"You told me {said_back(said)}."
+    return None
+
+
+def _where_the(question: str, earlier_user_turns: Sequence[str]) -> str | None:
+    """The latest note the user asked to be kept that names the thing a "where/when is the …" question asks of."""
+    if (m := _WHERE_THE.match(question)) is None:
+        return None
+    thing = re.compile(rf"(?P<before>[a-z']+ )?{re.escape(m.group('thing'))}\b")
+    for turn in reversed(earlier_user_turns):
+        said = note(turn)
+        named = thing.finditer(said.lower()) if said is not None else iter(())
+        if said is not None and any(not _PLACE_WORD.fullmatch((n.group("before") or "").strip()) for n in named):
+            return f"You told me {said_back(said)}."
     return None
 
 
