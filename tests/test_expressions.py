@@ -92,6 +92,9 @@ UNCLEAR = [
     "The square root of 1, 440169.",
     "what's seven times eight oh and then plus ten",
     "4,000 and 20 minus 1,000, 100 and 75",  # "one thousand nine hundred and seventy five", the "nine" lost
+    # a number's last word heard as a word that sounds like one: "twenty twenty four"
+    "What's 2020 for minus 1987",
+    "what is 40 to times 3",
 ]
 
 

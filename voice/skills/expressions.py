@@ -287,6 +287,10 @@ def _content_word(toks: list[str], i: int) -> bool:
     )
 
 
+_SOUNDS_LIKE_A_NUMBER = frozenset({"for", "to", "too", "ate", "won"})
+"""Words Whisper writes for "four", "two", "eight", "one" said after another number ("twenty twenty four")."""
+
+
 def _left_operand(toks: list[str], op: int) -> tuple[int, bool] | None:
     """Where the operand before the operator at ``op`` starts, and whether it is a number: the longest number
     ending there, else one word that means something ("due" for a "two" misheard); None: neither."""
@@ -295,6 +299,8 @@ def _left_operand(toks: list[str], op: int) -> tuple[int, bool] | None:
             return s, True
     if toks[op - 1] in ("hundred", "thousand", "million"):
         return op - 1, False  # a scale word alone: its first word was lost ("hundred minus 275")
+    if toks[op - 1] in _SOUNDS_LIKE_A_NUMBER and op >= 2 and _is_number_token(toks[op - 2]):
+        return op - 2, False  # "2020 for minus 1987": "2024" with its last word heard as "for"
     return (op - 1, False) if _content_word(toks, op - 1) else None
 
 
