@@ -30,8 +30,9 @@ NOW = datetime(2026, 12, 4, 18, 0)
         ("I was born in 1985.", Fact("birth year", "1985")),
         ("Please remember the code 4471.", Fact("remembered", "4471")),
         ("remember number 9", Fact("remembered", "9")),  # Whisper dropped "the"
+        # A clause after "and I" / "and my" is read on its own: the fact before it stands.
+        ("My name is Ann and I need help with an essay.", Fact("name", "Ann")),
         # Not facts: a clause follows, a reminder, a place of birth, a question.
-        ("My name is Ann and I need help with an essay.", None),
         ("My favourite film is Alien, what's yours?", None),
         ("Remember to buy milk.", None),
         ("Remember me?", None),
@@ -120,3 +121,10 @@ def test_the_wrapper_reads_facts_from_the_conversation_only() -> None:
         "I don't know your parrot's name."
     )
     assert reply([ChatMessage("user", "Tell me about parrots.")]) == "The LLM answered."
+
+
+def test_a_statement_of_two_facts_gives_both() -> None:
+    said = "My son is called Theo, and my daughter is called Maya."
+    assert facts([said]) == {"son's name": "Theo", "daughter's name": "Maya"}
+    assert answer("What's my daughter's name?", [said], NOW) == "Your daughter's name is Maya."
+    assert facts(["I live in Porto and my sister lives in Lyon."]) == {"home": "Porto", "sister's home": "Lyon"}

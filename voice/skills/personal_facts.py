@@ -18,8 +18,10 @@ your loss." and "Priya is a voice assistant…"; the LLM imitates the previous r
 it answer "Which country do I live in?" with "Got it: you live in Portugal."). A question about a fact never
 stated gets "I don't know …" rather than a guess. Anything else (including questions that need knowledge on top
 of a fact, such as "Which country do I live in?") goes on to the LLM. A value is at most four words, so a
-longer sentence ("my name is Priya and I need help with…") is left to the LLM, and so is a value that starts a
-new clause ("my favourite colour is green, what's yours?", "remember to buy milk"). A name must start with a
+longer sentence ("my name is Priya and I need help with…") is left to the LLM to reply to, and so is a value that
+starts a new clause ("my favourite colour is green, what's yours?", "remember to buy milk"); the facts are read
+from each clause that starts with "and my" / "and I" too ("My son is called Theo, and my daughter is called
+Maya": both; "my name is Priya and I need help": the name). A name must start with a
 capital letter after "call me" and "my name is", as Whisper writes names ("call me Bea", not "call me later");
 after "my <someone> is called" (or "named", or "'s name is") it may be lower case ("my cat is called pickles").
 Pure: the caller passes the user turns and the current date.
@@ -94,12 +96,18 @@ def _statement(text: str) -> Fact | None:
     return None
 
 
+_AND_MY = re.compile(r"\s*[,;]?\s+and\s+(?=(?:my|i)\b)", re.IGNORECASE)
+"""Where a statement of two facts joins them: "My son is called Theo, and my daughter is called Maya"."""
+
+
 def facts(user_turns: Sequence[str]) -> dict[str, str]:
     """Every fact stated in ``user_turns`` (oldest first), the latest statement of each winning."""
     known: dict[str, str] = {}
     for turn in user_turns:
-        if (fact := _statement(turn)) is not None:
-            known[fact.subject] = fact.value
+        clauses = [turn] if _statement(turn) is not None else _AND_MY.split(turn)
+        for fact in (_statement(clause) for clause in clauses):
+            if fact is not None:
+                known[fact.subject] = fact.value
     return known
 
 
