@@ -56,6 +56,10 @@ from voice.turn import ask_again
         ("Set a timer for 5 minutes for the rice actually 4 minutes", "Set a timer for 4 minutes"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
+        # a possessive restarts what it owns
+        ("what's my son's no sorry my daughter's name", "what's my daughter's name"),
+        ("What's my son? No sorry my daughter's name.", "What's my daughter's name?"),
+        ("When is her birthday, sorry, his birthday?", "When is his birthday?"),
     ],
 )
 def test_a_self_correction_is_read_as_meant(said: str, meant: str) -> None:

@@ -78,6 +78,7 @@ _ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's
 """Where a question starts again inside the words after the marker."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
+_POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
 _MAX_REPAIRS = 4
 _MAX_PHRASE_WORDS = 4
 """A repair read as a follow-up is a short phrase ("an ant", "Australia"), not a sentence."""
@@ -215,19 +216,22 @@ def _restart(said: list[_Token], fixed: list[_Token]) -> int | None:
     a number for a number) that begins the longest run of the same words as the repair, the last on a tie. Another
     number, or the same grammar word ("the", "of", "what"), counts only when the same word follows both ("20
     percent" … "15 percent") or it was the last word said ("what's 15, no sorry, 16 percent of 250"): "twelve
-    apples and I buy another, no, nineteen more" does not replace the twelve."""
+    apples and I buy another, no, nineteen more" does not replace the twelve. A possessive ("my", "her") is no
+    such grammar word: "what's my son's, no sorry, my daughter's name" restarts at "my"."""
     head = fixed[0]
     best: tuple[int, int] | None = None  # (run length, index)
     for i, tok in enumerate(said):
         same = tok.text.lower() == head.text.lower()
-        if not (same or (head.number and tok.number)):
+        owners = {tok.text.lower(), head.text.lower()} <= _POSSESSIVES  # "her birthday, sorry, his birthday"
+        if not (same or (head.number and tok.number) or owners):
             continue
         run = 0
         for a, b in zip(said[i + 1 :], fixed[1:], strict=False):
             if a.text.lower() != b.text.lower():
                 break
             run += 1
-        weak = not same or tok.text.lower() in FUNCTION_WORDS  # "the", "of", "what" alone say little
+        # "the", "of", "what" alone say little; a possessive restarts what it owns ("my son's, no, my daughter's")
+        weak = not same or (tok.text.lower() in FUNCTION_WORDS and tok.text.lower() not in _POSSESSIVES)
         if weak and run == 0 and i != len(said) - 1:
             continue
         if best is None or run >= best[0]:
