@@ -170,6 +170,24 @@ def test_right_after_a_timer_is_set_cancel_that_and_make_it_are_about_it() -> No
     assert timers.handle("oh stop it", book, 0) == "2 minute timer cancelled."
 
 
+@pytest.mark.parametrize(
+    ("set_", "cancel", "cancelled"),
+    [
+        ("set a timer for fifteen minutes called laundry", "cancel the laundry timer", "Laundry timer cancelled."),
+        ("set a timer for four minutes for the eggs", "cancel the egg timer", "Eggs timer cancelled."),
+        ("set an egg timer for four minutes", "stop the eggs timer", "Egg timer cancelled."),
+        ("set a timer for four minutes for the eggs", "cancel the rice timer", "There is no rice timer."),
+    ],
+)
+def test_a_timer_is_cancelled_by_its_name_however_it_was_given(set_: str, cancel: str, cancelled: str) -> None:
+    """A bread timer runs beside it: only the timer named goes."""
+    book = TimerBook()
+    timers.handle("set a timer for thirty minutes for the bread", book, 0)
+    timers.handle(set_, book, 0)
+    assert timers.handle(cancel, book, 1) == cancelled
+    assert any(t.label == "bread" for t in book.timers)
+
+
 def test_a_copy_is_independent() -> None:
     book = TimerBook()
     timers.handle("set a timer for 1 minute", book, 0)

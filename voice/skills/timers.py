@@ -206,11 +206,16 @@ def _listed(t: Timer) -> str:
     return f"{t.label} timer for {say_duration(t.duration_s)}" if t.label else _describe(t)
 
 
+def _one(label: str) -> str:
+    """A label in the singular, as a timer's name is said either way ("eggs", "the egg timer")."""
+    return label[:-1] if label.endswith("s") and not label.endswith("ss") else label
+
+
 def _label(t: str) -> str:
     m = re.search(rf"\b{_TIMER_WORD} (?:called|named|for the|for my) ([a-z]+)\b", t)
     if m and m.group(1) not in _UNITS_S and parse_number(m.group(1)) is None:
         return m.group(1)
-    m = re.search(r"\b(?:minutes?|seconds?|hours?) for (?:the|my) ([a-z]+)$", t)
+    m = re.search(r"\b(?:minutes?|seconds?|hours?) (?:for (?:the|my)|called|named) ([a-z]+)$", t)
     if m:
         return m.group(1)
     m = re.search(rf"\b([a-z]+) {_TIMER_WORD}\b", t)
@@ -353,7 +358,7 @@ def _cancel(cmd: CancelTimer, book: TimerBook) -> str:
         return "All timers cancelled." if n > 1 else "Timer cancelled."
     chosen = list(book.timers)
     if cmd.label:
-        chosen = [t for t in chosen if t.label == cmd.label]
+        chosen = [t for t in chosen if _one(t.label) == _one(cmd.label)]  # "the egg timer" is the eggs one
     elif cmd.duration_s is not None:
         chosen = [t for t in chosen if abs(t.duration_s - cmd.duration_s) < 0.5]
     if not chosen:
