@@ -4,9 +4,9 @@ SmolLM2-135M often begins a reply with its own doubt and then answers anyway: "I
 specific age information, but I can tell you that they're 12 years old." (the cat was eleven), "I'm not sure. I'll
 give you a few options, but the most convenient one is 12:30.", "I'm sorry, I can't help you with that. Lincoln was
 the first president of the United States." The first sentence is the model's own verdict on what it knows; what
-follows it is made up at least as often as not (over the stored replies of the question sets on 2026-12-07, 10 such
-continuations were wrong for 3 right). A user hears a reply that takes itself back, and cannot tell which half to
-believe. So the reply keeps the first sentence and ends.
+follows it is made up more often than not (over the latest stored replies of every question set on 2026-12-07, 8
+such continuations were wrong for 3 right). A user hears a reply that takes itself back, and cannot tell which half
+to believe. So the reply keeps the first sentence and ends.
 
 The first sentence declines when, after an apology ("I'm sorry, but", "Sorry,", "Unfortunately,"), it opens with a
 first-person "I'm not sure", "I don't know", "I can't" / "I cannot", "I'm unable to" / "I'm not able to", or "I

@@ -135,9 +135,9 @@ def _where_the(question: str, earlier_user_turns: Sequence[str]) -> str | None:
         return None
     thing = re.compile(rf"(?P<before>[a-z']+ )?{re.escape(m.group('thing'))}\b")
     for turn in reversed(earlier_user_turns):
-        said = note(turn)
-        named = thing.finditer(said.lower()) if said is not None else iter(())
-        if said is not None and any(not _PLACE_WORD.fullmatch((n.group("before") or "").strip()) for n in named):
+        if (said := note(turn)) is None:
+            continue
+        if any(not _PLACE_WORD.fullmatch((n.group("before") or "").strip()) for n in thing.finditer(said.lower())):
             return f"You told me {said_back(said)}."
     return None
 
