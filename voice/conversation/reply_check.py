@@ -43,7 +43,7 @@ from voice.conversation.answer_confidence import (
 from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.skills.answer import asks_again
 from voice.skills.capabilities import DEVICE, WHAT_I_CAN_DO
-from voice.skills.word_classes import FUNCTION_WORDS, is_filler, words_in, words_of
+from voice.skills.word_classes import FUNCTION_WORDS, is_filler, singular, words_in, words_of
 
 _T = TypeVar("_T")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -115,13 +115,8 @@ def denied(system_prompt: str) -> Denied:
         if len(words) >= 2:
             verb = words[0]
         if words and verb:
-            things_of.setdefault(verb, set()).update((words[-1], _singular(words[-1])))
+            things_of.setdefault(verb, set()).update((words[-1], singular(words[-1])))
     return Denied({v: frozenset(t) for v, t in things_of.items()})
-
-
-def _singular(word: str) -> str:
-    """ "lights" → "light", "calls" → "call"; "news", "glass", "bus" stay."""
-    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is", "ws")) else word
 
 
 _IRREGULAR = {"made": "make", "sent": "send", "saw": "see", "seen": "see", "got": "get", "shown": "show"}
@@ -197,7 +192,7 @@ def _acts_on(word: str, near: list[str], abilities: Denied) -> bool:
     """``word`` is a verb the assistant cannot carry out, with what it acts on among the words ``near`` after it."""
     if _is_verb(word, _REACH) and near[:1] and near[0] in _SOMEONE:
         return True  # "calling your mother"
-    named = {w for w in near} | {_singular(w) for w in near}
+    named = {w for w in near} | {singular(w) for w in near}
     if any(_is_verb(word, frozenset({v})) and named & things for v, things in abilities.things_of.items()):
         return True  # "play music", "make calls", "see the weather"
     if not _is_verb(word, CONTROL_VERBS):

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from voice.skills.numbers import parse_amount, parse_number
+from voice.skills.word_classes import singular
 
 NS_PER_S = 1_000_000_000
 MIN_TIMER_S = 1.0
@@ -206,11 +207,6 @@ def _listed(t: Timer) -> str:
     return f"{t.label} timer for {say_duration(t.duration_s)}" if t.label else _describe(t)
 
 
-def _one(label: str) -> str:
-    """A label in the singular, as a timer's name is said either way ("eggs", "the egg timer")."""
-    return label[:-1] if label.endswith("s") and not label.endswith("ss") else label
-
-
 def _label(t: str) -> str:
     m = re.search(rf"\b{_TIMER_WORD} (?:called|named|for the|for my) ([a-z]+)\b", t)
     if m and m.group(1) not in _UNITS_S and parse_number(m.group(1)) is None:
@@ -358,7 +354,7 @@ def _cancel(cmd: CancelTimer, book: TimerBook) -> str:
         return "All timers cancelled." if n > 1 else "Timer cancelled."
     chosen = list(book.timers)
     if cmd.label:
-        chosen = [t for t in chosen if _one(t.label) == _one(cmd.label)]  # "the egg timer" is the eggs one
+        chosen = [t for t in chosen if singular(t.label) == singular(cmd.label)]  # "the egg timer": the eggs one
     elif cmd.duration_s is not None:
         chosen = [t for t in chosen if abs(t.duration_s - cmd.duration_s) < 0.5]
     if not chosen:

@@ -17,6 +17,11 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def singular(word: str) -> str:
+    """ "lights" → "light", "calls" → "call", "eggs" → "egg"; "news", "glass", "bus" stay."""
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is", "ws")) else word
+
+
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
