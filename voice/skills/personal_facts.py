@@ -104,8 +104,8 @@ def facts(user_turns: Sequence[str]) -> dict[str, str]:
     """Every fact stated in ``user_turns`` (oldest first), the latest statement of each winning."""
     known: dict[str, str] = {}
     for turn in user_turns:
-        clauses = [turn] if _statement(turn) is not None else _AND_MY.split(turn)
-        for fact in (_statement(clause) for clause in clauses):
+        whole = _statement(turn)
+        for fact in [whole] if whole is not None else [_statement(clause) for clause in _AND_MY.split(turn)]:
             if fact is not None:
                 known[fact.subject] = fact.value
     return known
