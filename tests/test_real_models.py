@@ -594,3 +594,24 @@ def test_an_added_gguf_loads_and_answers_like_the_catalogue_model(tmp_path: Path
         return "".join(e.text for e in events if isinstance(e, TextDelta))
 
     assert entry.kind == "llm" and reply(added) == reply(original) != ""
+
+
+def test_piper_decoded_in_pieces_is_the_same_audio_as_in_one_call() -> None:
+    """The claim ``[tts] stream_first_ms`` rests on, on the real voice: the decoder run on pieces with 16 frames
+    of context gives the samples one call over the sentence gives; and a sentence streams as several pieces."""
+    from voice.backends.tts_piper import PiperTts
+    from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+
+    config = make_config(tts={"stream_first_ms": 250})
+    tts = PiperTts(locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(config.tts.model)), config.tts)
+    (ids,) = tts.phoneme_ids("The capital of Australia is Canberra.")
+    frames = tts.frames(ids)
+    n = frames.shape[2]
+    one_call = np.concatenate(list(tts.decode(frames, first_frames=n))).astype(np.float64)
+    in_pieces = list(tts.decode(frames, first_frames=22))
+    assert len(in_pieces) >= 3
+    error = np.concatenate(in_pieces).astype(np.float64) - one_call
+    assert len(error) == n * 256 and np.abs(one_call).max() > 8000
+    assert np.abs(error).max() <= 1  # int16 rounding at most
+    streamed = list(tts.synthesize("The capital of Australia is Canberra. It is in the south east."))
+    assert len(streamed) >= 4 and len(streamed[0]) < 0.4 * tts.sample_rate

@@ -358,3 +358,51 @@ async def test_a_doubtful_word_asks_the_llms_words_again_and_the_report_carries_
     assert [r.stt_min_word_prob for r in reports] == [0.6, 0.08]
     assert [r.asked_again for r in reports] == [False, True]
     assert [m.content for m in history.messages if m.role == "user"] == ["who painted the mona lisa"]
+
+
+class PiecesTts(FakeTts):
+    """Each clause in ``n`` pieces; the second waits until ``release`` is set (by the test, when the client has
+    the first piece's audio): a pipeline that sent a clause only once it was whole would never send anything."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(latency_ms=0.0, rtf=0.0)
+        self.n = n
+        self.release = threading.Event()
+        self.waited_ok: list[bool] = []
+
+    def synthesize(self, text: str):  # type: ignore[no-untyped-def]
+        (whole,) = list(super().synthesize(text))
+        for i, piece in enumerate(np.array_split(whole, self.n)):
+            if i == 1:
+                self.waited_ok.append(self.release.wait(5.0))
+            yield piece
+
+
+@pytest.mark.parametrize("out_rate", [None, 24_000])
+async def test_a_clause_is_sent_piece_by_piece_as_the_tts_makes_it(
+    fake_runtime: RuntimeFactory, out_rate: int | None
+) -> None:
+    from voice.clock import MonotonicClock
+
+    tts = PiecesTts(3)
+    runtime = fake_runtime(llm=FakeLlm(replies=("The capital of France is Paris.",)), tts=tts, scale=1.0)
+    sink = ListSink()
+    config = make_config(tts={"max_first_chunk_words": 0, "trim_lead_ms": -1})
+    timer = start_timer(MonotonicClock(), 1)  # type: ignore[arg-type]
+    turn = asyncio.create_task(run_turn(runtime, config, History(), UTT, timer, sink, output_rate_hz=out_rate))
+    while not sink.audio and not turn.done():
+        await asyncio.sleep(0.005)
+    tts.release.set()
+    report = await turn
+    assert tts.waited_ok == [True]  # the first piece's audio reached the client before the second was made
+    sent = np.frombuffer(b"".join(pcm for _, pcm in sink.audio), np.int16)
+    (whole,) = list(FakeTts(latency_ms=0.0, rtf=0.0).synthesize("The capital of France is Paris."))
+    if out_rate is None:
+        assert np.array_equal(sent, whole)  # the same audio, in order, nothing lost at the piece boundaries
+    else:
+        import soxr
+
+        assert abs(len(sent) - len(soxr.resample(whole, 16_000, out_rate))) <= 1
+    chunk = (out_rate or 16_000) * config.tts.chunk_ms // 1000
+    assert all(len(pcm) == 2 * chunk for _, pcm in sink.audio[:-1])  # one chunk length across the pieces
+    assert report.outcome == "ok" and sink.types().count("reply_text") == 1

@@ -195,6 +195,10 @@ def _validate_reply(llm: sections.LlmConfig, tts: sections.TtsConfig) -> None:
         )
     if tts.chunk_ms < 5 or tts.chunk_ms > 1000:
         raise ConfigError("[tts] chunk_ms must be between 5 and 1000")
+    if not (tts.stream_first_ms == 0 or 20 <= tts.stream_first_ms <= 5000):
+        raise ConfigError(
+            f"[tts] stream_first_ms must be 0 (a sentence is one piece) or 20-5000 ms, got {tts.stream_first_ms}"
+        )
 
 
 

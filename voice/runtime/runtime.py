@@ -20,7 +20,6 @@ import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -30,44 +29,18 @@ from voice.runtime.activity import ModelActivity
 from voice.runtime.compute import ComputeGate, Priority, StepCancelled, run_blocking
 from voice.runtime.fairlock import FairLock
 from voice.runtime.kvcache import KvStats
-from voice.runtime.model_api import ChatMessage, Heard, Llm, LlmEvent, Stt, Tts, Vad
+from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, Stt, Tts, Vad
+from voice.runtime.outputs import (
+    LlmStarted,
+    RuntimeLlmEvent,
+    StreamEnd,
+    SynthesisPiece,
+    Transcription,
+)
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Transcription:
-    """What the STT heard, and when it started: the moment the model and a compute slot were acquired, read in
-    the worker thread on the caller's clock (the end of the turn's ``stt_queue`` stage)."""
-
-    heard: Heard
-    """The words and how sure the STT was of them (:class:`~voice.runtime.model_api.Heard`)."""
-    started_ns: int
-
-    @property
-    def text(self) -> str:
-        return self.heard.text
-
-
-@dataclass(frozen=True)
-class Synthesis:
-    """A clause's audio (int16 pieces), when the TTS and a compute slot were first acquired for it, and when its
-    first audio came out (on the caller's clock; None if that did not happen)."""
-
-    pieces: list[np.ndarray]
-    started_ns: int | None
-    first_audio_ns: int | None
-
-
-@dataclass(frozen=True)
-class LlmStarted:
-    """In the LLM stream: the model and a compute slot were acquired; prompt evaluation starts."""
-
-
-RuntimeLlmEvent = LlmStarted | LlmEvent
-"""What :meth:`ModelRuntime.generate` streams."""
 
 
 class BusyError(RuntimeError):
@@ -131,11 +104,6 @@ def _interrupters(model: object) -> tuple[Callable[[], object], ...]:
     return (fn,) if callable(fn) else ()
 
 
-@dataclass(frozen=True)
-class _Done:
-    """End of the LLM stream (carries the exception, if the generation failed)."""
-
-    error: BaseException | None = None
 
 
 class ModelRuntime:
@@ -304,7 +272,7 @@ class ModelRuntime:
         Closing or cancelling the iterator stops generation after the current token and returns only once
         the worker thread has let go of the model."""
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[RuntimeLlmEvent, int] | _Done] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[RuntimeLlmEvent, int] | StreamEnd] = asyncio.Queue()
 
         def job(cancel: threading.Event) -> None:
             with self._using("llm"):
@@ -336,7 +304,7 @@ class ModelRuntime:
                 close = getattr(steps, "close", None)
                 if close is not None:
                     close()
-                loop.call_soon_threadsafe(queue.put_nowait, _Done(error))
+                loop.call_soon_threadsafe(queue.put_nowait, StreamEnd(error))
 
         async with self._llm_lock.hold(session):
             cancel = self.gate.cancel_event(*_interrupters(self.llm))
@@ -344,7 +312,7 @@ class ModelRuntime:
             try:
                 while True:
                     item = await queue.get()
-                    if isinstance(item, _Done):
+                    if isinstance(item, StreamEnd):
                         if item.error is not None:
                             raise item.error
                         break
@@ -354,35 +322,62 @@ class ModelRuntime:
                 # Wait for the thread even if we are being cancelled: the model must be free on exit.
                 await asyncio.shield(asyncio.wait([worker]))
 
-    async def synthesize(self, text: str, clock: Clock) -> Synthesis:
-        """Synthesize one clause (int16 at ``tts.sample_rate``; times on ``clock``); cancelling stops after the
-        current step."""
+    async def synthesize_stream(self, text: str, clock: Clock) -> AsyncGenerator[SynthesisPiece, None]:
+        """Each piece of one clause's audio as soon as the TTS has made it: a Piper sentence, or with ``[tts]
+        stream_first_ms`` a piece of one. Each step holds a compute slot (:data:`Priority.TTS`).
 
-        def job(cancel: threading.Event) -> Synthesis:
-            pieces: list[np.ndarray] = []
+        The TTS is let go when the clause is synthesized, however slowly the pieces are read. Closing or
+        cancelling the iterator stops after the current step (a Piper call is interrupted) and returns only once
+        the worker thread has let go of the TTS."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[SynthesisPiece | StreamEnd] = asyncio.Queue()
+
+        def job(cancel: threading.Event) -> None:
+            error: BaseException | None = None
             started_ns: int | None = None
-            first_audio_ns: int | None = None
-            with self._using("tts"):
-                steps = iter(self.tts.synthesize(text))
-                try:
-                    while not cancel.is_set():
-                        with self.gate.slot(Priority.TTS, cancel):
-                            started_ns = clock.now_ns() if started_ns is None else started_ns
-                            piece = next(steps, None)
-                        if piece is None:
-                            break
-                        if len(piece):
-                            first_audio_ns = clock.now_ns() if first_audio_ns is None else first_audio_ns
-                            pieces.append(piece)
-                except StepCancelled:
-                    pass
-                finally:
-                    close = getattr(steps, "close", None)
-                    if close is not None:
-                        close()
-            return Synthesis(pieces, started_ns, first_audio_ns)
+            try:
+                with self._using("tts"):
+                    steps = iter(self.tts.synthesize(text))
+                    try:
+                        while not cancel.is_set():
+                            with self.gate.slot(Priority.TTS, cancel):
+                                started_ns = clock.now_ns() if started_ns is None else started_ns
+                                piece = next(steps, None)
+                            if piece is None:
+                                break
+                            if len(piece):
+                                ready = SynthesisPiece(piece, started_ns, clock.now_ns())
+                                loop.call_soon_threadsafe(queue.put_nowait, ready)
+                    except StepCancelled:
+                        pass
+                    finally:
+                        close = getattr(steps, "close", None)
+                        if close is not None:
+                            close()
+            except Exception as e:  # reported to the consumer, which re-raises it
+                error = e
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, StreamEnd(error))
 
-        async with self._tts_lock:
-            return await run_blocking(
-                self.model_threads["tts"], job, self.gate.cancel_event(*_interrupters(self.tts))
-            )
+        async def produce() -> None:
+            # The TTS is held while it synthesizes, not while the consumer sends: a client that reads slowly
+            # must not keep the others' replies waiting for the model.
+            async with self._tts_lock:
+                await run_blocking(self.model_threads["tts"], job, cancel)
+
+        cancel = self.gate.cancel_event(*_interrupters(self.tts))
+        producer = asyncio.ensure_future(produce())
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, StreamEnd):
+                    if item.error is not None:
+                        raise item.error
+                    break
+                yield item
+        finally:
+            cancel.set()
+            producer.cancel()  # still waiting for the TTS: give up the wait; running: stops after this step
+            # Wait for the thread even if we are being cancelled: the model must be free on exit.
+            await asyncio.shield(asyncio.wait([producer]))
+

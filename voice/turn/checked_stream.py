@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator
 from voice.config.config import Config
 from voice.conversation.reply_check import CheckedReply
 from voice.runtime.model_api import PromptInfo
-from voice.runtime.runtime import LlmStarted, RuntimeLlmEvent
+from voice.runtime.outputs import LlmStarted, RuntimeLlmEvent
 from voice.turn.budget import TurnTimer
 from voice.turn.sentences import SentenceSplitter, SplitterConfig
 

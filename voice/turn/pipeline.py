@@ -35,18 +35,13 @@ from voice.conversation.history import ContextTooSmallError, History, fit_prompt
 from voice.conversation.reply_check import CheckedReply
 from voice.conversation.self_repair import as_meant
 from voice.runtime.model_api import ChatMessage, Heard, PromptInfo, TextDelta
-from voice.runtime.runtime import (
-    Admission,
-    BusyError,
-    LlmStarted,
-    ModelRuntime,
-    RuntimeLlmEvent,
-    Transcription,
-)
+from voice.runtime.outputs import LlmStarted, RuntimeLlmEvent, Transcription
+from voice.runtime.runtime import Admission, BusyError, ModelRuntime
 from voice.skills.timers import handle as handle_timer
 from voice.turn import ask_again
 from voice.turn.budget import TurnTimer, build_report
 from voice.turn.checked_stream import check_stream, reply_text, splitter_for
+from voice.turn.chunker import Chunker
 from voice.turn.delivery import Delivery, ReplySink
 from voice.turn.sentences import clean_for_speech
 from voice.wire import events
@@ -87,10 +82,6 @@ class _Progress:
 
 class _EndOfClauses:
     """Marks the end of the clause queue."""
-
-
-def _chunks(pcm: np.ndarray, samples_per_chunk: int) -> list[bytes]:
-    return [pcm[i : i + samples_per_chunk].tobytes() for i in range(0, len(pcm), samples_per_chunk)]
 
 
 async def run_turn(
@@ -282,7 +273,6 @@ class _Turn:
         """Synthesize each clause as it comes and send it: ``audio_start`` before the first, then for each its
         ``reply_text`` and its chunks; ``audio_end`` after the last. Without audio, only the ``reply_text``."""
         sink, tid, progress, timer = self.sink, self.tid, self.progress, self.timer
-        samples_per_chunk = max(1, self.out_rate * self.config.tts.chunk_ms // 1000)
         while not isinstance(clause := await clauses.get(), _EndOfClauses):
             if not self.audio:
                 await sink.send_event(events.ReplyText(tid, clause))
@@ -290,36 +280,47 @@ class _Turn:
                     timer.mark(mark)
                 progress.spoken.append(clause)
                 continue
-            pcm = await self._synthesize(clause)
-            if pcm is None:
-                continue
-            if not progress.announced:
-                await sink.send_event(events.AudioStart(tid, self.out_rate, self.config.tts.chunk_ms))
-                progress.announced = True
-            await sink.send_event(events.ReplyText(tid, clause))
-            progress.spoken.append(clause)
-            progress.audio_ms += len(pcm) * 1000 / self.out_rate
-            for chunk in _chunks(pcm, samples_per_chunk):
+            said = False
+            chunker = Chunker(self.out_rate * self.config.tts.chunk_ms // 1000)
+            async for pcm in self._synthesize(clause):
+                if not progress.announced:
+                    await sink.send_event(events.AudioStart(tid, self.out_rate, self.config.tts.chunk_ms))
+                    progress.announced = True
+                if not said:
+                    await sink.send_event(events.ReplyText(tid, clause))
+                    progress.spoken.append(clause)
+                    said = True
+                progress.audio_ms += len(pcm) * 1000 / self.out_rate
+                for chunk in chunker.feed(pcm):
+                    await sink.send_audio(tid, chunk, self.delivery.on_sent_callback())
+            for chunk in chunker.flush():
                 await sink.send_audio(tid, chunk, self.delivery.on_sent_callback())
         if progress.announced:
             await sink.send_event(events.AudioEnd(tid, round(progress.audio_ms, 1)))
 
-    async def _synthesize(self, clause: str) -> np.ndarray | None:
-        """The clause's audio at the client's rate (None: nothing to say)."""
-        synthesis = await self.runtime.synthesize(clause, self.timer.clock)
-        if synthesis.started_ns is not None:
-            self.timer.mark("tts_start", at_ns=synthesis.started_ns)
-        if synthesis.first_audio_ns is not None:
-            self.timer.mark("tts_first_audio", at_ns=synthesis.first_audio_ns)
-        if not synthesis.pieces:
-            return None
-        pcm = np.concatenate(synthesis.pieces)
-        if not self.progress.announced and self.config.tts.trim_lead_ms >= 0:
-            # Piper starts every utterance with ~50 ms of silence: on the first clause it is pure latency.
-            pcm = trim_lead_silence(pcm, self.tts_rate, self.config.tts.trim_lead_ms)
-        if self.out_rate != self.tts_rate:
-            pcm = soxr.resample(pcm, self.tts_rate, self.out_rate).astype(np.int16)
-        return pcm
+    async def _synthesize(self, clause: str) -> AsyncGenerator[np.ndarray, None]:
+        """The clause's audio at the client's rate, piece by piece as the TTS makes it (nothing: nothing to say).
+        The reply's first piece starts ``[tts] trim_lead_ms`` before its first sound."""
+        resampler = (
+            soxr.ResampleStream(self.tts_rate, self.out_rate, 1, dtype="int16")
+            if self.out_rate != self.tts_rate
+            else None
+        )
+        async for piece in self.runtime.synthesize_stream(clause, self.timer.clock):
+            pcm = piece.audio
+            self.timer.mark("tts_start", at_ns=piece.started_ns)  # the first mark of each name stays
+            self.timer.mark("tts_first_audio", at_ns=piece.ready_ns)
+            if not self.progress.announced and self.config.tts.trim_lead_ms >= 0:
+                # Piper starts every utterance with ~50 ms of silence: on the first piece it is pure latency.
+                pcm = trim_lead_silence(pcm, self.tts_rate, self.config.tts.trim_lead_ms)
+            if resampler is not None:
+                pcm = np.asarray(resampler.resample_chunk(pcm), np.int16)
+            if len(pcm):
+                yield pcm
+        if resampler is not None:
+            tail = np.asarray(resampler.resample_chunk(np.zeros(0, np.int16), last=True), np.int16)
+            if len(tail):
+                yield tail
 
     async def cut_short(self) -> None:
         """After a cancel: drop the audio not yet sent, keep what was said in the history (so the next turn

@@ -325,14 +325,14 @@ class WyomingServer:
         if action.start:
             await send(audio_start(rate_hz))
         if action.text:
-            synthesis = await runtime.synthesize(action.text, timer.clock)
-            for mark, at_ns in (("tts_start", synthesis.started_ns), ("tts_first_audio", synthesis.first_audio_ns)):
-                if at_ns is not None:
-                    timer.mark(mark, at_ns=at_ns)
-            if synthesis.pieces:
-                pcm = np.concatenate(synthesis.pieces)
-                if action.first and self.config.tts.trim_lead_ms >= 0:
+            first = action.first
+            async for piece in runtime.synthesize_stream(action.text, timer.clock):
+                timer.mark("tts_start", at_ns=piece.started_ns)  # the first mark of each name stays
+                timer.mark("tts_first_audio", at_ns=piece.ready_ns)
+                pcm = piece.audio
+                if first and self.config.tts.trim_lead_ms >= 0:
                     pcm = trim_lead_silence(pcm, rate_hz, self.config.tts.trim_lead_ms)
+                first = False
                 for event in audio_chunks(pcm, rate_hz, self.config.tts.chunk_ms):
                     await send(event)
         if action.stop:
