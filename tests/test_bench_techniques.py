@@ -19,18 +19,18 @@ def test_steps_start_serial_and_end_at_the_defaults() -> None:
     names = [s.name for s, _ in plan]
     assert names == [
         "serial", "speculate", "short_stt", "first_chunk", "trim_lead", "smart_turn", "early_pause", "energy_pause",
-        "gated_turn_model",
+        "stream_tts", "gated_turn_model",
     ]
     serial = plan[0][1]
     assert serial.turn.speculate_after_ms == 0 and serial.stt.min_window_s == 0.0
     assert serial.turn.end_of_turn_model == ""
-    assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12
+    assert serial.tts.trim_lead_ms < 0 and serial.tts.max_first_chunk_words == 12 and serial.tts.stream_first_ms == 0
     # The last step run by default is what a user gets, and says so; the trial comes after it, on top of it.
     default_run = select(plan, None)
     assert [s.name for s, _ in default_run] == names[:-1]
     assert default_run[-1][1] == Config()
     assert default_run[-1][0].description.endswith("(= the configuration given)")
-    assert [s.name for s, c in plan if c == Config()] == ["energy_pause"]
+    assert [s.name for s, c in plan if c == Config()] == ["stream_tts"]
     trial = plan[-1]
     assert trial[0].trial and trial[1] == dataclasses.replace(
         Config(), turn=dataclasses.replace(Config().turn, score_in_gate=True)

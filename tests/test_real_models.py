@@ -541,7 +541,9 @@ def test_piper_synthesis_can_be_interrupted(real: ModelRuntime) -> None:
     full_t0 = time.perf_counter()
     full = list(tts.synthesize(text))
     full_s = time.perf_counter() - full_t0
-    assert pieces == [] and sum(len(p) for p in full) > 22050  # the next synthesis is whole again
+    # Stopped within a step: at most the first piece (~250 ms of a ~6 s sentence, [tts] stream_first_ms) came out.
+    assert sum(len(p) for p in pieces) <= 0.5 * real.tts.sample_rate
+    assert sum(len(p) for p in full) > 4 * real.tts.sample_rate  # the next synthesis is whole again
     assert stopped_s < full_s / 2
 
 

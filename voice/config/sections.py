@@ -250,7 +250,7 @@ class TtsConfig:
     """A first sentence this long without a comma is cut at a word break (0 = never): sooner first audio."""
     trim_lead_ms: float = 10.0
     """The reply's first audio starts this long before its first sound (-1 = keep Piper's silent lead)."""
-    stream_first_ms: float = 0.0
+    stream_first_ms: float = 250.0
     """Piper's decoder runs on pieces of each sentence, the first about this long, and each piece is sent as it
     is ready (:mod:`voice.backends.piper_stream`); 0 = a sentence is one call and one piece."""
     backend: str = "local"

@@ -20,12 +20,14 @@ Steps (each is the previous one plus):
    still asked after 96 ms: ``[turn] score_after_ms``);
 7. ``energy_pause`` — a 30 dB drop in energy also counts towards that pause (``[turn] pause_energy_drop_db``):
    the VAD's probability lags the end of speech by 50–150 ms, the energy does not;
+8. ``stream_tts`` — Piper's waveform decoder runs on pieces of the sentence and the first ~250 ms of audio is sent
+   as soon as it is ready (``[tts] stream_first_ms``), instead of after the whole sentence;
 
-All seven together are the default configuration. The step whose configuration is the one given
+All eight together are the default configuration. The step whose configuration is the one given
 (``--config``, by default ``config.toml``) says so in its description; ``--steps`` runs a subset (each still
 on top of all the steps before it), e.g. ``--steps smart_turn,early_pause,energy_pause``.
 
-*Trials* are techniques measured and not made defaults; each runs on top of all seven steps, only when named
+*Trials* are techniques measured and not made defaults; each runs on top of all the steps, only when named
 in ``--steps``:
 
 * ``gated_turn_model`` — the end-of-turn model runs first through the compute gate, alone on the cores
@@ -59,6 +61,7 @@ from voice.config.config import Config, load_config
 FIRST_PAUSE_MS = 96
 EARLY_PAUSE_MS = 32
 ENERGY_DROP_DB = 30.0
+STREAM_FIRST_MS = 250.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +95,7 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
         "tts",
         max_first_chunk_words=12,
         trim_lead_ms=-1.0,
+        stream_first_ms=0.0,
     )
     defaults = Config()
     plan = [
@@ -134,6 +138,11 @@ def steps(base: Config) -> list[tuple[Step, Config]]:
             "energy_pause",
             f"+ a {ENERGY_DROP_DB:g} dB energy drop also counts towards that pause",
             lambda c: _set(c, "turn", pause_energy_drop_db=ENERGY_DROP_DB),
+        ),
+        Step(
+            "stream_tts",
+            f"+ Piper's sentence decoded in pieces, the first ~{STREAM_FIRST_MS:g} ms of audio sent when ready",
+            lambda c: _set(c, "tts", stream_first_ms=STREAM_FIRST_MS),
         ),
         Step(
             "gated_turn_model",
