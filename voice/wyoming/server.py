@@ -40,12 +40,13 @@ from voice.skills import timers
 from voice.turn import ask_again
 from voice.turn.budget import TurnTimer
 from voice.turn.checked_stream import check_stream, reply_text, splitter_for
+from voice.turn.chunker import Chunker
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder
 from voice.wyoming.heard_recently import HeardRecently
 from voice.wyoming.info import info_event
-from voice.wyoming.pcm import audio_chunks, audio_start, audio_stop
+from voice.wyoming.pcm import audio_chunk, audio_start, audio_stop
 from voice.wyoming.protocol import (
     BUSY,
     CONTEXT,
@@ -326,6 +327,7 @@ class WyomingServer:
             await send(audio_start(rate_hz))
         if action.text:
             first = action.first
+            chunker = Chunker(rate_hz * self.config.tts.chunk_ms // 1000)  # one chunk length across the pieces
             async for piece in runtime.synthesize_stream(action.text, timer.clock):
                 timer.mark("tts_start", at_ns=piece.started_ns)  # the first mark of each name stays
                 timer.mark("tts_first_audio", at_ns=piece.ready_ns)
@@ -333,8 +335,10 @@ class WyomingServer:
                 if first and self.config.tts.trim_lead_ms >= 0:
                     pcm = trim_lead_silence(pcm, rate_hz, self.config.tts.trim_lead_ms)
                 first = False
-                for event in audio_chunks(pcm, rate_hz, self.config.tts.chunk_ms):
-                    await send(event)
+                for data in chunker.feed(pcm):
+                    await send(audio_chunk(data, rate_hz))
+            for data in chunker.flush():
+                await send(audio_chunk(data, rate_hz))
         if action.stop:
             await send(audio_stop())
 
