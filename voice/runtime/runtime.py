@@ -104,8 +104,6 @@ def _interrupters(model: object) -> tuple[Callable[[], object], ...]:
     return (fn,) if callable(fn) else ()
 
 
-
-
 class ModelRuntime:
     """The loaded models, their locks, the compute gate and the worker threads."""
 
