@@ -306,13 +306,15 @@ class _Turn:
             if self.out_rate != self.tts_rate
             else None
         )
+        lead = not self.progress.announced and self.config.tts.trim_lead_ms >= 0  # the reply's first clause
         async for piece in self.runtime.synthesize_stream(clause, self.timer.clock):
             pcm = piece.audio
             self.timer.mark("tts_start", at_ns=piece.started_ns)  # the first mark of each name stays
             self.timer.mark("tts_first_audio", at_ns=piece.ready_ns)
-            if not self.progress.announced and self.config.tts.trim_lead_ms >= 0:
+            if lead:
                 # Piper starts every utterance with ~50 ms of silence: on the first piece it is pure latency.
                 pcm = trim_lead_silence(pcm, self.tts_rate, self.config.tts.trim_lead_ms)
+                lead = False
             if resampler is not None:
                 pcm = np.asarray(resampler.resample_chunk(pcm), np.int16)
             if len(pcm):
