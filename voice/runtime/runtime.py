@@ -104,6 +104,17 @@ def _interrupters(model: object) -> tuple[Callable[[], object], ...]:
     return (fn,) if callable(fn) else ()
 
 
+async def _next_item(queue: asyncio.Queue[T | StreamEnd]) -> T | None:
+    """The next item a worker thread put on ``queue``; None at its :class:`StreamEnd`, whose error, if the work
+    failed, is raised here."""
+    item = await queue.get()
+    if isinstance(item, StreamEnd):
+        if item.error is not None:
+            raise item.error
+        return None
+    return item
+
+
 class ModelRuntime:
     """The loaded models, their locks, the compute gate and the worker threads."""
 
@@ -308,13 +319,8 @@ class ModelRuntime:
             cancel = self.gate.cancel_event(*_interrupters(self.llm))
             worker = asyncio.ensure_future(run_blocking(self.model_threads["llm"], job, cancel))
             try:
-                while True:
-                    item = await queue.get()
-                    if isinstance(item, StreamEnd):
-                        if item.error is not None:
-                            raise item.error
-                        break
-                    yield item
+                while (event := await _next_item(queue)) is not None:
+                    yield event
             finally:
                 cancel.set()
                 # Wait for the thread even if we are being cancelled: the model must be free on exit.
@@ -366,13 +372,8 @@ class ModelRuntime:
         cancel = self.gate.cancel_event(*_interrupters(self.tts))
         producer = asyncio.ensure_future(produce())
         try:
-            while True:
-                item = await queue.get()
-                if isinstance(item, StreamEnd):
-                    if item.error is not None:
-                        raise item.error
-                    break
-                yield item
+            while (piece := await _next_item(queue)) is not None:
+                yield piece
         finally:
             cancel.set()
             producer.cancel()  # still waiting for the TTS: give up the wait; running: stops after this step
