@@ -126,9 +126,8 @@ class PiperTts:
             yield np.asarray(chunk.audio_int16_array, dtype=np.int16).reshape(-1)
 
     def _pieces(self, text: str) -> Iterator[np.ndarray]:
-        for phonemes in self._voice.phonemize(text):
-            if phonemes:
-                yield from self.decode(self.frames(self._voice.phonemes_to_ids(phonemes)), self._first_frames)
+        for ids in self.phoneme_ids(text):
+            yield from self.decode(self.frames(ids), self._first_frames)
 
     def frames(self, phoneme_ids: list[int]) -> np.ndarray:
         """The acoustic frames of one sentence (the front's output, shape (1, channels, frames)); needs
