@@ -20,11 +20,12 @@ from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, Synthesize
 from tests.conftest import make_config
 from voice.config.config import ConfigError
 from voice.reliability.tagged import read_tag, tagged_speech
+from voice.turn.chunker import Chunker
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
 from voice.wyoming.framing import FrameDecoder, FramingError
 from voice.wyoming.info import info_event
-from voice.wyoming.pcm import PcmFormat, audio_chunks, to_stt_audio
+from voice.wyoming.pcm import PcmFormat, audio_chunk, to_stt_audio
 from voice.wyoming.protocol import (
     BAD_EVENT,
     BAD_FRAME,
@@ -330,8 +331,11 @@ def test_ping_gets_pong_with_its_text() -> None:
 
 # ---------------------------------------------------------------------------------------------- audio out
 def test_tts_audio_becomes_chunks_of_chunk_ms() -> None:
+    """As the server sends a spoken reply: the TTS's pieces through the Chunker, each chunk an ``audio-chunk``."""
     pcm = np.arange(2205, dtype=np.int16)
-    events = audio_chunks(pcm, 22050, 40)
+    chunker = Chunker(22050 * 40 // 1000)
+    chunks = chunker.feed(pcm[:1000]) + chunker.feed(pcm[1000:]) + chunker.flush()
+    events = [audio_chunk(data, 22050) for data in chunks]
     assert [len(e.payload or b"") for e in events] == [1764] * 2 + [2205 * 2 - 2 * 1764]
     assert all(e.data["rate"] == 22050 and e.data["width"] == 2 and e.data["channels"] == 1 for e in events)
     assert b"".join(e.payload or b"" for e in events) == pcm.tobytes()

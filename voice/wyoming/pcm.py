@@ -87,13 +87,6 @@ def audio_stop() -> Event:
     return AudioStop().event()
 
 
-def audio_chunks(pcm: np.ndarray, rate_hz: int, chunk_ms: int) -> list[Event]:
-    """int16 mono audio as ``audio-chunk`` events of ``chunk_ms`` each (the last may be shorter)."""
-    step = max(1, rate_hz * chunk_ms // 1000)
-    data = np.asarray(pcm, dtype="<i2")
-    return [audio_chunk(data[i : i + step].tobytes(), rate_hz) for i in range(0, len(data), step)]
-
-
 def audio_chunk(data: bytes, rate_hz: int) -> Event:
     """One ``audio-chunk`` event of int16 mono little-endian ``data``."""
     return AudioChunk(rate=rate_hz, width=2, channels=1, audio=data).event()
