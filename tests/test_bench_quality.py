@@ -9,11 +9,12 @@ import pytest
 
 from tests.conftest import RuntimeFactory, make_config, silence, tone
 from voice.bench.quality.measure import as_stt_writes, run_item
-from voice.bench.quality.question_set import load_items
+from voice.bench.quality.question_set import Item, load_items
 from voice.bench.quality.report import heard
 from voice.bench.quality.result import SpokenRow, VoiceSummary
 from voice.bench.quality.spoken import SpokenItem, by_voice, run_spoken_item, summarize_spoken
 from voice.runtime.fakes import FakeLlm, FakeStt
+from voice.skills.capabilities import WHAT_I_CAN_DO
 
 SET = Path(__file__).parent.parent / "benchmarks" / "quality_questions.toml"
 
@@ -155,3 +156,25 @@ def test_as_transcribed_is_for_text_mode_only(capsys: pytest.CaptureFixture[str]
 
     assert main(["bench", "quality", "--spoken", "--as-transcribed"]) == 2
     assert "--as-transcribed: only for text mode" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "said"),
+    [
+        # The user's words said back: the server asks again (voice.conversation.reply_check.echoes).
+        ("He wrote the Harry Potter books.", "He wrote the Harry Potter books.", "ask again"),
+        # A first sentence that claims what the system prompt denies: the server says what it can do.
+        ("Turn on the lights.", "I'll turn on the lights for you. Done!", "what I can do"),
+        # A later sentence that claims it: the reply ends before it.
+        ("Can you help me?", "Of course. I can play music for you.", "Of course."),
+        # Nothing to catch: the reply as written.
+        ("What is the capital of France?", "The capital of France is Paris.", "The capital of France is Paris."),
+    ],
+)
+def test_text_mode_judges_the_reply_the_servers_checks_let_through(question: str, reply: str, said: str) -> None:
+    config = make_config(llm={"skills": False})
+    expected = {"ask again": config.stt.ask_again_reply, "what I can do": WHAT_I_CAN_DO}.get(said, said)
+    item = Item(id="x", category="test", question=question, any_of=("paris",))
+    row = run_item(FakeLlm(replies=(reply,)), config, item)
+    assert row.reply == expected
+    assert row.asked_again is (said == "ask again")

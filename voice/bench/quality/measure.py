@@ -15,11 +15,13 @@ Spoken mode (``--spoken``): the same set spoken through the whole loop, see :mod
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import dataclasses
 import statistics
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncGenerator, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,21 +48,19 @@ from voice.bench.quality.result import (
     TextSummary,
 )
 from voice.bench.scaffold import BenchRun
+from voice.clock import FakeClock
 from voice.config.config import Config, load_config
-from voice.conversation.answer_confidence import (
-    Confidence,
-    FirstSentence,
-    first_sentence_confidence,
-    first_sentence_tokens,
-    first_sentence_verdict,
-    not_sure_rule,
-)
+from voice.conversation.answer_confidence import Confidence
+from voice.conversation.reply_check import CheckedReply
 from voice.conversation.self_repair import as_meant
 from voice.conversation.skills_llm import SkillsLlm
-from voice.runtime.model_api import ChatMessage, PromptInfo, TextDelta
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.runtime.outputs import RuntimeLlmEvent
 from voice.skills.answer import asks_again
 from voice.skills.timers import TimerBook
 from voice.skills.timers import handle as handle_timer
+from voice.turn.budget import TurnTimer
+from voice.turn.checked_stream import check_stream, reply_text, splitter_for
 
 DEFAULT_SET = BENCHMARKS_DIR / "quality_questions.toml"
 WORDS_PER_S = 2.5
@@ -86,7 +86,10 @@ def ask(
     llm: Any, config: Config, history: list[ChatMessage], question: str, timers: TimerBook | None = None
 ) -> Answer:
     """One turn: the reply, its token count, TTFT and reply time (monotonic clock). With ``timers`` (skills
-    on) a timer command is answered from it, as the server does, without the LLM."""
+    on) a timer command is answered from it, as the server does, without the LLM. The model's reply goes through
+    the server's own loop of checks (:func:`voice.turn.checked_stream.check_stream`, typed: ``[llm] not_sure`` with
+    ``not_sure_typed``, and the echo and claim checks), so the reply judged is the one the server would say and keep
+    in the history."""
     if timers is not None:
         start_ns = time.monotonic_ns()
         local = handle_timer(as_meant(question, config.llm), timers, start_ns)
@@ -94,39 +97,50 @@ def ask(
             ms = round((time.monotonic_ns() - start_ns) / 1e6, 1)
             return Answer(local, tokens=1, by="skill", ttft_ms=ms, reply_ms=ms, from_timers=True)
     messages = [ChatMessage("system", config.llm.system_prompt), *history, ChatMessage("user", question)]
-    start_s = time.monotonic()
-    first_s: float | None = None
-    pieces: list[str] = []
-    logprobs: list[float | None] = []
-    by = "llm"
-    for ev in llm.generate(messages, max_tokens=config.llm.max_reply_tokens, cancel=threading.Event()):
-        if isinstance(ev, PromptInfo) and ev.prompt_tokens == 0:
-            by = "skill"  # no prompt evaluated: a skill answered (voice.conversation.skills_llm)
-        if isinstance(ev, TextDelta):
-            if first_s is None:
-                first_s = time.monotonic()
-            pieces.append(ev.text)
-            logprobs.append(ev.logprob)
-    end_s = time.monotonic()
-    text, tokens = "".join(pieces), len(pieces)
-    confidence = first_sentence_confidence(pieces, logprobs) if by == "llm" else None
-    rule = not_sure_rule(config.llm, typed=True)  # text mode: the question is typed
-    first = "".join(pieces[: first_sentence_tokens(pieces, final=True)]) if by == "llm" else ""
-    user_turns = " ".join([*(m.content for m in history if m.role == "user"), question])
-    if rule is not None and by == "llm":  # as the server's UnsureGate (voice.conversation.answer_confidence)
-        verdict = first_sentence_verdict(rule, first, confidence, question, user_turns)
-        if verdict is FirstSentence.REPLACE:
-            text = rule.reply
-        elif verdict is FirstSentence.END:
-            text = first  # the first sentence declined: the reply ends with it
+    return asyncio.run(_checked_answer(llm, config, messages))
+
+
+async def _checked_answer(llm: Any, config: Config, messages: list[ChatMessage]) -> Answer:
+    """``messages`` answered by ``llm`` through the server's clause splitter and reply checks (the bench's
+    :func:`ask`). The model runs on this thread: nothing else runs on this event loop. TTFT and the reply's time
+    are read from :func:`time.monotonic_ns` at the start, the first piece of text and the end; the turn's timer,
+    whose marks the bench does not keep, stands still."""
+    checked = CheckedReply.of(messages, config, _discard, typed=True)  # text mode: the question is typed
+    splitter = splitter_for(config)
+    cancel = threading.Event()
+    start_ns = time.monotonic_ns()
+    first_ns: int | None = None
+
+    def events() -> Generator[RuntimeLlmEvent, None, None]:
+        yield from llm.generate(messages, max_tokens=config.llm.max_reply_tokens, cancel=cancel)
+
+    async def stream() -> AsyncGenerator[tuple[RuntimeLlmEvent, int], None]:
+        nonlocal first_ns
+        with contextlib.closing(events()) as model:  # closed: the model's own generator is closed too
+            try:
+                for ev in model:
+                    if first_ns is None and isinstance(ev, TextDelta):
+                        first_ns = time.monotonic_ns()
+                    yield ev, first_ns or start_ns
+            finally:
+                cancel.set()  # the check replaced or cut the reply: the model stops
+
+    timer = TurnTimer(FakeClock(), "bench", 0)
+    await check_stream(stream(), checked, splitter, timer, token_cap=config.llm.max_reply_tokens)
+    end_ns = time.monotonic_ns()
+    skill = checked.prompt is not None and checked.prompt.prompt_tokens == 0  # no prompt: a skill answered
     return Answer(
-        text.strip(),
-        tokens=tokens,
-        by=by,
-        ttft_ms=round(((first_s or end_s) - start_s) * 1000, 1),
-        reply_ms=round((end_s - start_s) * 1000, 1),
-        confidence=confidence,
+        reply_text(checked, splitter).strip(),
+        tokens=len(checked.tokens),
+        by="skill" if skill else "llm",
+        ttft_ms=round(((first_ns or end_ns) - start_ns) / 1e6, 1),
+        reply_ms=round((end_ns - start_ns) / 1e6, 1),
+        confidence=checked.confidence(),
     )
+
+
+async def _discard(clause: str, ready_ns: int) -> None:
+    """Where the server queues a clause for the TTS: the bench says nothing."""
 
 
 def asks_to_say_it_again(reply: str, ask_again_reply: str | None) -> bool:
