@@ -161,8 +161,10 @@ def test_as_transcribed_is_for_text_mode_only(capsys: pytest.CaptureFixture[str]
 @pytest.mark.parametrize(
     ("question", "reply", "said"),
     [
-        # The user's words said back: the server asks again (voice.conversation.reply_check.echoes).
-        ("He wrote the Harry Potter books.", "He wrote the Harry Potter books.", "ask again"),
+        # The user's question said back: the server asks again (voice.conversation.echo.echoes).
+        ("who composed the four seasons", "Composed the four seasons.", "ask again"),
+        # A statement the user typed, said back: a read-back (voice.conversation.echo.tells).
+        ("the plumber is coming on thursday", "The plumber is coming on Thursday.", "The plumber is coming on Thursday."),  # noqa: E501
         # A first sentence that claims what the system prompt denies: the server says what it can do.
         ("Turn on the lights.", "I'll turn on the lights for you. Done!", "what I can do"),
         # A later sentence that claims it: the reply ends before it.

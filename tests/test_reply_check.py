@@ -11,8 +11,9 @@ from tests.conftest import RuntimeFactory, make_config
 from tests.test_turn import ListSink, start_timer
 from voice.clock import FakeClock
 from voice.config.config import LlmConfig
+from voice.conversation.echo import echoes, tells
 from voice.conversation.history import History
-from voice.conversation.reply_check import CheckedReply, ReplyCheck, Verdict, claims, denied, echoes
+from voice.conversation.reply_check import CheckedReply, ReplyCheck, Verdict, claims, denied
 from voice.runtime.fakes import Delay, FakeLlm, FakeStt
 from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.skills.answer import ASKING_AGAIN
@@ -126,6 +127,44 @@ def test_an_echo_is_replaced_and_a_plain_first_clause_goes_at_once() -> None:
     assert plain.push("William Shakespeare wrote") == Verdict(release=("William Shakespeare wrote",))
 
 
+@pytest.mark.parametrize(
+    ("user", "told"),
+    [
+        # Statements: the subject first, nothing asked (the quality sets' follow-ups, 2026-12-07).
+        ("the plumber is coming on thursday", True),
+        ("i'm meeting tom at the blue lantern cafe later", True),
+        ("um the bus i need is the number forty nine", True),
+        ("he's turning seven this year", True),
+        ("My car does thirty two miles to the gallon.", True),
+        # Questions and requests.
+        ("what's a hundred and twenty divided by eight", False),
+        ("the capital of france is what", False),
+        ("three notebooks at four fifty each how much is that", False),
+        ("is it raining", False),
+        ("cancel the five minute one", False),
+        ("Gimme some tips for sleeping better.", False),
+        ("my son is seven, right?", False),
+        ("i want to know the capital of peru", False),
+        ("tell me a joke", False),
+        ("", False),
+    ],
+)
+def test_a_statement_tells_and_a_question_or_a_request_does_not(user: str, told: bool) -> None:
+    assert tells(user) is told
+
+
+def test_a_typed_statement_said_back_is_a_read_back_not_an_echo() -> None:
+    user = "the plumber is coming on thursday"
+    read_back = ReplyCheck(user, ABILITIES, ask_again=ASK_AGAIN, read_back=True)
+    assert _run(read_back, ["The plumber is coming", "on Thursday."]) == [
+        Verdict(release=("The plumber is coming",)),
+        Verdict(release=("on Thursday.",)),
+        Verdict(),
+    ]
+    heard = ReplyCheck(user, ABILITIES, ask_again=ASK_AGAIN)  # heard, not typed: perhaps a misheard question
+    assert _run(heard, ["The plumber is coming", "on Thursday."])[1] == Verdict(replace=ASK_AGAIN)
+
+
 def test_a_claim_in_the_first_sentence_replaces_the_reply_and_a_later_one_ends_it() -> None:
     first = ReplyCheck("What can you do?", ABILITIES, ask_again=ASK_AGAIN)
     assert first.push("I can answer questions,") == Verdict()  # "I can" may go on to a claim: held
@@ -186,6 +225,21 @@ async def test_the_turn_speaks_the_checked_reply_stops_the_model_and_keeps_what_
     # The model was stopped: the tail was never generated.
     assert len(timer.token_ns) < len(reply.split()) - 10
     assert runtime.tts.texts == [said]  # type: ignore[attr-defined]  # nothing of the model's reply was spoken
+
+
+async def test_a_typed_statement_is_read_back_and_a_typed_question_echoed_is_asked_again(
+    clock: FakeClock, fake_runtime: RuntimeFactory
+) -> None:
+    for typed, reply, said in [
+        ("the plumber is coming on thursday", "The plumber is coming on Thursday.", "The plumber is coming on Thursday."),  # noqa: E501
+        ("who composed the four seasons", "Composed the four seasons.", ASK_AGAIN),
+    ]:
+        runtime = fake_runtime(clock=clock, llm=FakeLlm(replies=(reply,), delay=Delay(clock)))
+        history = History()
+        history.add("user", typed)  # the session adds a typed message before its turn
+        utterance = Utterance(np.zeros(0, np.float32), 0.0, False, text=typed)
+        report = await run_turn(runtime, make_config(), history, utterance, start_timer(clock, 1), ListSink())
+        assert report.reply_text == said and history.messages[-1].content == said
 
 
 async def test_a_plain_reply_is_spoken_and_kept_as_written(

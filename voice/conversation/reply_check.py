@@ -6,10 +6,13 @@ make calls, send messages, and see the weather in real-time.", "I'll turn on the
 confidently wrong, and once a clause is spoken it cannot be taken back. So the pipeline
 (:meth:`voice.turn.pipeline._Turn.think`) passes each clause through a :class:`ReplyCheck` before queueing it:
 
-- :func:`echoes`: the first sentence says back the user's words and adds nothing: at least 80 % of its words appear
-  in the user's words in the same order, and every word with meaning in it does (and it says most of them, 60 %:
-  "The Sun is a star." picks one of "Is the Sun a star or a planet?"). The whole reply becomes
-  ``[stt] ask_again_reply``.
+- :func:`~voice.conversation.echo.echoes`: the first sentence says back the user's words and adds nothing: at
+  least 80 % of its words appear in the user's words in the same order, and every word with meaning in it does
+  (and it says most of them, 60 %: "The Sun is a star." picks one of "Is the Sun a star or a planet?"). The whole
+  reply becomes ``[stt] ask_again_reply``. Not when the user typed a statement
+  (:func:`~voice.conversation.echo.tells`): saying it back is then a read-back of what they told ("The plumber is
+  coming on Thursday."), and asking again would lose it. A heard statement may be a misheard question ("He wrote
+  the Harry Potter books."), so it is still asked again.
 - :func:`claims`: a sentence in which the assistant, in the first person and not negated ("I'll", "I can", "I've",
   "let me", "I'm turning"), does something the system prompt denies: a verb of the prompt's "You cannot …" list
   ("play music", "make calls", "see the weather"; :func:`denied`), or a verb of control (:data:`CONTROL_VERBS`)
@@ -40,10 +43,11 @@ from voice.conversation.answer_confidence import (
     first_sentence_confidence,
     not_sure_rule,
 )
+from voice.conversation.echo import echoes, echoing, tells
 from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.skills.answer import asks_again
 from voice.skills.capabilities import DEVICE, WHAT_I_CAN_DO
-from voice.skills.word_classes import FUNCTION_WORDS, is_filler, singular, words_in, words_of
+from voice.skills.word_classes import singular, words_in, words_of
 
 _T = TypeVar("_T")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -138,37 +142,6 @@ def _is_verb(word: str, verbs: frozenset[str]) -> bool:
     return False
 
 
-def echoes(sentence: str, user: str) -> bool:
-    """``sentence`` says back ``user``'s words and adds nothing: ≥ 80 % of its words (at least three) appear in
-    ``user`` in the same order, covering ≥ 60 % of ``user``'s words, and every word of it with meaning is among
-    ``user``'s words."""
-    said, heard = words_in(sentence), words_in(user)
-    if len(said) < 3 or not heard:
-        return False
-    # Most of the user's words too: "The Sun is a star." picks one of "Is the Sun a star or a planet?"
-    return _echoing(said, heard) and _in_order(said, heard) >= 0.6 * len(heard)
-
-
-def _echoing(said: list[str], heard: list[str]) -> bool:
-    """``said`` (any length) is so far the user's words in order: what :func:`echoes` asks, but of a part."""
-    if not said:
-        return False
-    content = [w for w in said if w not in FUNCTION_WORDS and not is_filler(w)]
-    if any(w not in heard for w in content):
-        return False
-    return _in_order(said, heard) >= 0.8 * len(said)
-
-
-def _in_order(a: list[str], b: list[str]) -> int:
-    """The length of the longest run of ``a``'s words found in ``b`` in the same order (not necessarily adjacent)."""
-    row = [0] * (len(b) + 1)
-    for x in a:
-        prev = 0
-        for j, y in enumerate(b, start=1):
-            prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
-    return row[-1]
-
-
 def claims(sentence: str, abilities: Denied) -> bool:
     """``sentence`` has the assistant do, or say it can do, what ``abilities`` denies (see the module)."""
     text = " ".join(sentence.lower().replace("’", "'").split())
@@ -214,8 +187,13 @@ class ReplyCheck:
     """One reply's check, clause by clause (see the module): :meth:`push` each clause the splitter gives, in
     order, then :meth:`finish` at the end of the stream."""
 
-    def __init__(self, user: str, abilities: Denied, *, ask_again: str, honest: str = WHAT_I_CAN_DO) -> None:
+    def __init__(
+        self, user: str, abilities: Denied, *, ask_again: str, honest: str = WHAT_I_CAN_DO, read_back: bool = False
+    ) -> None:
         self.user = user
+        self.read_back = read_back
+        """Saying the user's words back is a read-back, not an echo: they typed a statement
+        (:func:`~voice.conversation.echo.tells`)."""
         self.abilities = abilities
         self.ask_again = ask_again
         self.honest = honest
@@ -247,7 +225,7 @@ class ReplyCheck:
         said, lower = words_in(whole), whole.lower()
         if len(said) <= len(words_in(" ".join(self._held))) or all(w in _ACK for w in said):
             return Verdict()  # nothing new yet, or only agreement
-        if _echoing(said, words_in(self.user)) or claims(whole, self.abilities):
+        if (not self.read_back and echoing(said, words_in(self.user))) or claims(whole, self.abilities):
             return Verdict()
         if _ACTING.search(lower) and not _NEGATION.search(lower):
             return Verdict()
@@ -264,10 +242,10 @@ class ReplyCheck:
             return Verdict(stop=True) if self._queued_any else Verdict(replace=self.honest)
         said = words_in(sentence)
         if not self._queued_any:  # the first sentence, all of it still held
-            if complete and echoes(sentence, self.user):
+            if complete and not self.read_back and echoes(sentence, self.user):
                 self._held.clear()
                 return Verdict(replace=self.ask_again)
-            if not complete and _echoing(said, words_in(self.user)):
+            if not complete and not self.read_back and echoing(said, words_in(self.user)):
                 return self._hold(complete)  # may still be an echo
             if not final and said and all(w in _ACK for w in said):
                 return self._hold(complete)  # "Sure!": what comes next says whether it is a claim
@@ -320,13 +298,18 @@ class CheckedReply:
         put: Callable[[str, int], Awaitable[None]],
         *,
         typed: bool = False,
+        surely_typed: bool | None = None,
     ) -> Self:
         """The check of the reply to ``messages`` (the prompt; empty for a reply known without the LLM), with
         the abilities ``[llm] system_prompt`` denies and ``[stt] ask_again_reply``; ``typed``: the question was
-        typed, not heard (``[llm] not_sure_typed``)."""
+        typed, not heard by this server's STT (``[llm] not_sure_typed``); ``surely_typed`` (default: ``typed``):
+        no STT wrote it at all, so a statement said back is a read-back (:func:`~voice.conversation.echo.tells`; a
+        heard statement may be a misheard question, and is asked again)."""
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         abilities = denied(config.llm.system_prompt)
-        check = ReplyCheck(user, abilities, ask_again=config.stt.ask_again_reply) if user else None
+        read_back = (typed if surely_typed is None else surely_typed) and tells(user)
+        ask_again = config.stt.ask_again_reply
+        check = ReplyCheck(user, abilities, ask_again=ask_again, read_back=read_back) if user else None
         user_turns = " ".join(m.content for m in messages if m.role == "user")
         return cls(check, put, not_sure_rule(config.llm, typed=typed), user_turns)
 

@@ -377,7 +377,8 @@ class WyomingServer:
                 async def put(_clause: str, _ready_ns: int) -> None:
                     """Nothing is spoken clause by clause here: the check keeps what it let through (``said``)."""
 
-                checked = CheckedReply.of(messages, config, put, typed=heard is None)
+                # Text not from our STT may still be Home Assistant's STT's: a statement said back is asked again.
+                checked = CheckedReply.of(messages, config, put, typed=heard is None, surely_typed=False)
                 splitter = splitter_for(config)
                 stream = runtime.generate(
                     messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
