@@ -40,6 +40,9 @@ COMMANDS: list[tuple[str, object]] = [
     ("How long is left?", ListTimers()),  # was the LLM's "Timer set for 10 minutes." (the eighteenth set)
     ("how long's left", ListTimers()),
     ("Set a pasta timer for 8 minutes.", SetTimer(480.0, "pasta")),
+    # A request that starts by setting one sets it, whatever asking words follow (was a list: the twenty-ninth set).
+    ("Set a timer for 15 minutes so I remember to check the road.", SetTimer(900.0)),
+    ("start a ten minute timer and tell me how long is left", SetTimer(600.0)),
     ("Set a timer called eggs for 3 minutes.", SetTimer(180.0, "eggs")),
     ("Set a timer for ten minutes for the pizza.", SetTimer(600.0, "pizza")),
     ("Set a 3 minute timer for the end.", SetTimer(180.0, "end")),  # tiny.en's "eggs" (eighth set): a set, not "end"

@@ -246,7 +246,9 @@ def parse(text: str) -> TimerCommand | None:
     )
     # "Are any timers running?", "Is my timer still going?" ask; "Put a timer on for half an hour." sets one.
     running = duration_s is None and re.search(r"\btimers? (?:are |is )?(?:still )?(?:running|set|going|on)\b", t)
-    if (re.search(r"\btimers?\b", t) and (asks or running)) or _HOW_LONG_LEFT.fullmatch(t):
+    # "Set a timer for 15 minutes so I remember to check the roast." sets one: its "check" asks nothing of the timers.
+    sets_one = sets and duration_s is not None
+    if not sets_one and ((re.search(r"\btimers?\b", t) and (asks or running)) or _HOW_LONG_LEFT.fullmatch(t)):
         return ListTimers()
     if duration_s is None:
         if has_timer_word and _SET_A_TIMER.search(t) and not _ASKS_ABOUT.match(t):
