@@ -105,9 +105,11 @@ async def test_sweep_against_the_server_with_fakes(tmp_path: Path, fake_runtime:
     one, two = levels
     assert (one.turns, one.ok, two.turns, two.ok) == (2, 2, 4, 4)
     assert one.busy == two.busy == 0
-    # One talker alone: the configured pipeline latency (as in the e2e bench test).
+    # One talker alone: the configured pipeline latency (as in the e2e bench test), in real time on two shared cores:
+    # 60 ms over it at most (it was 30, and a full run on 2026-12-07 read 37.8 ms over); a bench that measured from a
+    # wrong mark would be off by a whole stage, or under it.
     p50 = one.mouth_to_ear.p50
-    assert p50 is not None and expected - 2 <= p50 <= expected + 30
+    assert p50 is not None and expected - 2 <= p50 <= expected + 60
     assert one.prompt_tokens_evaluated.n == 2 and capacity(levels) == 2
     meta = LoadMeta(machine=FAKE_MACHINE, speech_dir=str(tmp_path), clips=tuple(c.name for c in clips), options=opts,
                     method=LoadMethod("t", "c", "f", "s"), models=None, server="s", ram_peak_mb=None)  # fmt: skip
