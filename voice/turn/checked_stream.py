@@ -11,11 +11,11 @@ replaced or cut, and at the end, also when the caller is cancelled.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 
 from voice.config.config import Config
 from voice.conversation.reply_check import CheckedReply
-from voice.runtime.model_api import PromptInfo
+from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.runtime.outputs import LlmStarted, RuntimeLlmEvent
 from voice.turn.budget import TurnTimer
 from voice.turn.sentences import SentenceSplitter, SplitterConfig
@@ -65,3 +65,25 @@ def reply_text(checked: CheckedReply, splitter: SentenceSplitter) -> str:
     said = " ".join(checked.said) if checked.changed else "".join(checked.tokens)
     half = splitter.dropped
     return said.rstrip().removesuffix(half).rstrip() if half else said
+
+
+async def whole_reply(
+    stream: AsyncGenerator[tuple[RuntimeLlmEvent, int], None],
+    messages: Sequence[ChatMessage],
+    config: Config,
+    timer: TurnTimer,
+    *,
+    typed: bool,
+    surely_typed: bool | None = None,
+) -> tuple[str, CheckedReply]:
+    """The reply to ``messages`` through the reply's checks when nothing is spoken clause by clause (Home
+    Assistant's ``handle``, the quality bench's typed mode): the text said and kept in the history, and the check
+    (the model's prompt, its confidence). ``typed`` and ``surely_typed``: as :meth:`CheckedReply.of`."""
+    checked = CheckedReply.of(messages, config, _keep, typed=typed, surely_typed=surely_typed)
+    splitter = splitter_for(config)
+    await check_stream(stream, checked, splitter, timer, token_cap=config.llm.max_reply_tokens)
+    return reply_text(checked, splitter).strip(), checked
+
+
+async def _keep(clause: str, ready_ns: int) -> None:
+    """Nothing is spoken clause by clause: the check keeps what it let through (``CheckedReply.said``)."""

@@ -33,13 +33,12 @@ from voice.audio import trim_lead_silence
 from voice.clock import Clock, MonotonicClock
 from voice.config.config import Config
 from voice.conversation.history import ContextTooSmallError, fit_prompt_on
-from voice.conversation.reply_check import CheckedReply
 from voice.runtime.model_api import ChatMessage
 from voice.runtime.runtime import BusyError, ModelRuntime
 from voice.skills import timers
 from voice.turn import ask_again
 from voice.turn.budget import TurnTimer
-from voice.turn.checked_stream import check_stream, reply_text, splitter_for
+from voice.turn.checked_stream import whole_reply
 from voice.turn.chunker import Chunker
 from voice.wyoming.access import check_bind, client_allowed, networks
 from voice.wyoming.conversations import Conversations
@@ -374,17 +373,13 @@ class WyomingServer:
                 except ContextTooSmallError:
                     conv.history.clear()
                     raise
-                async def put(_clause: str, _ready_ns: int) -> None:
-                    """Nothing is spoken clause by clause here: the check keeps what it let through (``said``)."""
-
-                # Text not from our STT may still be Home Assistant's STT's: a statement said back is asked again.
-                checked = CheckedReply.of(messages, config, put, typed=heard is None, surely_typed=False)
-                splitter = splitter_for(config)
                 stream = runtime.generate(
                     messages, timer.session_id, timer.clock, max_tokens=config.llm.max_reply_tokens
                 )
-                await check_stream(stream, checked, splitter, timer, token_cap=config.llm.max_reply_tokens)
-            reply = reply_text(checked, splitter).strip()
+                # Text not from our STT may still be Home Assistant's STT's: a statement said back is asked again.
+                reply, checked = await whole_reply(
+                    stream, messages, config, timer, typed=heard is None, surely_typed=False
+                )
             conv.history.add("assistant", reply)
         prompt = checked.prompt
         metrics = timer.llm_metrics()

@@ -51,7 +51,6 @@ from voice.bench.scaffold import BenchRun
 from voice.clock import FakeClock
 from voice.config.config import Config, load_config
 from voice.conversation.answer_confidence import Confidence
-from voice.conversation.reply_check import CheckedReply
 from voice.conversation.self_repair import as_meant
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.model_api import ChatMessage, TextDelta
@@ -60,7 +59,7 @@ from voice.skills.answer import asks_again
 from voice.skills.timers import TimerBook
 from voice.skills.timers import handle as handle_timer
 from voice.turn.budget import TurnTimer
-from voice.turn.checked_stream import check_stream, reply_text, splitter_for
+from voice.turn.checked_stream import whole_reply
 
 DEFAULT_SET = BENCHMARKS_DIR / "quality_questions.toml"
 WORDS_PER_S = 2.5
@@ -87,7 +86,7 @@ def ask(
 ) -> Answer:
     """One turn: the reply, its token count, TTFT and reply time (monotonic clock). With ``timers`` (skills
     on) a timer command is answered from it, as the server does, without the LLM. The model's reply goes through
-    the server's own loop of checks (:func:`voice.turn.checked_stream.check_stream`, typed: ``[llm] not_sure`` with
+    the server's own loop of checks (:func:`voice.turn.checked_stream.whole_reply`, typed: ``[llm] not_sure`` with
     ``not_sure_typed``, and the echo and claim checks), so the reply judged is the one the server would say and keep
     in the history."""
     if timers is not None:
@@ -105,8 +104,6 @@ async def _checked_answer(llm: Any, config: Config, messages: list[ChatMessage])
     :func:`ask`). The model runs on this thread: nothing else runs on this event loop. TTFT and the reply's time
     are read from :func:`time.monotonic_ns` at the start, the first piece of text and the end; the turn's timer,
     whose marks the bench does not keep, stands still."""
-    checked = CheckedReply.of(messages, config, _discard, typed=True)  # text mode: the question is typed
-    splitter = splitter_for(config)
     cancel = threading.Event()
     start_ns = time.monotonic_ns()
     first_ns: int | None = None
@@ -126,21 +123,17 @@ async def _checked_answer(llm: Any, config: Config, messages: list[ChatMessage])
                 cancel.set()  # the check replaced or cut the reply: the model stops
 
     timer = TurnTimer(FakeClock(), "bench", 0)
-    await check_stream(stream(), checked, splitter, timer, token_cap=config.llm.max_reply_tokens)
+    reply, checked = await whole_reply(stream(), messages, config, timer, typed=True)  # text mode: typed
     end_ns = time.monotonic_ns()
     skill = checked.prompt is not None and checked.prompt.prompt_tokens == 0  # no prompt: a skill answered
     return Answer(
-        reply_text(checked, splitter).strip(),
+        reply,
         tokens=len(checked.tokens),
         by="skill" if skill else "llm",
         ttft_ms=round(((first_ns or end_ns) - start_ns) / 1e6, 1),
         reply_ms=round((end_ns - start_ns) / 1e6, 1),
         confidence=checked.confidence(),
     )
-
-
-async def _discard(clause: str, ready_ns: int) -> None:
-    """Where the server queues a clause for the TTS: the bench says nothing."""
 
 
 def asks_to_say_it_again(reply: str, ask_again_reply: str | None) -> bool:
