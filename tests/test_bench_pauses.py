@@ -7,6 +7,7 @@ silence the endpointer hears that much longer than the table says (a "250 ms" pa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from tests.conftest import tone
 from voice.audio import analyse_speech
 from voice.bench.clips import Clip
 from voice.bench.pauses.measure import natural_gap, splice_point, with_pause
+from voice.bench.pauses.variants import load_variants, variant_strategies
 from voice.turn.speech_end import SpeechEnd
 
 RATE = 16_000
@@ -72,3 +74,26 @@ def test_without_a_gap_the_whole_pause_is_spliced_in() -> None:
     audio, p0, p1 = paused
     assert len(audio) - len(clip.audio) == pytest.approx(250 * RATE / 1000, abs=10 * RATE / 1000)
     assert abs(silence_ms_around(audio, (p0 + p1) // 2) - 250) <= 15
+
+
+def test_variants_that_name_different_end_of_turn_models_each_score_with_their_own(tmp_path: Path) -> None:
+    """Each end-of-turn model named is loaded once and scores only its own variants; none scores silence alone."""
+    path = tmp_path / "v.toml"
+    path.write_text(
+        '[[variant]]\nname = "v3.2"\nturn = { text_evidence = false }\n'
+        '[[variant]]\nname = "v3.1"\nturn = { end_of_turn_model = "smart-turn-v3.1", text_evidence = false }\n'
+        '[[variant]]\nname = "v3.2 again"\nturn = { complete_silence_ms = 240, text_evidence = false }\n'
+        '[[variant]]\nname = "silence"\nturn = { end_of_turn_model = "", text_evidence = false }\n',
+        encoding="utf-8",
+    )
+    loaded: list[str] = []
+
+    def load(name: str) -> Callable[[np.ndarray], float]:
+        loaded.append(name)
+        score = {"smart-turn-v3.2": 0.9, "smart-turn-v3.1": 0.2}[name]
+        return lambda audio: score
+
+    strategies = variant_strategies(load_variants(path, None), 200.0, load)
+    assert loaded == ["smart-turn-v3.2", "smart-turn-v3.1"]
+    quiet = np.zeros(RATE, np.float32)
+    assert [s.scorer(quiet) if s.scorer else None for s in strategies] == [0.9, 0.2, 0.9, None]

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from voice.backends.turn_smart import FRAMES, SAMPLE_RATE_HZ, smart_turn_features, whisper_features
+import numpy as np
+import pytest
+
+from voice.backends.turn_smart import (
+    FRAMES,
+    SAMPLE_RATE_HZ,
+    model_file,
+    smart_turn_features,
+    whisper_features,
+)
+from voice.models import ModelMissingError
 
 
 def chirp(seconds: float) -> np.ndarray:
@@ -33,3 +43,13 @@ def test_loudness_does_not_matter() -> None:
     ex = whisper_features()
     quiet, loud = chirp(3.0) * 0.05, chirp(3.0)
     assert np.allclose(smart_turn_features(quiet, ex), smart_turn_features(loud, ex), atol=1e-3)
+
+
+def test_the_model_directory_must_hold_one_onnx_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelMissingError, match=r"no \.onnx file"):
+        model_file(tmp_path)
+    (tmp_path / "smart-turn-v3.1-cpu.onnx").write_bytes(b"x")
+    assert model_file(tmp_path).name == "smart-turn-v3.1-cpu.onnx"
+    (tmp_path / "other.onnx").write_bytes(b"x")
+    with pytest.raises(ModelMissingError, match=r"2 \.onnx files \(other\.onnx, smart-turn-v3\.1-cpu\.onnx\)"):
+        model_file(tmp_path)

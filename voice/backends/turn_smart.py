@@ -1,7 +1,9 @@
-"""Smart Turn v3.2: the probability that the user's turn is complete, from how the speech sounds.
+"""Smart Turn v3: the probability that the user's turn is complete, from how the speech sounds.
 
-The model (catalogue ``smart-turn-v3.2``, from pipecat-ai/smart-turn) is a Whisper-tiny encoder with a
-classifier head. Its input is the last 8 s of the utterance at 16 kHz, left-padded with zeros, normalized to
+The model (catalogue ``smart-turn-v3.2``, the default, or its predecessors ``smart-turn-v3.1`` and
+``smart-turn-v3.0``, from pipecat-ai/smart-turn) is a Whisper-tiny encoder with a classifier head; the three take
+the same input and give the same output, so the model directory's one ``.onnx`` file is loaded whichever it is.
+Its input is the last 8 s of the utterance at 16 kHz, left-padded with zeros, normalized to
 zero mean and unit variance, as Whisper log-mel features (80 mels × 800 frames). faster-whisper's
 ``FeatureExtractor`` computes exactly those features (checked against the reference extraction: identical to
 1e-4), so no feature code is copied here.
@@ -26,7 +28,6 @@ from voice.models import ModelMissingError
 SAMPLE_RATE_HZ = 16_000
 WINDOW_SAMPLES = 8 * SAMPLE_RATE_HZ
 FRAMES = 800
-MODEL_FILE = "smart-turn-v3.2-cpu.onnx"
 #: onnxruntime intra-op threads: 36 ms per call here with 2, 45 ms with 1 (it runs alone on the cores).
 THREADS = 2
 
@@ -47,15 +48,24 @@ def smart_turn_features(audio: np.ndarray, extractor: Any) -> np.ndarray:
     return np.asarray(features[:, :FRAMES], np.float32)[None]
 
 
+def model_file(model_dir: Path) -> Path:
+    """The one ``.onnx`` file of a Smart Turn model directory."""
+    found = sorted(model_dir.glob("*.onnx"))
+    if len(found) != 1:
+        what = "no .onnx file" if not found else f"{len(found)} .onnx files ({', '.join(p.name for p in found)})"
+        raise ModelMissingError(
+            f"end-of-turn model directory {model_dir} holds {what}, not one; run `voice models pull` with its name"
+        )
+    return found[0]
+
+
 class SmartTurn:
     """``score(audio) -> probability that the turn is complete`` (a :data:`voice.turn.endpoint.TurnScorer`)."""
 
     def __init__(self, model_dir: Path) -> None:
         import onnxruntime
 
-        path = Path(model_dir) / MODEL_FILE
-        if not path.is_file():
-            raise ModelMissingError(f"end-of-turn model not found at {path}; run `voice models pull smart-turn-v3.2`")
+        path = model_file(Path(model_dir))
         self._session = onnxruntime.InferenceSession(
             str(path), sess_options=session_options(THREADS), providers=["CPUExecutionProvider"]
         )

@@ -5,6 +5,7 @@ of each pause reach the endpointer ``--text-delay-ms`` of audio after it, as the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +33,32 @@ def merge_turn_vad(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str,
     return {**base, **{s: {**base.get(s, {}), **overrides.get(s, {})} for s in ("turn", "vad")}}
 
 
-def variant_strategies(variants: list[tuple[str, Config]], text_delay_ms: float) -> list[Strategy]:
-    """A strategy per variant: its own config, with the end-of-turn model when the variant names one, and the
-    config's STT for the words of each pause when it has ``[turn] text_evidence`` (each audio transcribed once)."""
+def load_smart_turn(name: str) -> TurnScorer:
+    """The catalogue end-of-turn model ``name``, loaded from the models directory (blocking)."""
+    from voice.backends.turn_smart import SmartTurn
     from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
 
-    scorer: TurnScorer | None = None
+    return SmartTurn(locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(name))).score
+
+
+def variant_strategies(
+    variants: list[tuple[str, Config]],
+    text_delay_ms: float,
+    load_scorer: Callable[[str], TurnScorer] = load_smart_turn,
+) -> list[Strategy]:
+    """A strategy per variant: its own config, with its own end-of-turn model when it names one (each model loaded
+    once, so variants may compare models), and the config's STT for the words of each pause when it has
+    ``[turn] text_evidence`` (each audio transcribed once)."""
+    from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+
+    scorers: dict[str, TurnScorer] = {}
     heard: dict[bytes, str] = {}
     loaded: list[Any] = []  # the STT, loaded once, when a variant needs it
     out = []
     for name, config in variants:
-        if config.turn.end_of_turn_model and scorer is None:
-            from voice.backends.turn_smart import SmartTurn
-
-            model = SmartTurn(
-                locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(config.turn.end_of_turn_model))
-            )
-            scorer = model.score
+        model_name = config.turn.end_of_turn_model
+        if model_name and model_name not in scorers:
+            scorers[model_name] = load_scorer(model_name)
         transcribe: Transcriber | None = None
         if config.turn.text_evidence:
             if not loaded:
@@ -63,9 +73,5 @@ def variant_strategies(variants: list[tuple[str, Config]], text_delay_ms: float)
                     heard[key] = loaded[0].transcribe(audio)
                 return str(heard[key])
 
-        out.append(
-            Strategy(
-                name, config, scorer if config.turn.end_of_turn_model else None, transcribe, text_delay_ms
-            )
-        )
+        out.append(Strategy(name, config, scorers.get(model_name), transcribe, text_delay_ms))
     return out
