@@ -21,6 +21,7 @@ ANSWERS: dict[str, tuple[tuple[str, str], ...]] = {
     "countries": (("What is the capital of France?", "Paris"),),
     "elements": (("What is the chemical symbol for gold?", "Au"),),
     "planets": (("What is the largest planet?", "Jupiter"),),
+    "word problems": (("I've read 120 of the 300 pages, how many are left?", "180"),),
     "expressions": (
         ("What, 17 times 3?", "51"),
         ("So uh 12 plus 9 is what?", "21"),
@@ -37,6 +38,7 @@ LEAVES: dict[str, tuple[str, ...]] = {
     "countries": ("What is the capital of love?",),
     "elements": ("What is the symbol of peace?",),
     "planets": ("Who is the largest singer?",),
+    "word problems": ("I have 3 cats and 2 dogs, how many legs is that in total?",),
     "expressions": ("I called him 3 times.", "What happened on 9/11?"),
 }
 

@@ -2,7 +2,8 @@
 :mod:`voice.skills.clock_questions`; arithmetic; prices and percentages: :mod:`voice.skills.money_sums`; unit
 conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
 symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
-location, thanks; last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
+location, thanks; what is left or what it all comes to, from the amounts said: :mod:`voice.skills.word_problems`;
+last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
 A transcript no skill takes whole is tried again from each of its last sentences or clauses, or from a word that
 opens a question, longest first, so that a question said after some context is still answered ("I always forget
 this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt"),
@@ -23,7 +24,15 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from voice.skills import clock_questions, country_facts, element_facts, expressions, money_sums, planet_facts
+from voice.skills import (
+    clock_questions,
+    country_facts,
+    element_facts,
+    expressions,
+    money_sums,
+    planet_facts,
+    word_problems,
+)
 from voice.skills.numbers import (
     NUMBER_PATTERN,
     fraction_words,
@@ -140,6 +149,7 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("countries", lambda t, _now: country_facts.answer(t)),
     ("elements", lambda t, _now: element_facts.answer(t)),
     ("planets", lambda t, _now: planet_facts.answer(t)),
+    ("word problems", lambda t, _now: word_problems.answer(t)),  # "…42 out of 110, how many have I got left?"
     # After the skills that read numbers with their units and amounts: a sum in any words, or "say it again".
     ("expressions", lambda t, _now: expressions.answer(t)),
 )

@@ -44,7 +44,7 @@ _NUMBER_WORD = re.compile(rf"(?:{NUMBER_WORDS})")
 _MULTIPLY = (("multiplied", "by"), ("times",), ("x",), ("*",))
 _DIVIDE = (("divided", "by"), ("over",), ("/",))
 _ADD = (("plus",), ("+",))
-_SUBTRACT = (("minus",), ("-",))
+_SUBTRACT = (("minus",), ("take", "away"), ("-",))
 _SAID = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
 _NOT_AFTER = frozenset({"in", "into", "as", "to", "of", "than", "on", "at", "for", "by", "from"})
 """Asking words that after a sum make it something else: "5 plus 5 in binary", "3 times 4 to the…"."""

@@ -20,9 +20,15 @@ from dataclasses import dataclass
 from voice.skills.numbers import DIGITS_PATTERN, NUMBER_PATTERN, parse_number, say_number
 
 _NUMBER = NUMBER_PATTERN
-_CURRENCIES = {"dollar": "dollars", "buck": "dollars", "euro": "euros", "pound": "pounds", "quid": "pounds"}
+CURRENCIES = {"dollar": "dollars", "buck": "dollars", "euro": "euros", "pound": "pounds", "quid": "pounds"}
 _SYMBOLS = {"$": "dollars", "€": "euros", "£": "pounds"}
-_AMOUNT = re.compile(rf"\b(?P<n>{_NUMBER})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b)?")
+CENTS = (
+    rf"(?: (?P<cents>{_NUMBER})(?=$|,| (?:and|so|but|how|what|what's|split|splitting|between|among|for|with|is|if|"
+    r"a|an|each|per|apiece|on|at|in|to|from)\b))"
+)
+"""The cents said after a currency, as a regular expression ("three pounds twenty", "87 dollars fifty"): only before
+an end or a word that joins, so "90 dollars 5 ways" is not 90.05."""
+_AMOUNT = re.compile(rf"\b(?P<n>{_NUMBER})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?")
 _PERCENT = re.compile(rf"\b(?P<n>{_NUMBER}) percent\b")
 
 
@@ -32,13 +38,21 @@ class _Amount:
     currency: str | None
 
 
-def _normalize(t: str) -> str:
+def normalize_money(t: str) -> str:
     t = re.sub(r"(?<=\d)\s*%", " percent", t.replace("per cent", "percent"))
     t = re.sub(rf"([$€£])\s?({DIGITS_PATTERN})", lambda m: f"{m.group(2)} {_SYMBOLS[m.group(1)]}", t)
     return re.sub(r"(?<=\d)-(?=(?:dollar|euro|pound)\b)", " ", t)  # "a 60-dollar jacket"
 
 
-def _say(x: float, currency: str | None) -> str:
+def with_cents(whole: float, cents: str | None) -> float | None:
+    """``whole`` with ``cents`` said after its currency (None: none said) added; None when they are not 1-99."""
+    if cents is None:
+        return whole
+    n = parse_number(cents)
+    return None if n is None or not 0 < n < 100 or n != int(n) else whole + n / 100
+
+
+def say_amount(x: float, currency: str | None) -> str:
     """An amount as the reply says it: "45 dollars", "64 dollars and 80 cents", "1 euro", "50 pence", or a bare
     number."""
     if currency is None:
@@ -65,16 +79,16 @@ def _parts(t: str) -> tuple[list[float], list[_Amount]] | None:
         percents.append(p)
     amounts: list[_Amount] = []
     for m in _AMOUNT.finditer(_PERCENT.sub(" ", t)):
-        if (n := parse_number(m.group("n"))) is None:
+        if (n := parse_number(m.group("n"))) is None or (n := with_cents(n, m.group("cents"))) is None:
             return None
         cur = m.group("cur")
-        amounts.append(_Amount(n, _CURRENCIES[cur] if cur else None))
+        amounts.append(_Amount(n, CURRENCIES[cur] if cur else None))
     return percents, amounts
 
 
 def answer(t: str) -> str | None:
     """The exact reply to a cleaned transcript ``t`` that asks one of these sums, else None."""
-    t = _normalize(t)
+    t = normalize_money(t)
     if (share := _what_percent(t)) is not None:
         return share
     if (split := _split(t)) is not None:
@@ -83,35 +97,41 @@ def answer(t: str) -> str | None:
     if parts is None or len(parts[0]) != 1 or len(parts[1]) != 1:
         return None
     p, a = parts[0][0], parts[1][0]
-    cur, said_p, said_a = a.currency, say_number(p), _say(a.value, a.currency)
+    cur, said_p, said_a = a.currency, say_number(p), say_amount(a.value, a.currency)
     if re.search(r"\bpercent off\b|\b(?:discount|discounted|sale|reduced by)\b", t):
         cut = a.value * p / 100
-        return f"{said_a} with {said_p} percent off is {_say(a.value - cut, cur)}: you save {_say(cut, cur)}."
+        paid = say_amount(a.value - cut, cur)
+        return f"{said_a} with {said_p} percent off is {paid}: you save {say_amount(cut, cur)}."
     if re.search(r"\b(?:tip|tips|tipping|gratuity)\b", t):
         tip = a.value * p / 100
-        return f"{_a(said_p)} {said_p} percent tip on {said_a} is {_say(tip, cur)}, {_say(a.value + tip, cur)} in all."
+        in_all = say_amount(a.value + tip, cur)
+        return f"{_a(said_p)} {said_p} percent tip on {said_a} is {say_amount(tip, cur)}, {in_all} in all."
     if re.search(r"\b(?:tax|vat)\b", t):
         tax = a.value * p / 100
         return (
-            f"{said_a} plus {said_p} percent tax is {_say(a.value + tax, cur)}; the tax is {_say(tax, cur)}."
+            f"{said_a} plus {said_p} percent tax is {say_amount(a.value + tax, cur)}; "
+            f"the tax is {say_amount(tax, cur)}."
         )
     if re.search(r"\b(?:increase|increased|raise|raised|grows?|plus|add|more than|up)\b", t):
-        return f"{said_a} plus {said_p} percent is {_say(a.value * (1 + p / 100), cur)}."
+        return f"{said_a} plus {said_p} percent is {say_amount(a.value * (1 + p / 100), cur)}."
     if re.search(r"\b(?:decrease|decreased|reduce|lower|lowered|minus|less than|down|drops?)\b", t):
-        return f"{said_a} minus {said_p} percent is {_say(a.value * (1 - p / 100), cur)}."
+        return f"{said_a} minus {said_p} percent is {say_amount(a.value * (1 - p / 100), cur)}."
     if re.search(r"\bpercent of\b", t):
-        return f"{said_p} percent of {said_a} is {_say(a.value * p / 100, cur)}."
+        return f"{said_p} percent of {said_a} is {say_amount(a.value * p / 100, cur)}."
     return None
 
 
 def _what_percent(t: str) -> str | None:
-    """ "What percent of 60 is 15?", "15 is what percentage of 60?", "15 out of 60 as a percentage"."""
+    """ "What percent of 60 is 15?", "15 is what percentage of 60?", "15 out of 60 as a percentage", "what percent
+    is 18 out of 24", "18 out of 24 is what percent"."""
     n = _NUMBER
     m = (
         re.fullmatch(rf"(?:what|which) (?:percent|percentage) of (?P<b>{n}) is (?P<a>{n})", t)
-        or re.fullmatch(rf"(?:what|which) (?:percent|percentage) is (?P<a>{n}) of (?P<b>{n})", t)
+        or re.fullmatch(rf"(?:what|which) (?:percent|percentage) is (?P<a>{n}) (?:out )?of (?P<b>{n})", t)
         or re.fullmatch(
-            rf"(?:what is |what's )?(?P<a>{n}) (?:is )?what (?:percent|percentage) of (?P<b>{n})", t
+            rf"(?:what is |what's )?(?P<a>{n}) (?:out of (?P<c>{n}) )?(?:is )?what (?:percent|percentage)"
+            rf"(?: of (?P<b>{n}))?",
+            t,
         )
         or re.fullmatch(
             rf"(?:what is |what's )?(?P<a>{n}) out of (?P<b>{n}) (?:as|in) (?:a )?(?:percent|percentage)", t
@@ -119,7 +139,11 @@ def _what_percent(t: str) -> str | None:
     )
     if m is None:
         return None
-    a, b = parse_number(m.group("a")), parse_number(m.group("b"))
+    named = m.groupdict()
+    whole, said_twice = named.get("b") or named.get("c"), named.get("b") and named.get("c")
+    if whole is None or said_twice:
+        return None  # "18 out of 24 is what percent" names the whole once
+    a, b = parse_number(m.group("a")), parse_number(whole)
     if a is None or b is None or b == 0:
         return None
     return f"{say_number(a)} is {say_number(round(a / b * 100, 2))} percent of {say_number(b)}."
@@ -127,8 +151,10 @@ def _what_percent(t: str) -> str | None:
 
 def _split(t: str) -> str | None:
     """ "Split 90 dollars between 4 people", "split a 120 dollar bill 3 ways", "divide 75 euros among 5 of us"."""
-    if not re.search(r"\b(?:split|splitting|share|sharing|divide|divided)\b", t):
-        return None
+    if not re.search(r"\b(?:split|splitting|share|sharing|divide|divided)\b", t) and not re.search(
+        r"\bhow much\b.*\b(?:each|everyone|everybody|per person|per head|a head|apiece)\b", t
+    ):
+        return None  # "split 90 dollars 4 ways", "the bill's 208 dollars for five of us, how much is that each"
     m = re.search(
         rf"\b(?:between|among|amongst|by|into|for)? ?(?P<n>{_NUMBER}) (?:people|persons|ways|of us|friends)\b",
         t,
@@ -152,7 +178,8 @@ def _split_ways(a: _Amount, ways: str) -> str | None:
     more."""
     if (people := parse_number(ways)) is None or people < 1:
         return None
-    return f"{_say(a.value, a.currency)} split {say_number(people)} ways is {_say(a.value / people, a.currency)} each."
+    each = say_amount(a.value / people, a.currency)
+    return f"{say_amount(a.value, a.currency)} split {say_number(people)} ways is {each} each."
 
 
 _SPLIT_REPLY = re.compile(
@@ -174,4 +201,4 @@ def follow_up(t: str, previous_reply: str) -> str | None:
     if said is None or again is None or (whole := parse_number(said.group("whole"))) is None:
         return None
     total = whole + int(said.group("cents") or 0) / 100
-    return _split_ways(_Amount(total, _CURRENCIES.get(said.group("cur") or "")), again.group("n"))
+    return _split_ways(_Amount(total, CURRENCIES.get(said.group("cur") or "")), again.group("n"))

@@ -23,22 +23,34 @@ seven"): a regular expression takes the first alternative that matches, so "eigh
 DIGITS_PATTERN = r"\d+(?:,\d{3})*(?:\.\d+)?"
 """A number in digits, as a regular expression: "42", "4,200", "2.5"; a comma that no three digits follow ends it
 ("$45, how much…")."""
+_AND_A_PART = {"a half": 0.5, "a quarter": 0.25, "three quarters": 0.75}
+"""The part of a mixed number said after "and": "seven and a half", "2 and three quarters"."""
 NUMBER_PATTERN = (
-    rf"(?:{DIGITS_PATTERN}|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
+    rf"(?:(?:{DIGITS_PATTERN}|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
     rf"(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*(?:\s+point(?:\s+(?:{'|'.join(_DIGITS)})\b)+)?)"
+    rf"(?:\s+and\s+(?:{'|'.join(_AND_A_PART)})\b)?)"
 )
 """A number as Whisper writes it, as a regular expression: digits ("4,200", "2.5") or words ("two hundred and
-five", "a hundred and twenty", "one point two"), which :func:`parse_number` reads."""
+five", "a hundred and twenty", "one point two"), maybe with a half or quarters ("seven and a half"), which
+:func:`parse_number` reads."""
 
 
 def parse_number(text: str) -> float | None:
     """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``, ``"minus
-    10"``, ``"twenty six point two"`` (the digits after "point" said one by one); else None. A scale word with
-    nothing before it (``"hundred"``, ``"thousand and five"``) is None: nobody says a number so, and Whisper writes
-    it when the first word was lost ("six hundred minus …" heard as "hundred minus …")."""
+    10"``, ``"twenty six point two"`` (the digits after "point" said one by one), ``"seven and a half"``; else
+    None. A scale word with nothing before it (``"hundred"``, ``"thousand and five"``) is None: nobody says a
+    number so, and Whisper writes it when the first word was lost ("six hundred minus …" heard as "hundred minus
+    …")."""
     # Only a thousands separator goes: another comma is a list ("1,000, 100 and 75"), which parses as no number.
     t = re.sub(r",(?=\d{3}\b)", "", text.strip().rstrip(",").lower())
-    if (m := re.fullmatch(r"(?:minus|negative)\s+(.+)", t)) and (n := parse_number(m.group(1))) is not None:
+    if mixed := re.fullmatch(rf"(.+?)\s+and\s+({'|'.join(_AND_A_PART)})", t):
+        return _mixed(_whole(mixed.group(1)), _AND_A_PART[mixed.group(2)])
+    return _whole(t)
+
+
+def _whole(t: str) -> float | None:
+    """:func:`parse_number` of ``t`` (lower case, no thousands separator) without a part after "and"."""
+    if (m := re.fullmatch(r"(?:minus|negative)\s+(.+)", t)) and (n := _whole(m.group(1))) is not None:
         return -n
     if re.fullmatch(r"-?\d+(\.\d+)?", t):
         return float(t)
@@ -72,6 +84,11 @@ def parse_number(text: str) -> float | None:
         current += value
         seen, closed = True, value < 20
     return float(total + current) if seen else None
+
+
+def _mixed(whole: float | None, part: float) -> float | None:
+    """A whole number and a part said after it: "seven and a half", "12 and three quarters", "minus 2 and a half"."""
+    return None if whole is None else whole + part * (-1 if whole < 0 else 1)
 
 
 ORDINALS = {

@@ -148,7 +148,8 @@ def convert(t: str) -> str | None:
     n_said = m.group("n").strip()
     if n == 1:
         said = f"{_article(n_said, src)} {_plural(src, 1)}"
-    elif parse_number(n_said) is None or m.group("part"):  # "half a kilogram", "an hour and a half": as said
+    elif parse_number(n_said) is None or m.group("part") or re.search(r"\band (?:a|three) (?:half|quarters?)$", n_said):
+        # "half a kilogram", "an hour and a half", "one and a half": as said
         said = " ".join(w for w in (n_said, m.group("from"), m.group("part") and f"and {m.group('part')}") if w)
     else:
         said = f"{say_number(n)} {_plural(src, n)}"

@@ -1,0 +1,114 @@
+"""Word problems over the amounts the user said (:mod:`voice.skills.word_problems`): tables of turns it must read,
+with the number the reply must give, and near-misses it must leave to the other skills and the LLM."""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import datetime
+
+import pytest
+
+from voice.conversation.skills_llm import SkillsLlm
+from voice.runtime.fakes import FakeLlm
+from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.skills import word_problems
+from voice.skills.answer import clean
+
+#: (turn, the amount the reply must end with)
+IN_ONE_TURN = (
+    ("I've done 42 drops out of 110, how many have I got left?", "68 drops"),
+    ("we've walked six miles and the whole loop is fourteen miles how many miles are left", "8 miles"),
+    ("I've read a hundred and twenty of the three hundred pages, how many are left?", "180 pages"),
+    ("a coffee is three pounds twenty and I'm buying four of them, how much is that?", "12 pounds and 80 pence"),
+    ("the parts were 320 dollars and the labour two hours at 95 an hour, what's the total?", "510 dollars"),
+    ("four shifts at eleven and a half hours each, how many hours altogether", "46 hours"),
+    ("how many hours is three shifts of twelve and a half hours", "37.5 hours"),
+    ("The room is 110 euros a night and we're staying 8 nights. How much is that?", "880 euros"),
+    ("£4 for the bus and £12.50 for lunch, how much is that in total?", "16 pounds and 50 pence"),
+    ("so I've got 250 grams and the recipe wants 400 grams, how many grams to go", "150 grams"),
+)
+
+#: turns it must not read: no word says what to do, units that differ, three amounts for a "left", times and timers
+LEAVES = (
+    "How many legs does a spider have?",
+    "What is 17 times 3?",
+    "I have 3 cats and 2 dogs, how many legs is that in total?",  # cats and dogs: no one unit
+    "How many days are left until Christmas?",
+    "I had 50 dollars, spent 20 and then 10, how much is left?",  # three amounts
+    "How much is 5 dollars and 10 euros altogether?",  # two currencies
+    "The pasta needs 12 minutes and I put it on at 6 o'clock, how long is left?",  # the clock's
+    "How long is left on my 10 minute timer?",
+    "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
+    "3 apples and 4 apples, how many?",  # no word to add them
+)
+
+
+@pytest.mark.parametrize(("turn", "amount"), IN_ONE_TURN)
+def test_amounts_said_in_one_turn_are_read(turn: str, amount: str) -> None:
+    reply = word_problems.answer(clean(turn))
+    assert reply is not None and reply.endswith(f" {amount}."), reply
+
+
+@pytest.mark.parametrize("turn", LEAVES)
+def test_near_misses_are_left_to_the_others(turn: str) -> None:
+    assert word_problems.answer(clean(turn)) is None
+
+
+#: (the user's earlier turns, the question, the amount the reply must end with, or None: not read)
+TOLD = (
+    (["I've got forty two dollars."], "If I spend seventeen on lunch, how much will I have left?", "25 dollars"),
+    (["I have 120 sheep.", "What's the capital of France?"], "If I sell thirty, how many will I have?", "90 sheep"),
+    (["I've got twelve deliveries left."], "So if I do three more, how many will I have left?", "9 deliveries"),
+    (["We have 18 chairs."], "If we buy 6 more, how many will we have?", "24 chairs"),
+    (["I owe Tom 15 pounds.", "And I owe Sarah 20 pounds."], "How much do I owe in total?", "35 pounds"),
+    (["I spent 45 dollars on fuel and 8 dollars 50 on food."], "How much is that in all?", "53 dollars and 50 cents"),
+    (["My car does forty miles per gallon."], "So how far can I get on ten gallons?", "400 miles"),
+    # not read
+    (["Set a timer for 20 minutes."], "If I spend 5, how much is left?", None),  # a request, not a told amount
+    (["What's 40 plus 2?"], "If I spend 17, how much will I have left?", None),  # a question
+    (["I've got 42 dollars."], "If I spend 17 euros, how much will I have left?", None),  # another currency
+    (["I've got 10 dollars."], "If I spend 17, how much will I have left?", None),  # more than there is
+    (["I've got 42 dollars."], "How much is the capital of France?", None),  # no amount, no total word
+    (["I have 3 cats.", "I have 2 dogs."], "How many do I have in total?", None),  # two nouns
+    (["I've got 42 dollars."], "If I think about 17, how much will I have?", None),  # no verb of taking or getting
+)
+
+
+@pytest.mark.parametrize(("earlier", "question", "amount"), TOLD)
+def test_amounts_told_earlier_are_built_on(earlier: list[str], question: str, amount: str | None) -> None:
+    reply = word_problems.follow_up(clean(question), earlier)
+    if amount is None:
+        assert reply is None
+    else:
+        assert reply is not None and reply.endswith(f" {amount}."), reply
+
+
+def test_the_reply_says_the_sum_it_did() -> None:
+    reply = word_problems.follow_up(clean("If I spend 17, how much will I have left?"), ["I've got 42 dollars."])
+    assert reply == "42 dollars minus 17 dollars leaves 25 dollars."
+    reply = word_problems.answer(clean("The room is 110 euros a night and we're staying 8 nights, how much is that?"))
+    assert reply is not None and re.match(r"8 nights at 110 euros a night comes to", reply)
+
+
+def test_the_wrapper_builds_on_a_told_amount_before_the_notes_say_it_back() -> None:
+    """Through the LLM wrapper: the told amount is the start, the self-repaired question the change; the notes,
+    which would say "You told me you owe Tom 15 pounds", come after."""
+    llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 7, 12))
+    said = [
+        "I owe Tom 15 pounds.",
+        "What's the capital of Peru?",
+        "And I owe Sarah 20 pounds.",
+        "How much do I owe in total?",
+    ]
+    messages: list[ChatMessage] = []
+    replies = []
+    for text in said:
+        messages.append(ChatMessage("user", text))
+        events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
+        replies.append("".join(e.text for e in events if isinstance(e, TextDelta)))
+        messages.append(ChatMessage("assistant", replies[-1]))
+    assert replies[-1] == "15 pounds plus 20 pounds comes to 35 pounds."
+    messages[-2:] = [ChatMessage("user", "If I pay Tom 10, no wait, 12, how much will I still owe him?")]
+    events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "From the model."  # two amounts told

@@ -1,0 +1,263 @@
+"""Word problems over the amounts the user said: what is left, what it all comes to, and a price or a length times
+how many, in one turn or told in earlier ones.
+
+SmolLM2-135M guesses these, or the other skills pass them by: "we've done about six miles so far and the whole loop
+is fourteen miles how many miles have we got left" was said back; "I've got forty two dollars" … "if I spend
+seventeen on takeaway how much will I have left" got "I'm not sure"; "a latte's three pounds twenty and someone buys
+four of them how much is that" got "4 pounds twenty" (the twenty-ninth and thirtieth held-out sets). They are read
+by a small grammar of quantities, not by sentence templates:
+
+- **A quantity** is a number and what follows it: a currency ("42 dollars", "£5", "three pounds twenty" is 3.20), a
+  noun ("six miles", "forty two drops", "four of them"), or nothing. With "a", "an", "per" or "each" and a noun after
+  it, or "each" alone, it is a **rate** ("110 euros a night", "95 an hour", "eleven and a half hours each"); so is
+  one after "at" or after a count and "of" ("two hours at 95 an hour", "three shifts of twelve and a half hours").
+- **A count times a rate** is a product: the count whose noun is the rate's ("eight nights" and "110 euros a
+  night"), or the count just before a rate with no noun of its own ("four night shifts at eleven and a half hours
+  each"), or a price and "N of them".
+- **The question's words** say what to do (closed classes, :data:`_LEFT`, :data:`_TOTAL`): "left", "remaining",
+  "to go" take the smaller of exactly two amounts from the larger; "altogether", "in total", "in all",
+  "combined" add the amounts (at least two, or a product); "how much" or "how many" of a product's kind is the
+  product.
+- **Told earlier.** A question with one amount and no second (a follow-up: "if I spend 17 how much will I have
+  left", "if I sell thirty how many will I have") starts from the one amount of its kind the user's earlier
+  statements told (with two, which one is meant is not in the words, and none is read): a verb of giving or using
+  up (:data:`_TAKING`) or "left" takes the new amount from it, one of getting (:data:`_GETTING`) or "more" adds
+  it; a told rate of its unit multiplies it ("my car does 40 miles per gallon" … "how far can I get on ten
+  gallons"). "How much is that altogether" with no amount adds the amounts the user's statements told (all of one
+  kind, or none is read).
+
+Amounts must agree: two currencies, two different nouns, or three numbers for a "left" are not read, and go to the
+other skills and the LLM, as does anything about a timer or a time of day (the timers and the clock skill own
+those).
+The reply says the sum it did ("14 miles minus 6 miles leaves 8 miles."), so a misreading is heard. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from voice.skills.money_sums import CENTS, CURRENCIES, normalize_money, say_amount, with_cents
+from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
+from voice.skills.word_classes import FUNCTION_WORDS, singular, words_in, words_of
+
+_LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b")
+_TOTAL = re.compile(r"\b(?:altogether|all together|in total|total|in all|combined|all in|overall|add up|adds up)\b")
+_TAKING = words_of(
+    "spend spent sell sold give gave use used eat ate lose lost pay paid drink drank take took send sent post posted "
+    "deliver delivered do did finish finished plant planted burn burned burnt remove removed throw threw donate "
+    "donated lend lent break broke bake baked cook cooked"
+)
+"""Verbs that use an amount up or give it away: with a told amount, the new one is taken from it."""
+_GETTING = words_of(
+    "buy bought get got earn earned receive received add added find found win won save saved collect collected "
+    "pick picked borrow borrowed"
+)
+"""Verbs that bring an amount in: with a told amount, the new one is added to it."""
+_HOW = re.compile(r"\bhow (?:much|many|far)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
+_CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
+"""Timers and times of day: the timers and the clock skill read those, not sums of amounts."""
+_QUANTITY = re.compile(
+    rf"\b(?P<n>{NUMBER_PATTERN})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?"
+    rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|[a-z]+))?(?: (?P<per>(?:a|an|per) [a-z]+|each|apiece))?\b"
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """An amount the user said: its value, its currency or noun as said ("" for none; "them" in "four of them"),
+    and for a rate what it is per ("night", "hour"; "each" for a rate of the count before it)."""
+
+    value: float
+    noun: str
+    per: str = ""
+    currency: bool = False
+
+    @property
+    def unit(self) -> str:
+        """The noun in one form, to compare amounts: "nights" and "night" are one unit."""
+        return self.noun if self.currency else singular(self.noun)
+
+    def said(self) -> str:
+        if self.currency:
+            return say_amount(self.value, self.noun)
+        if not self.noun or self.noun == "them":
+            return say_number(self.value)
+        return f"{say_number(self.value)} {self.noun}"
+
+    def as_(self, noun: str, currency: bool) -> Quantity:
+        """This amount in ``noun`` when it has none of its own ("a hundred and ten" beside "forty two drops")."""
+        return Quantity(self.value, noun, self.per, currency) if self.noun in ("", "them") else self
+
+
+def quantities(text: str) -> list[Quantity] | None:
+    """The quantities said in ``text`` (cleaned), in order; None when a number does not parse."""
+    found: list[Quantity] = []
+    end = 0
+    text = normalize_money(text)
+    for m in _QUANTITY.finditer(text):
+        n = parse_number(m.group("n"))
+        n = None if n is None else with_cents(n, m.group("cents"))
+        if n is None:
+            return None
+        cur = CURRENCIES[m.group("cur")] if m.group("cur") else ""
+        noun, per = m.group("noun") or "", m.group("per") or ""
+        if noun in FUNCTION_WORDS or noun in ("more", "less", "out"):
+            noun = ""
+        per = singular(per.split()[1]) if " " in per else "each" if per else ""
+        gap = text[end : m.start()]
+        counted = bool(found) and bool(found[-1].noun) and not found[-1].currency
+        if not per and (gap.endswith(" at ") or (gap == " of " and counted)):
+            per = "each"  # "two hours at 95 an hour" (above), "at 3 pounds 20", "three shifts of 12 hours"
+        end = m.end()
+        found.append(Quantity(n, cur or ("them" if noun == "of them" else noun), per, currency=bool(cur)))
+    return found
+
+
+@dataclass(frozen=True)
+class _Term:
+    value: float
+    said: str
+    unit: Quantity  # the term's noun and currency, with value 1
+
+
+def _terms(qs: list[Quantity]) -> list[_Term] | None:
+    """The quantities as the terms of a sum: each rate times its count, the rest as they are; None when a rate has
+    no count."""
+    used: set[int] = set()
+    terms: list[_Term] = []
+    for r, rate in enumerate(qs):
+        if not rate.per:
+            continue
+        if rate.per == "each":  # "four night shifts at eleven and a half hours each": the count just before
+            count = next((i for i in range(r - 1, -1, -1) if i not in used and not qs[i].per), None)
+        else:  # "110 euros a night" and "eight nights", before or after
+            count = next((i for i, q in enumerate(qs) if i not in used and not q.per and q.unit == rate.per), None)
+        if count is None:
+            return None
+        used.update({r, count})
+        c = qs[count]
+        said = f"{say_number(c.value)} times {rate.said()}" if rate.per == "each" else f"{c.said()} at {_per(rate)}"
+        terms.append(_Term(c.value * rate.value, said, _one(rate)))
+    rest = [q for i, q in enumerate(qs) if i not in used]
+    them = [q for q in rest if q.noun == "them"]
+    if them:  # "a latte's three pounds twenty and someone buys four of them"
+        prices = [q for q in rest if q.currency]
+        if len(them) != 1 or len(prices) != 1 or len(rest) != 2:
+            return None
+        n, price = them[0].value, prices[0]
+        return [*terms, _Term(n * price.value, f"{say_number(n)} times {price.said()}", _one(price))]
+    return [*terms, *(_Term(q.value, q.said(), _one(q)) for q in rest)]
+
+
+def _per(rate: Quantity) -> str:
+    """A rate as said: "110 euros a night", "95 an hour"."""
+    vowel = rate.per[:1] in tuple("aeiou") or rate.per.startswith(("hour", "honest"))  # said with a vowel
+    return f"{rate.said()} {'an' if vowel else 'a'} {rate.per}"
+
+
+def _one(q: Quantity) -> Quantity:
+    return Quantity(1.0, q.noun, currency=q.currency)
+
+
+def _kind(units: Sequence[Quantity]) -> Quantity | None:
+    """The one noun or currency the amounts share (one with none takes it), as a quantity of 1; None when two
+    differ."""
+    named = {u.unit: u for u in units if u.noun and u.noun != "them"}
+    if len(named) > 1:
+        return None
+    return next(iter(named.values()), Quantity(1.0, ""))
+
+
+def answer(t: str) -> str | None:
+    """The reply to a word problem whose amounts are all in ``t`` (a cleaned transcript), else None."""
+    if not _HOW.search(t) or _about_time(t):
+        return None
+    qs = quantities(t)
+    if not qs:
+        return None
+    if _LEFT.search(t) and len(qs) == 2 and not any(q.per for q in qs):
+        if (kind := _kind(qs)) is None:
+            return None
+        big, small = sorted((q.as_(kind.noun, kind.currency) for q in qs), key=lambda q: q.value, reverse=True)
+        return _leaves(big, small)
+    terms = _terms(qs)
+    if terms is None or (len(terms) < 2 and len(terms) == len(qs)):
+        return None  # one plain amount: nothing to do with it here
+    if len(terms) > 1 and not _TOTAL.search(t):
+        return None  # several amounts, but no word says to add them
+    kind = _kind([term.unit for term in terms])
+    return None if kind is None else _comes_to(terms, kind)
+
+
+def _leaves(big: Quantity, small: Quantity) -> str:
+    left = Quantity(big.value - small.value, big.noun, currency=big.currency)
+    return f"{big.said()} minus {small.said()} leaves {left.said()}."
+
+
+def _comes_to(terms: Sequence[_Term], kind: Quantity) -> str:
+    total = Quantity(sum(term.value for term in terms), kind.noun, currency=kind.currency)
+    said = " plus ".join(term.said for term in terms)
+    return f"{said[:1].upper()}{said[1:]} comes to {total.said()}."
+
+
+def _about_time(t: str) -> bool:
+    """``t`` names a timer or a time of day: the timers and the clock skill read those."""
+    return bool(_CLOCK_OR_TIMER.search(t))
+
+
+_STATEMENT_START = re.compile(
+    r"(?:(?:ok(?:ay)?|so|and|well|right|um|uh)[, ]+)*(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b"
+)
+"""How a statement about the user opens: an amount told in one is the user's own."""
+
+
+def follow_up(t: str, earlier: Sequence[str]) -> str | None:
+    """The reply to a word problem that builds on amounts the user told in ``earlier`` turns (their words, oldest
+    first), else None."""
+    if not _HOW.search(t) or _about_time(t) or (qs := quantities(t)) is None or len(qs) > 1:
+        return None
+    told = _told(earlier)
+    if not told:
+        return None
+    if not qs:
+        amounts = [q for turn in told for q in turn]
+        if not _TOTAL.search(t) or len(amounts) < 2 or any(q.per for q in amounts):
+            return None
+        kind = _kind(amounts)
+        return None if kind is None else _comes_to([_Term(q.value, q.said(), _one(q)) for q in amounts], kind)
+    new = qs[0]
+    if new.per:
+        return None
+    rates = [q for turn in told for q in turn if q.per and q.per == new.unit]
+    if len(rates) == 1:  # "my car does 40 miles per gallon" … "how far can I get on ten gallons"
+        rate = rates[0]
+        total = Quantity(new.value * rate.value, rate.noun, currency=rate.currency)
+        return f"{new.said()} at {_per(rate)} is {total.said()}."
+    # The start is the one amount of the new one's kind the user told: with two ("I owe Tom 15 pounds", "I owe Sarah
+    # 20 pounds"), which one "how much will I still owe" starts from is not in the words.
+    held = [q for turn in told for q in turn if not q.per and _kind([q, new]) is not None]
+    if len(held) != 1 or (kind := _kind([held[0], new])) is None:
+        return None
+    start, more = held[0].as_(kind.noun, kind.currency), new.as_(kind.noun, kind.currency)
+    words = set(words_in(t))
+    if _LEFT.search(t) or words & _TAKING:
+        return _leaves(start, more) if start.value >= more.value else None
+    if words & _GETTING or "more" in words:
+        total = Quantity(start.value + more.value, start.noun, currency=start.currency)
+        return f"{start.said()} plus {more.said()} makes {total.said()}."
+    return None
+
+
+def _told(earlier: Sequence[str]) -> list[list[Quantity]]:
+    """The quantities of each of the user's earlier statements about themselves that held any (oldest first);
+    questions, requests and timers are passed over."""
+    told: list[list[Quantity]] = []
+    for turn in earlier:
+        text = re.sub(r"[.!]+$", "", normalize_money(turn.lower().strip()))
+        if "?" in text or not _STATEMENT_START.match(text) or _about_time(text):
+            continue
+        if qs := quantities(text):
+            told.append(qs)
+    return told
