@@ -27,6 +27,8 @@ IN_ONE_TURN = (
     ("The room is 110 euros a night and we're staying 8 nights. How much is that?", "880 euros"),
     ("£4 for the bus and £12.50 for lunch, how much is that in total?", "16 pounds and 50 pence"),
     ("so I've got 250 grams and the recipe wants 400 grams, how many grams to go", "150 grams"),
+    ("I've got 250 grams and the recipe wants 400 grams, how much more do I need?", "150 grams"),
+    ("I sold 68 cookies at 75 cents each, how much money did I make?", "51 dollars"),
 )
 
 #: turns it must not read: no word says what to do, units that differ, three amounts for a "left", times and timers
@@ -41,6 +43,8 @@ LEAVES = (
     "How long is left on my 10 minute timer?",
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
     "3 apples and 4 apples, how many?",  # no word to add them
+    # the word that adds is not in the question: "add up" tells, and the question asks for a division
+    "each can covers 40 square metres and the walls add up to 120 square metres, how many cans do we need?",
 )
 
 
@@ -64,6 +68,8 @@ TOLD = (
     (["I owe Tom 15 pounds.", "And I owe Sarah 20 pounds."], "How much do I owe in total?", "35 pounds"),
     (["I spent 45 dollars on fuel and 8 dollars 50 on food."], "How much is that in all?", "53 dollars and 50 cents"),
     (["My car does forty miles per gallon."], "So how far can I get on ten gallons?", "400 miles"),
+    (["My suitcase weighs 19 kilos."], "How many more kilos can I add before I hit 23?", "4 kilos"),
+    (["I've saved 300 dollars."], "How much more do I need to get to 1,000?", "700 dollars"),
     # not read
     (["Set a timer for 20 minutes."], "If I spend 5, how much is left?", None),  # a request, not a told amount
     (["What's 40 plus 2?"], "If I spend 17, how much will I have left?", None),  # a question
@@ -72,6 +78,7 @@ TOLD = (
     (["I've got 42 dollars."], "How much is the capital of France?", None),  # no amount, no total word
     (["I have 3 cats.", "I have 2 dogs."], "How many do I have in total?", None),  # two nouns
     (["I've got 42 dollars."], "If I think about 17, how much will I have?", None),  # no verb of taking or getting
+    (["My suitcase weighs 19 kilos."], "How many more kilos can I add before I hit 15?", None),  # already over
 )
 
 

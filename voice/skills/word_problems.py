@@ -15,14 +15,15 @@ by a small grammar of quantities, not by sentence templates:
   night"), or the count just before a rate with no noun of its own ("four night shifts at eleven and a half hours
   each"), or a price and "N of them".
 - **The question's words** say what to do (closed classes, :data:`_LEFT`, :data:`_TOTAL`): "left", "remaining",
-  "to go" take the smaller of exactly two amounts from the larger; "altogether", "in total", "in all",
+  "to go", "how many more" take the smaller of exactly two amounts from the larger; "altogether", "in total", "in all",
   "combined" add the amounts (at least two, or a product); "how much" or "how many" of a product's kind is the
   product.
 - **Told earlier.** A question with one amount and no second (a follow-up: "if I spend 17 how much will I have
   left", "if I sell thirty how many will I have") starts from the one amount of its kind the user's earlier
   statements told (with two, which one is meant is not in the words, and none is read): a verb of giving or using
   up (:data:`_TAKING`) or "left" takes the new amount from it, one of getting (:data:`_GETTING`) or "more" adds
-  it; a told rate of its unit multiplies it ("my car does 40 miles per gallon" … "how far can I get on ten
+  it, and "how many more" before a larger one is what it lacks ("19 kilos" … "how many more kilos can I add before
+  I hit 23"); a told rate of its unit multiplies it ("my car does 40 miles per gallon" … "how far can I get on ten
   gallons"). "How much is that altogether" with no amount adds the amounts the user's statements told (all of one
   kind, or none is read).
 
@@ -42,7 +43,9 @@ from voice.skills.money_sums import CENTS, CURRENCIES, normalize_money, say_amou
 from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
 from voice.skills.word_classes import FUNCTION_WORDS, singular, words_in, words_of
 
-_LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b")
+_LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b|\bhow (?:many|much)(?: [a-z]+)? more\b")
+_HOW_MANY_MORE = re.compile(r"\bhow (?:many|much)(?: [a-z]+)? more\b")
+"""Asks for a difference: "how many more kilos can I add before I hit 23" is 23 less what there is, not 23 more."""
 _TOTAL = re.compile(r"\b(?:altogether|all together|in total|total|in all|combined|all in|overall|add up|adds up)\b")
 _TAKING = words_of(
     "spend spent sell sold give gave use used eat ate lose lost pay paid drink drank take took send sent post posted "
@@ -56,6 +59,8 @@ _GETTING = words_of(
 )
 """Verbs that bring an amount in: with a told amount, the new one is added to it."""
 _HOW = re.compile(r"\bhow (?:much|many|far)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
+_SMALL_COINS = {"cent": "dollars", "cents": "dollars", "pence": "pounds", "p": "pounds", "penny": "pounds"}
+_ASKS = re.compile(r"\b(?:how|what|what's|whats)\b")
 _CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
 """Timers and times of day: the timers and the clock skill read those, not sums of amounts."""
 _QUANTITY = re.compile(
@@ -111,6 +116,8 @@ def quantities(text: str) -> list[Quantity] | None:
         if not per and (gap.endswith(" at ") or (gap == " of " and counted)):
             per = "each"  # "two hours at 95 an hour" (above), "at 3 pounds 20", "three shifts of 12 hours"
         end = m.end()
+        if not cur and noun in _SMALL_COINS:  # "75 cents each": counted in dollars, so the total is said in them
+            n, cur, noun = n / 100, _SMALL_COINS[noun], ""
         found.append(Quantity(n, cur or ("them" if noun == "of them" else noun), per, currency=bool(cur)))
     return found
 
@@ -177,7 +184,8 @@ def answer(t: str) -> str | None:
     qs = quantities(t)
     if not qs:
         return None
-    if _LEFT.search(t) and len(qs) == 2 and not any(q.per for q in qs):
+    asked = _question(t)
+    if _LEFT.search(asked) and len(qs) == 2 and not any(q.per for q in qs):
         if (kind := _kind(qs)) is None:
             return None
         big, small = sorted((q.as_(kind.noun, kind.currency) for q in qs), key=lambda q: q.value, reverse=True)
@@ -185,10 +193,17 @@ def answer(t: str) -> str | None:
     terms = _terms(qs)
     if terms is None or (len(terms) < 2 and len(terms) == len(qs)):
         return None  # one plain amount: nothing to do with it here
-    if len(terms) > 1 and not _TOTAL.search(t):
+    if len(terms) > 1 and not _TOTAL.search(asked):
         return None  # several amounts, but no word says to add them
     kind = _kind([term.unit for term in terms])
     return None if kind is None else _comes_to(terms, kind)
+
+
+def _question(t: str) -> str:
+    """The question of ``t``: from its last "how" or "what" on. The words that say what to do count only there:
+    "the walls add up to 120 square metres, how many cans do we need" asks for no sum."""
+    starts = [m.start() for m in _ASKS.finditer(t)]
+    return t[starts[-1] :] if starts else t
 
 
 def _leaves(big: Quantity, small: Quantity) -> str:
@@ -223,7 +238,7 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
         return None
     if not qs:
         amounts = [q for turn in told for q in turn]
-        if not _TOTAL.search(t) or len(amounts) < 2 or any(q.per for q in amounts):
+        if not _TOTAL.search(_question(t)) or len(amounts) < 2 or any(q.per for q in amounts):
             return None
         kind = _kind(amounts)
         return None if kind is None else _comes_to([_Term(q.value, q.said(), _one(q)) for q in amounts], kind)
@@ -242,7 +257,9 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
         return None
     start, more = held[0].as_(kind.noun, kind.currency), new.as_(kind.noun, kind.currency)
     words = set(words_in(t))
-    if _LEFT.search(t) or words & _TAKING:
+    if _HOW_MANY_MORE.search(_question(t)):  # "19 kilos" … "how many more can I add before I hit 23": the difference
+        return _leaves(more, start) if more.value > start.value else None
+    if _LEFT.search(_question(t)) or words & _TAKING:
         return _leaves(start, more) if start.value >= more.value else None
     if words & _GETTING or "more" in words:
         total = Quantity(start.value + more.value, start.noun, currency=start.currency)
