@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from voice.skills.money_sums import CENTS, CURRENCIES, normalize_money, say_amount, with_cents
 from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
+from voice.skills.units import convert
 from voice.skills.word_classes import FUNCTION_WORDS, singular, words_in, words_of
 
 _LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b|\bhow (?:many|much)(?: [a-z]+)? more\b")
@@ -179,6 +180,10 @@ def _kind(units: Sequence[Quantity]) -> Quantity | None:
 
 def answer(t: str) -> str | None:
     """The reply to a word problem whose amounts are all in ``t`` (a cleaned transcript), else None."""
+    return _in_unit_asked(_answer(t), t)
+
+
+def _answer(t: str) -> str | None:
     if not _HOW.search(t) or _about_time(t):
         return None
     qs = quantities(t)
@@ -197,6 +202,21 @@ def answer(t: str) -> str | None:
         return None  # several amounts, but no word says to add them
     kind = _kind([term.unit for term in terms])
     return None if kind is None else _comes_to(terms, kind)
+
+
+_RESULT = re.compile(r" (?:leaves|comes to|makes|is) (?P<amount>-?[\d.]+ [a-z]+)\.$")
+_UNIT_ASKED = re.compile(r"\bhow (?:many|much)(?: more)? (?P<unit>[a-z]+)")
+
+
+def _in_unit_asked(reply: str | None, t: str) -> str | None:
+    """``reply`` with its result in the unit the question asks for, when it asks for another that the unit
+    conversions know: "…i've done two and a half so how many more seconds" → "4 minutes minus 2.5 minutes leaves
+    1.5 minutes. There are 90 seconds in 1.5 minutes." """
+    found, asked = _RESULT.search(reply or ""), _UNIT_ASKED.search(_question(t))
+    if reply is None or found is None or asked is None or singular(asked["unit"]) in found["amount"]:
+        return reply
+    converted = convert(f"how many {asked['unit']} in {found['amount']}")
+    return f"{reply} {converted}" if converted else reply
 
 
 def _question(t: str) -> str:
@@ -231,6 +251,10 @@ _STATEMENT_START = re.compile(
 def follow_up(t: str, earlier: Sequence[str]) -> str | None:
     """The reply to a word problem that builds on amounts the user told in ``earlier`` turns (their words, oldest
     first), else None."""
+    return _in_unit_asked(_follow_up(t, earlier), t)
+
+
+def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
     if not _HOW.search(t) or _about_time(t) or (qs := quantities(t)) is None or len(qs) > 1:
         return None
     told = _told(earlier)
