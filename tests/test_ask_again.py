@@ -120,6 +120,10 @@ CELSIUS = [
     ChatMessage("assistant", "20 degrees Celsius is 68 degrees Fahrenheit."),
 ]
 SUM = [ChatMessage("user", "What is 20 plus 5?"), ChatMessage("assistant", "20 plus 5 is 25.")]
+TOLD = [
+    ChatMessage("user", "I've got three hundred and twenty pounds left in the bills account."),
+    ChatMessage("assistant", "OK."),
+]
 
 
 @pytest.mark.parametrize(
@@ -128,6 +132,7 @@ SUM = [ChatMessage("user", "What is 20 plus 5?"), ChatMessage("assistant", "20 p
         (CELSIUS, "and 30"),  # heard word for word, unsure (the eighth held-out set)
         (ITALY, "How about Germany?"),
         (SUM, "Now double that."),
+        (TOLD, "If I pay 95, how much is left?"),
     ],
 )
 def test_an_unsure_follow_up_a_skill_answers_from_the_conversation_is_answered(
@@ -187,6 +192,14 @@ def test_a_long_turn_no_skill_takes_is_asked_for_in_fewer_words(text: str) -> No
     for off in ({"ask_again_llm_above_words": 0}, {"ask_again": False}):
         assert not needed(make_config(stt=off), text, SURE)
     assert not needed(make_config(stt={"ask_again_llm_above_words": 40}), text, SURE)
+
+
+def test_a_long_follow_up_on_an_amount_the_user_told_is_answered_not_asked_shorter() -> None:
+    """14 words, so too long for the LLM; but the word problems read it on the told amount (the thirty-first set)."""
+    text = "If I pay the gas bill of ninety five out of that how much is left"
+    config = make_config()
+    assert too_long(config, text) and needed(config, text, SURE)  # alone, nothing to take 95 from
+    assert not needed(config, text, SURE, TOLD)
 
 
 @pytest.mark.parametrize("text", NOT_TOO_LONG)

@@ -45,7 +45,7 @@ from voice.conversation.self_repair import as_meant
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
-from voice.skills import capabilities, timers
+from voice.skills import capabilities, timers, word_problems
 from voice.skills.word_classes import is_filler
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -59,7 +59,8 @@ def understood(
 ) -> bool:
     """A local skill (or the timers) would answer ``text`` without the LLM: on its own, or as a follow-up of the
     conversation so far, ``earlier`` (written out from the previous question when ``resolve_follow_ups``, as
-    ``[llm] resolve_follow_ups`` has the skills do, or on the previous answer's result)."""
+    ``[llm] resolve_follow_ups`` has the skills do, on the amounts the user told, or on the previous answer's
+    result)."""
     text = strip_interjections(text)
     if (
         timers.parse(text) is not None
@@ -73,6 +74,9 @@ def understood(
         asked = strip_interjections(resolve_messages([*earlier, ChatMessage("user", text)])[-1].content)
         if asked != text and skills.answer(asked, _A_MOMENT, location) is not None:
             return True
+    told = [m.content for m in earlier if m.role == "user"]
+    if word_problems.follow_up(skills.clean(text), told) is not None:
+        return True  # "…I've got 320 pounds in the bills account." … "if I pay 95 out of that how much is left"
     previous = next((m.content for m in reversed(earlier) if m.role == "assistant"), "")
     return bool(previous) and skills.follow_up(text, previous) is not None
 
