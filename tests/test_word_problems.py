@@ -80,6 +80,7 @@ TOLD = (
     (["I have 3 cats.", "I have 2 dogs."], "How many do I have in total?", None),  # two nouns
     (["I've got 42 dollars."], "If I think about 17, how much will I have?", None),  # no verb of taking or getting
     (["My suitcase weighs 19 kilos."], "How many more kilos can I add before I hit 15?", None),  # already over
+    (["I'm 42."], "If I spend 17 dollars, how much will I have left?", None),  # an age: 42 of nothing said
 )
 
 

@@ -275,8 +275,10 @@ def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
         total = Quantity(new.value * rate.value, rate.noun, currency=rate.currency)
         return f"{new.said()} at {_per(rate)} is {total.said()}."
     # The start is the one amount of the new one's kind the user told: with two ("I owe Tom 15 pounds", "I owe Sarah
-    # 20 pounds"), which one "how much will I still owe" starts from is not in the words.
-    held = [q for turn in told for q in turn if not q.per and _kind([q, new]) is not None]
+    # 20 pounds"), which one "how much will I still owe" starts from is not in the words. It must say what it
+    # counts: a bare "I'm 42" is an age, not 42 of what a later "if I spend 17" spends.
+    held = [q for turn in told for q in turn if not q.per and q.noun not in ("", "them")]
+    held = [q for q in held if _kind([q, new]) is not None]
     if len(held) != 1 or (kind := _kind([held[0], new])) is None:
         return None
     start, more = held[0].as_(kind.noun, kind.currency), new.as_(kind.noun, kind.currency)
