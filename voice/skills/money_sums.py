@@ -39,6 +39,8 @@ class _Amount:
 
 
 def normalize_money(t: str) -> str:
+    """``t`` with "%" and "per cent" as "percent", "$60" as "60 dollars" (and "€", "£"), "a 60-dollar jacket" as
+    "a 60 dollar jacket"."""
     t = re.sub(r"(?<=\d)\s*%", " percent", t.replace("per cent", "percent"))
     t = re.sub(rf"([$€£])\s?({DIGITS_PATTERN})", lambda m: f"{m.group(2)} {_SYMBOLS[m.group(1)]}", t)
     return re.sub(r"(?<=\d)-(?=(?:dollar|euro|pound)\b)", " ", t)  # "a 60-dollar jacket"
