@@ -3,7 +3,8 @@
 conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
 symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
 location, thanks; what is left or what it all comes to, from the amounts said: :mod:`voice.skills.word_problems`;
-last, any sum left in other words, read as an expression: :mod:`voice.skills.expressions`).
+how many groups an amount makes, or an amount scaled: :mod:`voice.skills.ratios`; last, any sum left in other
+words, read as an expression: :mod:`voice.skills.expressions`).
 A transcript no skill takes whole is tried again from each of its last sentences or clauses, or from a word that
 opens a question, longest first, so that a question said after some context is still answered ("I always forget
 this. How many days are in a leap year?", "my kid asked me and I couldn't remember what's the capital of Egypt"),
@@ -31,6 +32,7 @@ from voice.skills import (
     expressions,
     money_sums,
     planet_facts,
+    ratios,
     word_problems,
 )
 from voice.skills.numbers import (
@@ -150,6 +152,7 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("elements", lambda t, _now: element_facts.answer(t)),
     ("planets", lambda t, _now: planet_facts.answer(t)),
     ("word problems", lambda t, _now: word_problems.answer(t)),  # "…42 out of 110, how many have I got left?"
+    ("ratios", lambda t, _now: ratios.answer(t)),  # "…72 bulbs in rows of eight, how many rows is that?"
     # After the skills that read numbers with their units and amounts: a sum in any words, or "say it again".
     ("expressions", lambda t, _now: expressions.answer(t)),
 )

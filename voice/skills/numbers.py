@@ -13,7 +13,7 @@ _UNIT_WORDS = (
 _TEN_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
 _UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split(" "))}
 _TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split(" "), start=2)}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 1_000_000}
 _FILLER = {"and", "a", "after", "by", "the"}
 _DIGITS = {w: str(i) for i, w in enumerate(_UNIT_WORDS.split(" ")[:10])} | {"oh": "0", "o": "0"}
 """The digits said one by one after "point"."""
@@ -26,7 +26,7 @@ DIGITS_PATTERN = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _AND_A_PART = {"a half": 0.5, "a quarter": 0.25, "three quarters": 0.75}
 """The part of a mixed number said after "and": "seven and a half", "2 and three quarters"."""
 NUMBER_PATTERN = (
-    rf"(?:(?:{DIGITS_PATTERN}|(?:a[\s-]+(?=(?:hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
+    rf"(?:(?:{DIGITS_PATTERN}|(?:a[\s-]+(?=(?:dozen|hundred|thousand|million)\b))?(?:{NUMBER_WORDS})\b"
     rf"(?:[\s-]+(?:and[\s-]+)?(?:{NUMBER_WORDS})\b)*(?:\s+point(?:\s+(?:{'|'.join(_DIGITS)})\b)+)?)"
     rf"(?:\s+and\s+(?:{'|'.join(_AND_A_PART)})\b)?)"
 )
@@ -36,8 +36,8 @@ five", "a hundred and twenty", "one point two"), maybe with a half or quarters (
 
 
 def parse_number(text: str) -> float | None:
-    """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``, ``"minus
-    10"``, ``"twenty six point two"`` (the digits after "point" said one by one), ``"seven and a half"``; else
+    """``"42"``, ``"4,200"``, ``"2.5"``, ``"seven"``, ``"two hundred and five"``, ``"a thousand"``, ``"a dozen"``,
+    ``"minus 10"``, ``"twenty six point two"`` (the digits after "point" said one by one), ``"seven and a half"``; else
     None. A scale word with nothing before it (``"hundred"``, ``"thousand and five"``) is None: nobody says a
     number so, and Whisper writes it when the first word was lost ("six hundred minus …" heard as "hundred minus
     …")."""

@@ -66,7 +66,8 @@ _CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p
 """Timers and times of day: the timers and the clock skill read those, not sums of amounts."""
 _QUANTITY = re.compile(
     rf"\b(?P<n>{NUMBER_PATTERN})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?"
-    rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|[a-z]+))?(?: (?P<per>(?:a|an|per) [a-z]+|each|apiece))?\b"
+    rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|(?:square |cubic )?[a-z]+))?"
+    rf"(?: (?P<per>(?:a|an|per) [a-z]+|each|apiece))?\b"
 )
 
 
@@ -99,7 +100,14 @@ class Quantity:
 
 def quantities(text: str) -> list[Quantity] | None:
     """The quantities said in ``text`` (cleaned), in order; None when a number does not parse."""
+    spans = quantity_spans(text)
+    return None if spans is None else [q for q, _ in spans]
+
+
+def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
+    """:func:`quantities`, each with where it starts in ``normalize_money(text)``."""
     found: list[Quantity] = []
+    starts: list[int] = []
     end = 0
     text = normalize_money(text)
     for m in _QUANTITY.finditer(text):
@@ -120,7 +128,8 @@ def quantities(text: str) -> list[Quantity] | None:
         if not cur and noun in _SMALL_COINS:  # "75 cents each": counted in dollars, so the total is said in them
             n, cur, noun = n / 100, _SMALL_COINS[noun], ""
         found.append(Quantity(n, cur or ("them" if noun == "of them" else noun), per, currency=bool(cur)))
-    return found
+        starts.append(m.start())
+    return list(zip(found, starts, strict=True))
 
 
 @dataclass(frozen=True)
@@ -184,12 +193,12 @@ def answer(t: str) -> str | None:
 
 
 def _answer(t: str) -> str | None:
-    if not _HOW.search(t) or _about_time(t):
+    if not _HOW.search(t) or told_by_clock(t):
         return None
     qs = quantities(t)
     if not qs:
         return None
-    asked = _question(t)
+    asked = asked_part(t)
     if _LEFT.search(asked) and len(qs) == 2 and not any(q.per for q in qs):
         if (kind := _kind(qs)) is None:
             return None
@@ -212,14 +221,14 @@ def _in_unit_asked(reply: str | None, t: str) -> str | None:
     """``reply`` with its result in the unit the question asks for, when it asks for another that the unit
     conversions know: "…i've done two and a half so how many more seconds" → "4 minutes minus 2.5 minutes leaves
     1.5 minutes. There are 90 seconds in 1.5 minutes." """
-    found, asked = _RESULT.search(reply or ""), _UNIT_ASKED.search(_question(t))
+    found, asked = _RESULT.search(reply or ""), _UNIT_ASKED.search(asked_part(t))
     if reply is None or found is None or asked is None or singular(asked["unit"]) in found["amount"]:
         return reply
     converted = convert(f"how many {asked['unit']} in {found['amount']}")
     return f"{reply} {converted}" if converted else reply
 
 
-def _question(t: str) -> str:
+def asked_part(t: str) -> str:
     """The question of ``t``: from its last "how" or "what" on. The words that say what to do count only there:
     "the walls add up to 120 square metres, how many cans do we need" asks for no sum."""
     starts = [m.start() for m in _ASKS.finditer(t)]
@@ -237,7 +246,7 @@ def _comes_to(terms: Sequence[_Term], kind: Quantity) -> str:
     return f"{said[:1].upper()}{said[1:]} comes to {total.said()}."
 
 
-def _about_time(t: str) -> bool:
+def told_by_clock(t: str) -> bool:
     """``t`` names a timer or a time of day: the timers and the clock skill read those."""
     return bool(_CLOCK_OR_TIMER.search(t))
 
@@ -255,14 +264,14 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
 
 
 def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
-    if not _HOW.search(t) or _about_time(t) or (qs := quantities(t)) is None or len(qs) > 1:
+    if not _HOW.search(t) or told_by_clock(t) or (qs := quantities(t)) is None or len(qs) > 1:
         return None
     told = _told(earlier)
     if not told:
         return None
     if not qs:
         amounts = [q for turn in told for q in turn]
-        if not _TOTAL.search(_question(t)) or len(amounts) < 2 or any(q.per for q in amounts):
+        if not _TOTAL.search(asked_part(t)) or len(amounts) < 2 or any(q.per for q in amounts):
             return None
         kind = _kind(amounts)
         return None if kind is None else _comes_to([_Term(q.value, q.said(), _one(q)) for q in amounts], kind)
@@ -283,9 +292,9 @@ def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
         return None
     start, more = held[0].as_(kind.noun, kind.currency), new.as_(kind.noun, kind.currency)
     words = set(words_in(t))
-    if _HOW_MANY_MORE.search(_question(t)):  # "19 kilos" … "how many more can I add before I hit 23": the difference
+    if _HOW_MANY_MORE.search(asked_part(t)):  # "19 kilos" … "how many more can I add before I hit 23": the difference
         return _leaves(more, start) if more.value > start.value else None
-    if _LEFT.search(_question(t)) or words & _TAKING:
+    if _LEFT.search(asked_part(t)) or words & _TAKING:
         return _leaves(start, more) if start.value >= more.value else None
     if words & _GETTING or "more" in words:
         total = Quantity(start.value + more.value, start.noun, currency=start.currency)
@@ -299,7 +308,7 @@ def _told(earlier: Sequence[str]) -> list[list[Quantity]]:
     told: list[list[Quantity]] = []
     for turn in earlier:
         text = re.sub(r"[.!]+$", "", normalize_money(turn.lower().strip()))
-        if "?" in text or not _STATEMENT_START.match(text) or _about_time(text):
+        if "?" in text or not _STATEMENT_START.match(text) or told_by_clock(text):
             continue
         if qs := quantities(text):
             told.append(qs)

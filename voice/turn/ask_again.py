@@ -45,7 +45,7 @@ from voice.conversation.self_repair import as_meant
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
-from voice.skills import capabilities, timers, word_problems
+from voice.skills import capabilities, ratios, timers, word_problems
 from voice.skills.word_classes import is_filler
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -75,7 +75,7 @@ def understood(
         if asked != text and skills.answer(asked, _A_MOMENT, location) is not None:
             return True
     told = [m.content for m in earlier if m.role == "user"]
-    if word_problems.follow_up(skills.clean(text), told) is not None:
+    if word_problems.follow_up(skills.clean(text), told) or ratios.follow_up(skills.clean(text), told):
         return True  # "…I've got 320 pounds in the bills account." … "if I pay 95 out of that how much is left"
     previous = next((m.content for m in reversed(earlier) if m.role == "assistant"), "")
     return bool(previous) and skills.follow_up(text, previous) is not None
