@@ -28,6 +28,8 @@ LEAVES = (
     "How many legs does a spider have?",
     "one litre covers 12 square metres, how many litres for 60 square feet?",  # another unit
     "The pasta needs 12 minutes for 4 people, how many minutes at 6 o'clock?",  # the clock's
+    # "a week" is the half kilo's, which the quantities do not read: not 7 divided by 4 (the twenty-fifth set)
+    "she puts on half a kilo a week and she's four kilos now, how many weeks until she's seven kilos",
 )
 
 

@@ -30,6 +30,7 @@ IN_ONE_TURN = (
     ("I've got 250 grams and the recipe wants 400 grams, how much more do I need?", "150 grams"),
     ("I sold 68 cookies at 75 cents each, how much money did I make?", "51 dollars"),
     ("steep it for four minutes, I've done two and a half, how many more seconds", "90 seconds in 1.5 minutes"),
+    ("drink 500 millilitres an hour for four hours, how many litres is that in total", "2 litres in 2000 millilitres"),
 )
 
 #: turns it must not read: no word says what to do, units that differ, three amounts for a "left", times and timers

@@ -6,15 +6,17 @@ each strip needs to be two point five metres how many strips", "the recipe needs
 people" … "how much flour would I need for eight people", "one litre covers twelve square metres how many litres
 for sixty". They are read with the quantities of :mod:`voice.skills.word_problems`, by two rules:
 
-- **Groups.** The question asks "how many <things>" of a noun no amount is counted in, and of exactly two amounts
-  of one kind, one is said of one such thing ("rows of eight", "each strip needs to be 2.5 metres", "each can covers
-  40 square metres"): the other divided by it. When it does not divide, "need" or "buy" rounds up ("4 cans") and
-  "get", "make", "cut", "fill" or "fit" rounds down ("3 strips"); otherwise the exact quotient is said.
+- **Groups.** The question asks "how many <things>" of a noun no amount is counted in, and of exactly two amounts of
+  one kind, one is said of one such thing ("rows of eight", "each strip needs to be 2.5 metres", "each can covers 40
+  square metres"; "each", "every", "per", "one", not "a"): the other divided by it. When it does not divide, "need"
+  or "buy" rounds up ("4 cans") and "get", "make", "cut", "fill" or "fit" rounds down ("3 strips"); otherwise the
+  exact quotient is said.
 - **Scaling.** The question asks "how much" or "how many" with exactly one amount in it, C, and before it (in the
   turn, or in the user's latest earlier statement that held exactly two) stand A of one thing and B of C's kind
   ("200 grams of flour for 4 people" … "for 8 people"): A times C over B.
 
-Nothing else is read: three amounts for groups, a divisor of zero, or units that do not match go on to the LLM.
+Nothing else is read: three amounts for groups, a divisor of zero, units that do not match, or a turn with an
+amount said as a fraction ("half a kilo a week"), which the quantities do not read, go on to the LLM.
 The reply says what it divided or scaled. Pure.
 """
 
@@ -33,20 +35,24 @@ _HOW_MANY_THINGS = re.compile(r"\bhow many (?P<x>[a-z]+)\b")
 _ROUND_UP = re.compile(r"\b(?:need|needs|buy|get enough|have to)\b")
 _ROUND_DOWN = re.compile(r"\b(?:get|make|cut|fill|fit|plant|pack)\b")
 _HOW = re.compile(r"\bhow (?:much|many)\b")
-_ONE_THING = re.compile(r"\b(?:each|every|per|one|a|an) ([a-z]+)\b")
+_ONE_THING = re.compile(r"\b(?:each|every|per|one) ([a-z]+)\b")
+"""Words that say an amount is of one thing: "each strip needs 2.5 metres". Not "a": "half a kilo a week, she's four
+kilos" says the week of the half kilo, not of the four (the twenty-fifth set)."""
+_UNREAD_PART = re.compile(r"\b(?:half|halves|quarters?|thirds?)\b")
+"""An amount said as a fraction, which the quantities do not read: a ratio around it would be missing a term."""
 _THINGS_OF = re.compile(r"\b([a-z]+) of $")
 
 
 def answer(t: str) -> str | None:
     """The reply to a ratio asked with all its amounts in ``t`` (a cleaned transcript), else None."""
-    if told_by_clock(t):
+    if told_by_clock(t) or _UNREAD_PART.search(t):
         return None
     return _groups(t) or _scaled(t, None)
 
 
 def follow_up(t: str, earlier: Sequence[str]) -> str | None:
     """The reply to an amount scaled from the user's latest earlier statement with two amounts in it, else None."""
-    if told_by_clock(t):
+    if told_by_clock(t) or _UNREAD_PART.search(t):
         return None
     for turn in reversed(earlier):
         text = re.sub(r"[.!]+$", "", turn.lower().strip())

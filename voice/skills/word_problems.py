@@ -222,8 +222,10 @@ def _in_unit_asked(reply: str | None, t: str) -> str | None:
     conversions know: "…i've done two and a half so how many more seconds" → "4 minutes minus 2.5 minutes leaves
     1.5 minutes. There are 90 seconds in 1.5 minutes." """
     found, asked = _RESULT.search(reply or ""), _UNIT_ASKED.search(asked_part(t))
-    if reply is None or found is None or asked is None or singular(asked["unit"]) in found["amount"]:
+    if reply is None or found is None or asked is None:
         return reply
+    if singular(asked["unit"]) == singular(found["amount"].split()[-1]):
+        return reply  # asked in the unit it is said in ("litres" is not "millilitres")
     converted = convert(f"how many {asked['unit']} in {found['amount']}")
     return f"{reply} {converted}" if converted else reply
 
