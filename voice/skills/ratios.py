@@ -78,7 +78,7 @@ def _groups(t: str) -> str | None:
     def of_one(said: str) -> bool:
         """``said`` (the words before an amount) names one of the things: "each strip …", "rows of"."""
         named = _ONE_THING.findall(said) + _THINGS_OF.findall(said)
-        return any(w == asked["x"] or singular(w) == thing or asked["x"].startswith(w) for w in named)
+        return any(w == asked["x"] or singular(w) == thing or asked["x"] in (w + "s", w + "es") for w in named)
 
     one_a, one_b = of_one(text[:a_at]), of_one(text[a_at:b_at])
     if one_a == one_b:
