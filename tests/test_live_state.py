@@ -4,14 +4,14 @@ that"; facts that do not change, the clock, advice and questions about the assis
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 
 import pytest
 
+from tests.skills_chat import reply_to
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.fakes import FakeLlm
-from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.runtime.model_api import ChatMessage
 from voice.skills.live_state import REPLY, asks_live_state, cannot_see
 
 DECLINE = [
@@ -103,8 +103,7 @@ def test_facts_the_clock_advice_and_the_assistant_are_not_declined(text: str) ->
 
 
 def _reply(llm: SkillsLlm, text: str) -> str:
-    events = llm.generate([ChatMessage("user", text)], max_tokens=16, cancel=threading.Event())
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
+    return reply_to(llm, [ChatMessage("user", text)], max_tokens=16)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from tests.skills_chat import converse
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.fakes import FakeLlm
 from voice.runtime.model_api import ChatMessage, TextDelta
@@ -118,13 +119,7 @@ def test_the_wrapper_finds_a_note_behind_an_interjection() -> None:
 def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:
     said = ["Remember that I parked on level 2.", "Remember that I parked on level 5 now.", "Where did I park?"]
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 4, 12))
-    messages: list[ChatMessage] = []
-    replies = []
-    for text in said:
-        messages.append(ChatMessage("user", text))
-        events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
-        replies.append("".join(e.text for e in events if isinstance(e, TextDelta)))
-        messages.append(ChatMessage("assistant", replies[-1]))
+    _, replies = converse(llm, said)
     assert replies[-1] == "You told me you parked on level 5 now."
 
 

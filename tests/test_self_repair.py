@@ -3,17 +3,17 @@ self-correction is (voice.conversation.self_repair)."""
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 
 import pytest
 
 from tests.conftest import make_config
+from tests.skills_chat import reply_to
 from voice.conversation.prompt_view import PromptView
 from voice.conversation.self_repair import as_meant, repair, repair_messages
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.fakes import FakeLlm
-from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.runtime.model_api import ChatMessage
 from voice.skills.timers import TimerBook, handle
 from voice.turn import ask_again
 
@@ -103,8 +103,7 @@ def test_only_user_messages_are_repaired_and_the_history_keeps_the_words_as_hear
 
 
 def _reply(llm: SkillsLlm, said: str) -> str:
-    events = llm.generate([ChatMessage("user", said)], max_tokens=32, cancel=threading.Event())
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
+    return reply_to(llm, [ChatMessage("user", said)])
 
 
 @pytest.mark.parametrize("on", [True, False])

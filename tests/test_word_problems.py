@@ -4,14 +4,14 @@ with the number the reply must give, and near-misses it must leave to the other 
 from __future__ import annotations
 
 import re
-import threading
 from datetime import datetime
 
 import pytest
 
+from tests.skills_chat import converse, reply_to
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.fakes import FakeLlm
-from voice.runtime.model_api import ChatMessage, TextDelta
+from voice.runtime.model_api import ChatMessage
 from voice.skills import word_problems
 from voice.skills.answer import clean
 
@@ -102,8 +102,8 @@ def test_the_reply_says_the_sum_it_did() -> None:
 
 
 def test_the_wrapper_builds_on_a_told_amount_before_the_notes_say_it_back() -> None:
-    """Through the LLM wrapper: the told amount is the start, the self-repaired question the change; the notes,
-    which would say "You told me you owe Tom 15 pounds", come after."""
+    """Through the LLM wrapper: the told amounts are summed before the notes, which would say "You told me you owe Tom
+    15 pounds"; with two amounts told, which one a change starts from is not in the words, so the LLM answers."""
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: datetime(2026, 12, 7, 12))
     said = [
         "I owe Tom 15 pounds.",
@@ -111,14 +111,7 @@ def test_the_wrapper_builds_on_a_told_amount_before_the_notes_say_it_back() -> N
         "And I owe Sarah 20 pounds.",
         "How much do I owe in total?",
     ]
-    messages: list[ChatMessage] = []
-    replies = []
-    for text in said:
-        messages.append(ChatMessage("user", text))
-        events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
-        replies.append("".join(e.text for e in events if isinstance(e, TextDelta)))
-        messages.append(ChatMessage("assistant", replies[-1]))
+    messages, replies = converse(llm, said)
     assert replies[-1] == "15 pounds plus 20 pounds comes to 35 pounds."
     messages[-2:] = [ChatMessage("user", "If I pay Tom 10, no wait, 12, how much will I still owe him?")]
-    events = llm.generate(messages, max_tokens=16, cancel=threading.Event())
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "From the model."  # two amounts told
+    assert reply_to(llm, messages) == "From the model."  # two amounts told
