@@ -86,10 +86,11 @@ class SkillsLlm:
             now = self._clock()
             asked = strip_interjections(resolve_messages(meant)[-1].content if self._resolve else last.content)
             earlier = [m.content for m in meant[:-1] if m.role == "user"]
+            cleaned = clean(asked)
             reply = (
                 skills.answer(asked, now, self._location)
-                or word_problems.follow_up(clean(asked), earlier)  # on amounts the user told
-                or ratios.follow_up(clean(asked), earlier)  # "200 grams for 4 people" … "for 8 people?"
+                or word_problems.follow_up(cleaned, earlier)  # on amounts the user told
+                or ratios.follow_up(cleaned, earlier)  # "200 grams for 4 people" … "for 8 people?"
                 or personal_facts.answer(asked, earlier, now)
                 or notes.answer(asked, earlier)
                 # on the previous answer, or the amount the user said in their previous turn, as said

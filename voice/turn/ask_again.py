@@ -75,7 +75,8 @@ def understood(
         if asked != text and skills.answer(asked, _A_MOMENT, location) is not None:
             return True
     told = [m.content for m in earlier if m.role == "user"]
-    if word_problems.follow_up(skills.clean(text), told) or ratios.follow_up(skills.clean(text), told):
+    cleaned = skills.clean(text)
+    if word_problems.follow_up(cleaned, told) or ratios.follow_up(cleaned, told):
         return True  # "…I've got 320 pounds in the bills account." … "if I pay 95 out of that how much is left"
     previous = next((m.content for m in reversed(earlier) if m.role == "assistant"), "")
     return bool(previous) and skills.follow_up(text, previous) is not None
