@@ -159,6 +159,20 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
         ("So what's the capital of Morocco? It's not Casablanca, right?", "The capital of Morocco is Rabat."),
         ("we have a quiz tonight, what's the capital of Australia because I always get it wrong",
          "The capital of Australia is Canberra."),
+        # …or of someone they speak of, with the conjunction that led into it left off.
+        ("anyway what's the capital of Portugal my grandson asked me and I couldn't remember",
+         "The capital of Portugal is Lisbon."),
+        ("what's the atomic number of calcium and then I can go and eat", "The atomic number of calcium is 20."),
+        ("what's the capital of France my friend says it's Lyon", "The capital of France is Paris."),
+        # Words after a question that ask nothing more.
+        ("I'm packing for Madrid, what currency do they use in Spain again?", "The currency of Spain is the Euro."),
+        # A part that says no number, asked of the skills that answer of a thing named, may drop a number said
+        # around it; one that needs the number is not answered.
+        ("So I'm on the 715 again, which is rude, anyway what's the capital of Norway?",
+         "The capital of Norway is Oslo."),
+        ("I've got 3 kids and what's the symbol for gold they asked",
+         "The chemical symbol for gold is Au, spelled A U."),
+        ("The 4th planet from the sun, which planet is it?", None),
         # …not one taken back after it, one ending on a word that needs more, nor one that drops a number.
         ("What's the capital of Austria? No, sorry, it's Switzerland.", None),
         ("What time do I take my pill?", None),

@@ -31,6 +31,8 @@ IN_ONE_TURN = (
     ("I sold 68 cookies at 75 cents each, how much money did I make?", "51 dollars"),
     ("steep it for four minutes, I've done two and a half, how many more seconds", "90 seconds in 1.5 minutes"),
     ("drink 500 millilitres an hour for four hours, how many litres is that in total", "2 litres in 2000 millilitres"),
+    ("the set is 14 songs at about 4 minutes each, how long is that in total", "56 minutes"),
+    ("we've done about 210 miles and there's 90 left, how long is the whole trip", "300 miles"),
 )
 
 #: turns it must not read: no word says what to do, units that differ, three amounts for a "left", times and timers
@@ -43,6 +45,7 @@ LEAVES = (
     "How much is 5 dollars and 10 euros altogether?",  # two currencies
     "The pasta needs 12 minutes and I put it on at 6 o'clock, how long is left?",  # the clock's
     "How long is left on my 10 minute timer?",
+    "How long does it take to drive 100 miles at 50 miles an hour?",  # a rate with no count of its unit
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
     "3 apples and 4 apples, how many?",  # no word to add them
     # the word that adds is not in the question: "add up" tells, and the question asks for a division

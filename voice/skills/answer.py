@@ -11,7 +11,8 @@ this. How many days are in a leap year?", "my kid asked me and I couldn't rememb
 and a last part that refers back to the one amount or the one country said before it is answered of it ("I ran 5
 kilometres this morning, how many miles is that?", "…back from Portugal, what currency do they use there?"), and
 a question said in the middle is answered from the words before the speaker's own next clause ("…what's the symbol
-for lead, I always forget it").
+for lead, I always forget it"). A part must keep every number said around it, unless it says none and is asked of
+the skills that answer of a thing named (:data:`NAMES`: "…on the 715 again… anyway, what's the capital of Norway?").
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -72,7 +73,13 @@ def clean(transcript: str) -> str:
     t = re.sub(r"^(hey|ok|okay|so|and|um|uh|please|can you tell me|could you tell me|tell me)[, ]+", "", t)
     t = re.sub(r"^(?:can|could|would|will) you (?:please )?(?=convert|multiply|divide|add|subtract|work out)", "", t)
     t = re.sub(r"(?<=\S)(?:,? (?:for me|please))+$", "", t)  # "convert 70 kilograms to pounds for me"
+    t = re.sub(rf"(?<=\S)(?:,? (?:{_AFTERWORDS}))+$", "", t)  # "what currency do they use in spain again"
     return re.sub(r"\s+", " ", t)
+
+
+_AFTERWORDS = r"again|anyway|then|by the way|by any chance|do you know|you know|i wonder"
+"""Words said after a question that ask nothing more: "what currency do they use in Spain again?", "…the highest
+mountain in the Alps anyway"."""
 
 
 def _power(a: float, power: float) -> float | None:
@@ -195,7 +202,10 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return reply
     if (reply := next((r for before, p in splits if (r := _refers_back(clean(p), before))), None)):
         return reply
-    return next((r for p in _middle_parts(transcript, splits) if (r := _ask_skills(clean(p), now)) is not None), None)
+    middle = _middle_parts(transcript, splits)
+    if (reply := next((r for p, keeps in middle if keeps and (r := _ask_skills(clean(p), now)) is not None), None)):
+        return reply
+    return next((r for p in _named_parts(splits, middle) if (r := _ask_names(clean(p))) is not None), None)
 
 
 def _refers_back(part: str, before: str) -> str | None:
@@ -207,6 +217,20 @@ def _refers_back(part: str, before: str) -> str | None:
 
 def _ask_skills(t: str, now: datetime) -> str | None:
     return next((reply for _, skill in SKILLS if (reply := skill(t, now)) is not None), None)
+
+
+NAMES: tuple[Callable[[str], str | None], ...] = (country_facts.answer, element_facts.answer, planet_facts.answer)
+"""The skills that answer of a thing named, not of a number said: a part that says no number is asked of them even
+when a number said around it is dropped ("So I'm on the 715 again … anyway, what's the capital of Norway?")."""
+
+
+def _ask_names(t: str) -> str | None:
+    return next((reply for skill in NAMES if (reply := skill(t)) is not None), None)
+
+
+def _named_parts(splits: list[tuple[str, str]], middle: list[tuple[str, bool]]) -> list[str]:
+    """The last and middle parts that say no number of their own, in the order they are tried."""
+    return [p for p in [*(part for _, part in splits), *(part for part, _ in middle)] if not _numbers_in(p)]
 
 
 _PART_START = re.compile(
@@ -229,28 +253,34 @@ def _last_parts(splits: list[tuple[str, str]]) -> list[str]:
     return [part for before, part in splits if _numbers_in(before) <= _numbers_in(part)]
 
 
-_PART_END = re.compile(r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we)\b)", re.IGNORECASE)
+_PART_END = re.compile(
+    r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we|she|he|they|my|our)\b)", re.IGNORECASE
+)
 """Where a question said in the middle of a turn may end: at a sentence's end, or where a clause of the speaker's
-own begins ("…what's the capital of Australia because I always get it wrong", "…feet in a mile I always forget")."""
+own (or of someone they speak of) begins ("…what's the capital of Australia because I always get it wrong", "…feet
+in a mile I always forget", "…what's the capital of Portugal my grandson asked me")."""
+_TRAILING_JOIN = re.compile(r"(?:,?\s+(?:and|so|but|or|then))+$", re.IGNORECASE)
+"""A conjunction that led into the speaker's next clause: "…the atomic number of calcium and then | I can go"."""
 
 
-def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[str]:
+def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[tuple[str, bool]]:
     """Questions said in the middle of a turn (``splits``: its :func:`_splits`), from where a part may begin (or the
     start) to the first place a part may end after it: "Okay, random, but what's the symbol for lead I always forget
     it" → "what's the symbol for lead". None whose question is taken back after it ("no", "sorry", "I mean"), that
-    ends on a word that needs more (a preposition, an auxiliary: "what time do | I take my pill"), or that drops a
-    number said before or after it, as with the last parts."""
+    ends on a word that needs more (a preposition, an auxiliary: "what time do | I take my pill"); each with
+    whether it keeps every number said before or after it (only those are asked of all the skills, as with the last
+    parts)."""
     t = transcript.strip()
     found = []
     for before, part in [("", t), *splits]:
         end = next((m.start() for m in _PART_END.finditer(part) if m.start() > 0), None)
         if end is None or REPAIR_WORDS.search(after := part[end:]):
             continue  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
-        last = words_in(part[:end])[-1:]
+        question = _TRAILING_JOIN.sub("", part[:end])
+        last = words_in(question)[-1:]
         if last and last[0] in (GLUE | AUXILIARIES) - {"is", "are"}:
             continue  # "what time do | I take my pill": the "I" was the question's own
-        if _numbers_in(before + " " + after) <= _numbers_in(part[:end]):
-            found.append(part[:end])
+        found.append((question, _numbers_in(before + " " + after) <= _numbers_in(question)))
     return found
 
 

@@ -47,7 +47,9 @@ from voice.skills.word_classes import FUNCTION_WORDS, singular, words_in, words_
 _LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b|\bhow (?:many|much)(?: [a-z]+)? more\b")
 _HOW_MANY_MORE = re.compile(r"\bhow (?:many|much)(?: [a-z]+)? more\b")
 """Asks for a difference: "how many more kilos can I add before I hit 23" is 23 less what there is, not 23 more."""
-_TOTAL = re.compile(r"\b(?:altogether|all together|in total|total|in all|combined|all in|overall|add up|adds up)\b")
+_TOTAL = re.compile(
+    r"\b(?:altogether|all together|in total|total|in all|combined|all in|overall|add up|adds up|whole|entire)\b"
+)
 _TAKING = words_of(
     "spend spent sell sold give gave use used eat ate lose lost pay paid drink drank take took send sent post posted "
     "deliver delivered do did finish finished plant planted burn burned burnt remove removed throw threw donate "
@@ -59,11 +61,13 @@ _GETTING = words_of(
     "pick picked borrow borrowed"
 )
 """Verbs that bring an amount in: with a told amount, the new one is added to it."""
-_HOW = re.compile(r"\bhow (?:much|many|far)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
+_HOW = re.compile(r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
 _SMALL_COINS = {"cent": "dollars", "cents": "dollars", "pence": "pounds", "p": "pounds", "penny": "pounds"}
 _ASKS = re.compile(r"\b(?:how|what|what's|whats)\b")
 _CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
 """Timers and times of day: the timers and the clock skill read those, not sums of amounts."""
+_NOT_NOUNS = frozenset({"more", "less", "out", "left", "remaining", "over", "already", "now"})
+"""Words said after a number that do not say what it counts: "there's 90 left" counts what the other amount does."""
 _QUANTITY = re.compile(
     rf"\b(?P<n>{NUMBER_PATTERN})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?"
     rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|(?:square |cubic )?[a-z]+))?"
@@ -117,7 +121,7 @@ def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
             return None
         cur = CURRENCIES[m.group("cur")] if m.group("cur") else ""
         noun, per = m.group("noun") or "", m.group("per") or ""
-        if noun in FUNCTION_WORDS or noun in ("more", "less", "out"):
+        if noun in FUNCTION_WORDS or noun in _NOT_NOUNS:
             noun = ""
         per = singular(per.split()[1]) if " " in per else "each" if per else ""
         gap = text[end : m.start()]
