@@ -91,7 +91,23 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
         ("I parked on level 3.", "Do you remember where I parked?", "You told me you parked on level 3."),
         # A word of the question the statement does not say: the question asks more than was told.
         ("My car is red.", "What colour is my car?", None),
-        ("My son is 7.", "How old is my son?", None),
+        ("My son is tall.", "How old is my son?", None),
+        # …unless it asks a form of answer the statement gives (a number, a time, a day), or names the kind of
+        # answer ("which station") beside two words said.
+        ("My son is 7.", "How old is my son?", "You told me your son is 7."),
+        ("My seat on the train is 42C.", "What was my seat number again?",
+         "You told me your seat on the train is 42C."),
+        ("My train leaves from Paddington.", "Which station does my train leave from?",
+         "You told me your train leaves from Paddington."),
+        ("Our ship docks in Lisbon on Thursday.", "Which day do we dock in Lisbon?",
+         "You told me your ship docks in Lisbon on Thursday."),
+        ("My car is fast.", "What speed does my car do?", None),  # one word said beside the kind asked
+        # A question of what the user does is about the user, as one with "my" is.
+        ("I'm meeting Sven at the fountain.", "Where am I meeting Sven?",
+         "You told me you're meeting Sven at the fountain."),
+        ("My train goes from platform 11.", "Which platform am I going from?",
+         "You told me your train goes from platform 11."),
+        ("I want to buy a bike.", "Where can I buy a bike?", None),  # advice, not what was said
         ("My dentist appointment is on Thursday.", "Can you move my dentist appointment?", None),  # not a recall
     ],
 )  # fmt: skip

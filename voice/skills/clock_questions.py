@@ -56,6 +56,8 @@ _FILLER = frozenset((
     "ok", "okay",
 ))  # fmt: skip
 _NAMES = frozenset({*_WEEKDAYS, *_MONTHS, "weekend"})
+DAY_NAMES: tuple[str, ...] = (*_WEEKDAYS, *_MONTHS)
+"""The names of the weekdays and the months, lower case: words that say a day."""
 _FIELDS = frozenset({"time", "date", "day", "weekday", "month", "year", *_NAMES})
 
 

@@ -7,9 +7,11 @@ is any sentence after "remember (that)" (or "so you know", "just so you remember
 …", "my …", "we …", "our …"), kept as said, and acknowledged ("OK, I'll remember that …"). A plain statement
 about the user ("I parked on level three, row B.") is a note too, kept without a word (the LLM replies to it as
 to any other), and found only by a question that recalls what was said ("Where did I park?", "Where are my
-keys?", "Can you tell me my membership number?"), or by a question about something of the user's whose every word
-the statement says ("When's my dentist appointment?" after "My dentist appointment is on Thursday at 3."; not
-"What colour is my car?" after "My car is red."), not by "How do I …?".
+keys?", "Can you tell me my membership number?"), or by a question about something of the user's, or of what they
+do, whose every word the statement says ("When's my dentist appointment?" after "My dentist appointment is on
+Thursday at 3."; "Where am I meeting Sven?"; not "What colour is my car?" after "My car is red."), but for a form of
+answer the statement gives ("What's my seat number?" after "My seat is 42C.") or the kind a "which" names ("Which
+station does my train leave from?" after "My train leaves from Paddington."): :func:`_tells`. Not by "How do I …?".
 
 A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
 answered with the latest note that shares a word with it, other than the small words every question has
@@ -24,6 +26,8 @@ import re
 from collections.abc import Sequence
 
 from voice.skills import personal_facts
+from voice.skills.clock_questions import DAY_NAMES
+from voice.skills.numbers import NUMBER_PATTERN
 
 _A_THING_IS = r"(?:the|a|an) (?:[a-z0-9'-]+ ){1,6}?(?:is|are|was|were) .+"
 """A thing and what it is: "the spare key is taped under the mailbox", "the gate code at my mum's building is
@@ -73,6 +77,8 @@ _PLACE_WORD = re.compile(r"at|in|on|under|by|to|from|near|into|onto|behind|besid
 
 
 def _stem(word: str) -> str:
+    if word.endswith(("oes", "oing")) and len(word) <= 5:  # "goes", "going": "go"
+        return word[:2]
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -118,15 +124,43 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     if not _ABOUT_ME.match(question):
         return _where_the(question, earlier_user_turns)
     recalls = back is not None or _RECALL.match(question) is not None
-    mine = _MINE.search(question) is not None
+    mine = _MINE.search(question) is not None or _DOING.match(question) is not None
     for turn in reversed(earlier_user_turns):
         if (said := note(turn)) is not None and asked & _words(said):
             return f"You told me {said_back(said)}."
         if said is None and (said := _statement(turn, recalls)) is not None:
             words = _words(said)
-            if (recalls and asked & words) or (mine and _covers(words, asked)):
+            if (recalls and asked & words) or (mine and _tells(said, words, asked, question)):
                 return f"You told me {said_back(said)}."
     return None
+
+
+_DOING = re.compile(r"^(?:where|when|which|what|who)\b.*\b(?:am|are|was|were|do|did) (?:i|we)\b")
+"""A question of what the user does ("Where am I meeting Sven?", "Which platform am I going from?"): about the user
+as one with "my" is; not "how" ("How do I bake a cake?" asks how it is done) nor "can/should I" (advice)."""
+_FORMS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
+    (frozenset({"number", "code", "pin", "old", "age"}), re.compile(rf"\b(?:\d|{NUMBER_PATTERN})", re.I)),
+    (frozenset({"time"}), re.compile(r"\d|\b(?:o'?clock|noon|midnight|half past|quarter)\b", re.I)),
+    (frozenset({"day", "date"}), re.compile(rf"\b(?:{'|'.join(DAY_NAMES)}|today|tonight|tomorrow)\b", re.I)),
+)
+"""Words a question asks a form of answer with, and what a statement says to give one: a number ("What was my seat
+number?" after "My seat is 42C."; "How old is my son?" after "My son is 7."), a time of day, a day."""
+_WH_NOUN = re.compile(r"^(?:which|what)\s+(?P<noun>[a-z]+)\b")
+
+
+def _tells(said: str, words: set[str], asked: set[str], question: str) -> bool:
+    """The statement ``said`` (its ``words``) answers ``question`` (its ``asked`` words): every word asked is a word
+    said (:func:`_covers`), or a form the statement gives (:data:`_FORMS`), or the noun of "which …"/"what …",
+    which names the kind of answer ("Which station does my train leave from?" after "My train leaves from
+    Paddington."), when at least two other words are said: with one, the question may ask of something else of the
+    thing ("What colour is my car?" after "My car is fast.")."""
+    asked = {a for a in asked if not any(a in form and shows.search(said) for form, shows in _FORMS)}
+    if _covers(words, asked):
+        return True
+    wh = _WH_NOUN.match(question)
+    noun = _stem(wh["noun"]) if wh and wh["noun"] not in _SMALL else None
+    rest = asked - {noun}
+    return noun in asked and len(rest) >= 2 and _covers(words, rest)
 
 
 def _where_the(question: str, earlier_user_turns: Sequence[str]) -> str | None:
