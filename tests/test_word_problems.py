@@ -75,7 +75,16 @@ TOLD = (
     (["My car does forty miles per gallon."], "So how far can I get on ten gallons?", "400 miles"),
     (["My suitcase weighs 19 kilos."], "How many more kilos can I add before I hit 23?", "4 kilos"),
     (["I've saved 300 dollars."], "How much more do I need to get to 1,000?", "700 dollars"),
+    # a total of told amounts, about the user or not, each saying what it counts; what is left after one used up
+    (["My first fare today was 18 dollars.", "The second one was 27 dollars."], "What do those two fares add up to?",
+     "45 dollars"),
+    (["My bike weighs eight point two kilos.", "And the bottles add another one point five kilos."],
+     "So what's the total weight?", "9.7 kilos"),
+    (["My budget for the week is 300 euros.", "I've spent 140 so far."], "How much have I got left?", "160 euros"),
     # not read
+    (["I'm 42.", "I spent 17 dollars."], "How much is that altogether?", None),  # 42 of nothing said
+    (["My budget is 300 euros.", "I've spent 340."], "How much have I got left?", None),  # more than there is
+    (["Convert 5 miles to kilometres.", "I ran 3 miles."], "How far is that in total?", None),  # a request
     (["Set a timer for 20 minutes."], "If I spend 5, how much is left?", None),  # a request, not a told amount
     (["What's 40 plus 2?"], "If I spend 17, how much will I have left?", None),  # a question
     (["I've got 42 dollars."], "If I spend 17 euros, how much will I have left?", None),  # another currency

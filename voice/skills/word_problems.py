@@ -24,8 +24,10 @@ by a small grammar of quantities, not by sentence templates:
   up (:data:`_TAKING`) or "left" takes the new amount from it, one of getting (:data:`_GETTING`) or "more" adds
   it, and "how many more" before a larger one is what it lacks ("19 kilos" … "how many more kilos can I add before
   I hit 23"); a told rate of its unit multiplies it ("my car does 40 miles per gallon" … "how far can I get on ten
-  gallons"). "How much is that altogether" with no amount adds the amounts the user's statements told (all of one
-  kind, or none is read).
+  gallons"). "How much is that altogether" (or "what do those two fares add up to") with no amount adds the
+  amounts the user's statements told, about themselves or not ("the second one was 27 dollars"), each saying what
+  it counts, all of one kind; "how much have I got left" with none takes the one amount used up ("I've spent 140")
+  from the one amount told.
 
 Amounts must agree: two currencies, two different nouns, or three numbers for a "left" are not read, and go to the
 other skills and the LLM, as does anything about a timer or a time of day (the timers and the clock skill own
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 from voice.skills.money_sums import CENTS, CURRENCIES, normalize_money, say_amount, with_cents
 from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
 from voice.skills.units import convert
-from voice.skills.word_classes import FUNCTION_WORDS, singular, words_in, words_of
+from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, singular, words_in, words_of
 
 _LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b|\bhow (?:many|much)(?: [a-z]+)? more\b")
 _HOW_MANY_MORE = re.compile(r"\bhow (?:many|much)(?: [a-z]+)? more\b")
@@ -61,7 +63,12 @@ _GETTING = words_of(
     "pick picked borrow borrowed"
 )
 """Verbs that bring an amount in: with a told amount, the new one is added to it."""
-_HOW = re.compile(r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
+_HOW = re.compile(
+    r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this|those|these|they)\b"
+)
+_BACK = re.compile(r"\b(?P<which>those|these|the|both)(?: two| three| four| 2| 3| 4)\b")
+"""A number that says how many things a question refers back to ("what do those two fares add up to"): not an
+amount."""
 _SMALL_COINS = {"cent": "dollars", "cents": "dollars", "pence": "pounds", "p": "pounds", "penny": "pounds"}
 _ASKS = re.compile(r"\b(?:how|what|what's|whats)\b")
 _CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
@@ -73,6 +80,12 @@ _QUANTITY = re.compile(
     rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|(?:square |cubic )?[a-z]+))?"
     rf"(?: (?P<per>(?:a|an|per) [a-z]+|each|apiece))?\b"
 )
+
+
+_PRONOUN_ONE = re.compile(
+    rf"\b(?:{'|'.join(sorted(DETERMINERS - {'one'}))}|other|same|first|second|third|last|next|big|small) $"
+)
+"""Words after which "one" stands for a thing, not a number: "this one", "the second one"."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,8 @@ def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
     end = 0
     text = normalize_money(text)
     for m in _QUANTITY.finditer(text):
+        if m.group("n") == "one" and _PRONOUN_ONE.search(text[: m.start()]):
+            continue  # "the second one was 27 dollars"
         n = parse_number(m.group("n"))
         n = None if n is None else with_cents(n, m.group("cents"))
         if n is None:
@@ -257,9 +272,8 @@ def told_by_clock(t: str) -> bool:
     return bool(_CLOCK_OR_TIMER.search(t))
 
 
-_STATEMENT_START = re.compile(
-    r"(?:(?:ok(?:ay)?|so|and|well|right|um|uh)[, ]+)*(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b"
-)
+_LEAD_IN = r"(?:(?:ok(?:ay)?|so|and|well|right|um|uh)[, ]+)*"
+_STATEMENT_START = re.compile(rf"{_LEAD_IN}(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
 """How a statement about the user opens: an amount told in one is the user's own."""
 
 
@@ -270,17 +284,14 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
 
 
 def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
+    t = _BACK.sub(lambda m: m["which"], t)
     if not _HOW.search(t) or told_by_clock(t) or (qs := quantities(t)) is None or len(qs) > 1:
         return None
+    if not qs:
+        return _total_told(t, earlier) or _left_told(t, earlier)
     told = _told(earlier)
     if not told:
         return None
-    if not qs:
-        amounts = [q for turn in told for q in turn]
-        if not _TOTAL.search(asked_part(t)) or len(amounts) < 2 or any(q.per for q in amounts):
-            return None
-        kind = _kind(amounts)
-        return None if kind is None else _comes_to([_Term(q.value, q.said(), _one(q)) for q in amounts], kind)
     new = qs[0]
     if new.per:
         return None
@@ -308,14 +319,51 @@ def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
     return None
 
 
-def _told(earlier: Sequence[str]) -> list[list[Quantity]]:
-    """The quantities of each of the user's earlier statements about themselves that held any (oldest first);
-    questions, requests and timers are passed over."""
-    told: list[list[Quantity]] = []
+def _total_told(t: str, earlier: Sequence[str]) -> str | None:
+    """"How much is that altogether?" (a total word, no amount): the amounts the user's statements told, each saying
+    what it counts, of one kind. The statements need not be about the user ("My first fare was 18 dollars.", "The
+    second one was 27 dollars."; "My bike weighs 8.2 kilos.", "The bottles add another 1.5 kilos.")."""
+    amounts = [q for turn in _told(earlier, _TOLD_START) for q in turn]
+    if not _TOTAL.search(asked_part(t)) or len(amounts) < 2 or any(q.per or q.noun in ("", "them") for q in amounts):
+        return None
+    kind = _kind(amounts)
+    return None if kind is None else _comes_to([_Term(q.value, q.said(), _one(q)) for q in amounts], kind)
+
+
+def _left_told(t: str, earlier: Sequence[str]) -> str | None:
+    """"How much have I got left?" (no amount) after two statements about the user: one amount told, the other
+    given or used up (a verb of :data:`_TAKING`), which may leave its kind unsaid ("My budget is 300 euros." … "I've
+    spent 140 so far.")."""
+    if not _LEFT.search(asked_part(t)) or _HOW_MANY_MORE.search(asked_part(t)):
+        return None
+    turns = [(qs, bool(set(words_in(turn)) & _TAKING)) for turn, qs in _told_turns(earlier, _STATEMENT_START)]
+    held = [q for qs, taken in turns if not taken for q in qs]
+    used = [q for qs, taken in turns if taken for q in qs]
+    if len(held) != 1 or len(used) != 1 or held[0].noun in ("", "them") or held[0].per or used[0].per:
+        return None
+    if (kind := _kind([held[0], used[0]])) is None or used[0].value > held[0].value:
+        return None
+    return _leaves(held[0], used[0].as_(kind.noun, kind.currency))
+
+
+_TOLD_START = re.compile(
+    rf"{_LEAD_IN}(?:i|i'm|i've|i'd|my|we|we're|we've|our|the|this|that|these|those|it|it's|they|his|her|their)\b"
+)
+"""How a statement of an amount opens, about the user or not ("the second one was 27 dollars")."""
+
+
+def _told(earlier: Sequence[str], start: re.Pattern[str] = _STATEMENT_START) -> list[list[Quantity]]:
+    """The quantities of each of the user's earlier statements (about themselves: ``start``) that held any (oldest
+    first); questions, requests and timers are passed over."""
+    return [qs for _turn, qs in _told_turns(earlier, start)]
+
+
+def _told_turns(earlier: Sequence[str], start: re.Pattern[str]) -> list[tuple[str, list[Quantity]]]:
+    told: list[tuple[str, list[Quantity]]] = []
     for turn in earlier:
         text = re.sub(r"[.!]+$", "", normalize_money(turn.lower().strip()))
-        if "?" in text or not _STATEMENT_START.match(text) or told_by_clock(text):
+        if "?" in text or not start.match(text) or told_by_clock(text):
             continue
         if qs := quantities(text):
-            told.append(qs)
+            told.append((text, qs))
     return told
