@@ -30,6 +30,9 @@ NOW = datetime(2026, 12, 5, 9, 0)
         ("Which element has the atomic number twenty six?", "The element with atomic number 26 is iron."),
         ("What is element number 6?", "The element with atomic number 6 is carbon."),
         ("What is the atomic number of carbon?", "The atomic number of carbon is 6."),
+        # Whisper hears "the" as "a" at times.
+        ("What's a chemical symbol for iron?", "The chemical symbol for iron is Fe, spelled F E."),
+        ("What's an atomic number of neon?", "The atomic number of neon is 10."),
     ],
 )
 def test_questions_about_an_element_get_the_tables_answer(question: str, reply: str) -> None:

@@ -173,6 +173,9 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
         ("I've got 3 kids and what's the symbol for gold they asked",
          "The chemical symbol for gold is Au, spelled A U."),
         ("The 4th planet from the sun, which planet is it?", None),
+        ("I've been up since 5 and the milk was late, anyway how many grams are in a pound?",
+         "There are 453.5924 grams in a pound."),
+        ("I've been up since 5, how many miles is that?", None),  # refers to an amount: not a unit's conversion
         # …not one taken back after it, one ending on a word that needs more, nor one that drops a number.
         ("What's the capital of Austria? No, sorry, it's Switzerland.", None),
         ("What time do I take my pill?", None),

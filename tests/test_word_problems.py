@@ -33,6 +33,9 @@ IN_ONE_TURN = (
     ("drink 500 millilitres an hour for four hours, how many litres is that in total", "2 litres in 2000 millilitres"),
     ("the set is 14 songs at about 4 minutes each, how long is that in total", "56 minutes"),
     ("we've done about 210 miles and there's 90 left, how long is the whole trip", "300 miles"),
+    ("28 tables with 8 places at each, how many place settings is that altogether", "224 places"),
+    ("how many eggs is four dozen", "48 eggs"),
+    ("we've an order for 12 dozen cupcakes, how many cupcakes is that", "144 cupcakes"),
 )
 
 #: turns it must not read: no word says what to do, units that differ, three amounts for a "left", times and timers
@@ -47,6 +50,7 @@ LEAVES = (
     "How long is left on my 10 minute timer?",
     "How long does it take to drive 100 miles at 50 miles an hour?",  # a rate with no count of its unit
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
+    "How many is a dozen?",  # nothing to count
     "3 apples and 4 apples, how many?",  # no word to add them
     # the word that adds is not in the question: "add up" tells, and the question asks for a division
     "each can covers 40 square metres and the walls add up to 120 square metres, how many cans do we need?",

@@ -203,7 +203,8 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
     if (reply := next((r for before, p in splits if (r := _refers_back(clean(p), before))), None)):
         return reply
     middle = _middle_parts(transcript, splits)
-    if (reply := next((r for p, keeps in middle if keeps and (r := _ask_skills(clean(p), now)) is not None), None)):
+    kept = [p for p, before, after in middle if _numbers_in(f"{before} {after}") <= _numbers_in(p)]
+    if (reply := next((r for p in kept if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
     return next((r for p in _named_parts(splits, middle) if (r := _ask_names(clean(p))) is not None), None)
 
@@ -219,18 +220,31 @@ def _ask_skills(t: str, now: datetime) -> str | None:
     return next((reply for _, skill in SKILLS if (reply := skill(t, now)) is not None), None)
 
 
-NAMES: tuple[Callable[[str], str | None], ...] = (country_facts.answer, element_facts.answer, planet_facts.answer)
+def _one_unit(t: str) -> str | None:
+    """A conversion of one unit to another ("how many grams are in a pound"), not of an amount referred to ("how
+    many miles is that")."""
+    if re.search(r"\b(?:that|it|this|these|those|them)\b", t) or (reply := convert(t)) == CONVERSION_UNCLEAR:
+        return None
+    return reply
+
+
+NAMES: tuple[Callable[[str], str | None], ...] = (
+    country_facts.answer, element_facts.answer, planet_facts.answer, _one_unit
+)
 """The skills that answer of a thing named, not of a number said: a part that says no number is asked of them even
-when a number said around it is dropped ("So I'm on the 715 again … anyway, what's the capital of Norway?")."""
+when a number said around it is dropped ("So I'm on the 715 again … anyway, what's the capital of Norway?", "I've
+been up since 5 … anyway, how many grams are in a pound?")."""
 
 
 def _ask_names(t: str) -> str | None:
     return next((reply for skill in NAMES if (reply := skill(t)) is not None), None)
 
 
-def _named_parts(splits: list[tuple[str, str]], middle: list[tuple[str, bool]]) -> list[str]:
-    """The last and middle parts that say no number of their own, in the order they are tried."""
-    return [p for p in [*(part for _, part in splits), *(part for part, _ in middle)] if not _numbers_in(p)]
+def _named_parts(splits: list[tuple[str, str]], middle: list[tuple[str, str, str]]) -> list[str]:
+    """The last and middle parts that say no number, with none said after them ("How many ounces in a pound? I need
+    3 of them." may ask for 3 pounds), in the order they are tried."""
+    parts = [*(part for _, part in splits), *(part for part, _, after in middle if not _numbers_in(after))]
+    return [p for p in parts if not _numbers_in(p)]
 
 
 _PART_START = re.compile(
@@ -263,13 +277,13 @@ _TRAILING_JOIN = re.compile(r"(?:,?\s+(?:and|so|but|or|then))+$", re.IGNORECASE)
 """A conjunction that led into the speaker's next clause: "…the atomic number of calcium and then | I can go"."""
 
 
-def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[tuple[str, bool]]:
+def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
     """Questions said in the middle of a turn (``splits``: its :func:`_splits`), from where a part may begin (or the
     start) to the first place a part may end after it: "Okay, random, but what's the symbol for lead I always forget
     it" → "what's the symbol for lead". None whose question is taken back after it ("no", "sorry", "I mean"), that
-    ends on a word that needs more (a preposition, an auxiliary: "what time do | I take my pill"); each with
-    whether it keeps every number said before or after it (only those are asked of all the skills, as with the last
-    parts)."""
+    ends on a word that needs more (a preposition, an auxiliary: "what time do | I take my pill"); each with the
+    words before and after it (only a part that keeps every number said there is asked of all the skills, as with
+    the last parts)."""
     t = transcript.strip()
     found = []
     for before, part in [("", t), *splits]:
@@ -280,7 +294,7 @@ def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[tuple[
         last = words_in(question)[-1:]
         if last and last[0] in (GLUE | AUXILIARIES) - {"is", "are"}:
             continue  # "what time do | I take my pill": the "I" was the question's own
-        found.append((question, _numbers_in(before + " " + after) <= _numbers_in(question)))
+        found.append((question, before, after))
     return found
 
 

@@ -60,14 +60,15 @@ def _said(symbol: str) -> str:
 
 _ASK = r"(?:(?:what'?s|what is|what|do you know|tell me) )?"
 _SYMBOL_OF = (
-    re.compile(rf"{_ASK}the (?:chemical |atomic |element )?symbol (?:for|of) (?:the element )?(?P<e>[a-z]+)"),
+    re.compile(rf"{_ASK}(?:the|a) (?:chemical |atomic |element )?symbol (?:for|of) (?:the element )?(?P<e>[a-z]+)"),
     re.compile(rf"{_ASK}(?P<e>[a-z]+)(?:'s| s) (?:chemical )?symbol"),
 )
 _WITH_SYMBOL = re.compile(
     r"(?:which|what) (?:chemical )?element (?:has|is|uses|goes by) (?:the )?(?:chemical |atomic )?symbol "
     r"(?P<s>[a-z]{1,2})"
 )
-_NUMBER_OF = re.compile(rf"{_ASK}the atomic number (?:of|for) (?P<e>[a-z]+)")
+_NUMBER_OF = re.compile(rf"{_ASK}(?:the|an) atomic number (?:of|for) (?P<e>[a-z]+)")
+"""With "a"/"an" for "the" too: Whisper hears one for the other ("what's a chemical symbol for iron")."""
 _WITH_NUMBER = re.compile(
     r"(?:which|what) element (?:has|is|with) (?:the )?(?:atomic number|number) (?P<n>[\w -]+)"
     r"|(?:what|which) is element (?:number )?(?P<m>[\w -]+)"

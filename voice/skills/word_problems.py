@@ -9,15 +9,16 @@ by a small grammar of quantities, not by sentence templates:
 
 - **A quantity** is a number and what follows it: a currency ("42 dollars", "£5", "three pounds twenty" is 3.20), a
   noun ("six miles", "forty two drops", "four of them"), or nothing. With "a", "an", "per" or "each" and a noun after
-  it, or "each" alone, it is a **rate** ("110 euros a night", "95 an hour", "eleven and a half hours each"); so is
-  one after "at" or after a count and "of" ("two hours at 95 an hour", "three shifts of twelve and a half hours").
+  it, or "each" alone, it is a **rate** ("110 euros a night", "95 an hour", "eleven and a half hours each", "8
+  places at each"); so is one after "at" or after a count and "of" ("two hours at 95 an hour", "three shifts of
+  twelve and a half hours").
 - **A count times a rate** is a product: the count whose noun is the rate's ("eight nights" and "110 euros a
   night"), or the count just before a rate with no noun of its own ("four night shifts at eleven and a half hours
   each"), or a price and "N of them".
 - **The question's words** say what to do (closed classes, :data:`_LEFT`, :data:`_TOTAL`): "left", "remaining",
   "to go", "how many more" take the smaller of exactly two amounts from the larger; "altogether", "in total", "in all",
   "combined" add the amounts (at least two, or a product); "how much" or "how many" of a product's kind is the
-  product.
+  product. One amount said in dozens is counted: "how many eggs is four dozen" (48).
 - **Told earlier.** A question with one amount and no second (a follow-up: "if I spend 17 how much will I have
   left", "if I sell thirty how many will I have") starts from the one amount of its kind the user's earlier
   statements told (with two, which one is meant is not in the words, and none is read): a verb of giving or using
@@ -76,9 +77,9 @@ _CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p
 _NOT_NOUNS = frozenset({"more", "less", "out", "left", "remaining", "over", "already", "now"})
 """Words said after a number that do not say what it counts: "there's 90 left" counts what the other amount does."""
 _QUANTITY = re.compile(
-    rf"\b(?P<n>{NUMBER_PATTERN})(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?"
+    rf"\b(?P<n>{NUMBER_PATTERN}(?: dozen\b)?)(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?"
     rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|(?:square |cubic )?[a-z]+))?"
-    rf"(?: (?P<per>(?:a|an|per) [a-z]+|each|apiece))?\b"
+    rf"(?: (?P<per>(?:a|an|per) [a-z]+|(?:(?:at|in|on|for) )?each|apiece))?\b"
 )
 
 
@@ -138,7 +139,7 @@ def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
         noun, per = m.group("noun") or "", m.group("per") or ""
         if noun in FUNCTION_WORDS or noun in _NOT_NOUNS:
             noun = ""
-        per = singular(per.split()[1]) if " " in per else "each" if per else ""
+        per = "each" if per.endswith(("each", "apiece")) else singular(per.split()[1]) if per else ""
         gap = text[end : m.start()]
         counted = bool(found) and bool(found[-1].noun) and not found[-1].currency
         if not per and (gap.endswith(" at ") or (gap == " of " and counted)):
@@ -224,6 +225,8 @@ def _answer(t: str) -> str | None:
         big, small = sorted((q.as_(kind.noun, kind.currency) for q in qs), key=lambda q: q.value, reverse=True)
         return _leaves(big, small)
     terms = _terms(qs)
+    if len(qs) == 1 and not qs[0].per and re.search(r"\bdozens?\b", t):
+        return _dozens(qs[0], asked)  # "how many eggs is four dozen"
     if terms is None or (len(terms) < 2 and len(terms) == len(qs)):
         return None  # one plain amount: nothing to do with it here
     if len(terms) > 1 and not _TOTAL.search(asked):
@@ -234,6 +237,15 @@ def _answer(t: str) -> str | None:
 
 _RESULT = re.compile(r" (?:leaves|comes to|makes|is) (?P<amount>-?[\d.]+ [a-z]+)\.$")
 _UNIT_ASKED = re.compile(r"\bhow (?:many|much)(?: more)? (?P<unit>[a-z]+)")
+
+
+def _dozens(amount: Quantity, asked: str) -> str | None:
+    """One amount said in dozens, counted: "how many eggs is four dozen" → "4 dozen is 48 eggs."."""
+    unit = _UNIT_ASKED.search(asked)
+    noun = unit["unit"] if unit and unit["unit"] not in FUNCTION_WORDS else amount.noun
+    if not noun or amount.value % 12:
+        return None
+    return f"{say_number(amount.value / 12)} dozen is {say_number(amount.value)} {noun}."
 
 
 def _in_unit_asked(reply: str | None, t: str) -> str | None:
