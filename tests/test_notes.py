@@ -169,3 +169,24 @@ def test_a_note_of_a_thing_is_acknowledged_but_a_thing_that_does_something_is_no
     said = answer("Remember the spare key is under the blue flowerpot.", [])
     assert said == "OK, I'll remember that the spare key is under the blue flowerpot."
     assert answer("So you know, the shop closes at six.", []) is None
+
+
+@pytest.mark.parametrize(
+    ("told", "question", "reply"),
+    [
+        # A statement of a thing, about the user or not, is said back to a question of that thing.
+        ("The float in the till this morning was 150 pounds.", "Right, how much was the float again?",
+         "You told me the float in the till this morning was 150 pounds."),
+        ("The gate code for the farm is 2580.", "What was that gate code?",
+         "You told me the gate code for the farm is 2580."),
+        ("Make a note, the reception starts at half six.", "When does the reception start?",
+         "You told me the reception starts at half six."),
+        # …only when the thing is what the statement is about, not a place in it or another thing.
+        ("We meet at the station at 5.", "Where is the station?", None),
+        ("The gate code for the farm is 2580.", "What was the door code?", None),
+        ("The recipe says 200 grams of flour.", "What is the recipe?", None),
+        ("The float was 150 pounds?", "How much was the float?", None),  # a question, not a statement
+    ],
+)  # fmt: skip
+def test_a_statement_of_a_thing_is_said_back_to_a_question_of_it(told: str, question: str, reply: str | None) -> None:
+    assert answer(question, [told, "What is the capital of Peru?"]) == reply

@@ -27,6 +27,9 @@ from voice.turn import ask_again
         ("Set a timer for three minutes, no, make it four.", "Set a timer for four minutes"),
         ("set a timer for three minutes no make it four", "set a timer for four minutes"),
         ("Split 90 dollars between three, sorry, four people.", "Split 90 dollars between four people"),
+        # …and so does "it's" and a number ("it" is what is repaired)
+        ("my bay at the depot is number twelve no wait it's fourteen", "my bay at the depot is number fourteen"),
+        ("The code is 1234, no sorry, it's 4321.", "The code is 4321"),
         # a repair restarts where the words repeat (a number standing for any number)
         ("What's a 20 percent, sorry, 15 percent tip on $80?", "What's a 15 percent tip on $80?"),
         ("What's 15 times 4? No, 15 times 5.", "What's 15 times 5?"),

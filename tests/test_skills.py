@@ -203,6 +203,8 @@ def test_the_wrapper_knows_the_configured_location() -> None:
     [
         ("Now double that.", "20 plus 5 is 25.", "25 doubled is 50."),
         ("And if you double that?", "12 times 12 is 144.", "144 doubled is 288."),
+        ("And what about double that?", "12 times 12 is 144.", "144 doubled is 288."),
+        ("Double that.", "There are 16.0934 kilometres in 10 miles.", "16.0934 doubled is 32.1868."),  # the result
         ("What if I add 6 to it?", "12 times 12 is 144.", "144 plus 6 is 150."),
         ("So, halve that.", "10 plus 10 is 20.", "20 halved is 10."),
         ("Divide it by four.", "10 plus 10 is 20.", "20 divided by 4 is 5."),

@@ -10,8 +10,8 @@ got "No timers are running" (the fifteenth held-out set, 2026-12-06).
 self-repair (Levelt 1983, "Monitoring and self-repair in speech"): a speaker restarts the repair where the
 reparandum started, usually with the same word or the same kind of word. So the reparandum starts at
 
-- a bare number ("four", "169", "$90"): the last number said before the marker, which it replaces (the words
-  after it, its unit, stay: "three minutes" → "four minutes");
+- a bare number ("four", "169", "$90", or "it's fourteen"): the last number said before the marker, which it
+  replaces (the words after it, its unit, stay: "three minutes" → "four minutes");
 - a repair that starts like some earlier stretch ("15 times 5" after "what's 15 times 4"; "20 percent" after
   "15 percent"): the word of the same kind that starts the longest run of the same words (a number stands for
   any number; another number, or a grammar word, only with a run or as the last word said), the last one on a
@@ -78,6 +78,7 @@ _ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's
 """Where a question starts again inside the words after the marker."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
+_IT_IS = re.compile(r"^(?:it'?s|it is|it was|that'?s|that is)\s+", re.IGNORECASE)
 _POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
 _MAX_REPAIRS = 4
 _MAX_PHRASE_WORDS = 4
@@ -149,6 +150,8 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
     if asks is not None and (cut is None or asks.start() < cut.start()):
         cut = asks
     segment = _PLEASE.sub("", (fix if cut is None else fix[: cut.start()]).strip())
+    if _NUMBER.fullmatch(bare := _IT_IS.sub("", segment)):
+        segment = bare  # "number twelve, no wait, it's fourteen": the "it's" stands for what it repairs
     tail = "" if cut is None else fix[cut.start() :].rstrip()
     if not _tokens(tail):
         tail = "?" if asked or tail.endswith("?") else ""

@@ -320,9 +320,13 @@ def _numbers_in(text: str) -> set[float]:
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
-_THEN = r"(?:(?:now|no|and|then|so)[, ]+)?(?:(?:what )?if (?:you|i|we) |(?:can|could|would|will) you (?:please )?)?"
+_THEN = (
+    r"(?:(?:now|no|and|then|so)[, ]+)?"
+    r"(?:(?:what )?if (?:you|i|we) |(?:can|could|would|will) you (?:please )?|(?:what|how) about )?"
+)
 """What may come before a follow-up on the previous result: "now double that", "and if you double that", "no,
-divide that by 5" (a correction; also Whisper's spelling of "now" at times), "and can you divide that by 8"."""
+divide that by 5" (a correction; also Whisper's spelling of "now" at times), "and can you divide that by 8", "and
+what about double that"."""
 _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
     (rf"{_THEN}double {_THAT}", lambda a, b: a * 2, "doubled"),
     (rf"{_THEN}triple {_THAT}", lambda a, b: a * 3, "tripled"),
@@ -343,8 +347,11 @@ _FOLLOW_UPS: tuple[tuple[str, Callable[[float, float], float], str], ...] = (
 
 
 def _last_number(text: str) -> float | None:
-    """The last number written in digits in ``text`` (the result of the assistant's previous answer)."""
+    """The result of the assistant's previous answer, ``text``: the number after "There are" that opens it ("There
+    are 16.0934 kilometres in 10 miles."), else the last number written in digits."""
     found = re.findall(r"(?<![\d:])-?\d[\d,]*(?:\.\d+)?(?![\d:])", text)  # not a clock time
+    if opening := re.match(r"there (?:are|is) (-?\d[\d,]*(?:\.\d+)?)\b", text.strip(), re.IGNORECASE):
+        return parse_number(opening.group(1).rstrip(","))
     return parse_number(found[-1].rstrip(",")) if found else None
 
 

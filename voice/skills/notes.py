@@ -12,6 +12,8 @@ do, whose every word the statement says ("When's my dentist appointment?" after 
 Thursday at 3."; "Where am I meeting Sven?"; not "What colour is my car?" after "My car is red."), but for a form of
 answer the statement gives ("What's my seat number?" after "My seat is 42C.") or the kind a "which" names ("Which
 station does my train leave from?" after "My train leaves from Paddington."): :func:`_tells`. Not by "How do I …?".
+A statement of a thing, about the user or not ("The float in the till was 150 pounds."), is said back to a
+question of that thing ("How much was the float again?") when the thing is its subject: :func:`_the_thing`.
 
 A question about the user ("Where did I park?", "Where are my keys?", "What did I say about the car?") is
 answered with the latest note that shares a word with it, other than the small words every question has
@@ -122,7 +124,7 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     if not (asked := _words(question)):
         return None
     if not _ABOUT_ME.match(question):
-        return _where_the(question, earlier_user_turns)
+        return _where_the(question, earlier_user_turns) or _the_thing(question, earlier_user_turns)
     recalls = back is not None or _RECALL.match(question) is not None
     mine = _MINE.search(question) is not None or _DOING.match(question) is not None
     for turn in reversed(earlier_user_turns):
@@ -173,6 +175,35 @@ def _where_the(question: str, earlier_user_turns: Sequence[str]) -> str | None:
             continue
         if any(not _PLACE_WORD.fullmatch((n.group("before") or "").strip()) for n in thing.finditer(said.lower())):
             return f"You told me {said_back(said)}."
+    return None
+
+
+_ASKS_THE = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|and|well|right)[, ]+)*"
+    r"(?:what|how much|how many|where|when|which|who)(?:'s| is| are| was| were| does| do| did) (?:that|the|this) "
+    r"(?P<thing>[a-z0-9' -]+?)(?: again| now| then)?$"
+)
+"""A question of a thing told about ("How much was the float again?", "What was that gate code?", "When does the
+reception start?")."""
+_THE_THING_IS = re.compile(
+    r"(?:(?:ok(?:ay)?|so|and|well|right|make a note|note)[, ]+)*"
+    r"(?P<said>the (?P<subject>(?:[a-z0-9'-]+ ){1,8}?)(?:is|are|was|were|starts?|begins?|opens?|closes?|ends?) .+)",
+    re.IGNORECASE,
+)
+
+
+def _the_thing(question: str, earlier_user_turns: Sequence[str]) -> str | None:
+    """The latest statement the user made of a thing ("The float in the till this morning was 150 pounds.", "The
+    gate code for the farm is 2580.") whose subject (before its verb) says every word a question of that thing asks
+    (:data:`_ASKS_THE`), said back; else None. The thing must be what the statement is about, not a place in it."""
+    if (m := _ASKS_THE.match(question)) is None or not (thing := _words(m["thing"]) - {"start", "begin", "end"}):
+        return None
+    for turn in reversed(earlier_user_turns):
+        t = turn.strip()
+        if t.endswith("?") or (stated := _THE_THING_IS.fullmatch(t.rstrip(".!"))) is None:
+            continue
+        if _covers(_words(stated["subject"]), thing):
+            return f"You told me {said_back(stated['said'])}."
     return None
 
 
