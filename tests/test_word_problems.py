@@ -89,6 +89,9 @@ TOLD = (
     (["I'm 42.", "I spent 17 dollars."], "How much is that altogether?", None),  # 42 of nothing said
     (["My budget is 300 euros.", "I've spent 340."], "How much have I got left?", None),  # more than there is
     (["Convert 5 miles to kilometres.", "I ran 3 miles."], "How far is that in total?", None),  # a request
+    (["My first fare was 18 dollars.", "The second one was 27 dollars."], "What do those two fares add up two?",
+     None),  # a number in a question of the amounts told ("to" misheard): not an amount to build on
+    (["My bike weighs point 2 kilos.", "The bottles add 1.5 kilos."], "What's the total weight?", None),  # misheard
     (["Set a timer for 20 minutes."], "If I spend 5, how much is left?", None),  # a request, not a told amount
     (["What's 40 plus 2?"], "If I spend 17, how much will I have left?", None),  # a question
     (["I've got 42 dollars."], "If I spend 17 euros, how much will I have left?", None),  # another currency

@@ -287,15 +287,22 @@ def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[tuple[
     t = transcript.strip()
     found = []
     for before, part in [("", t), *splits]:
-        end = next((m.start() for m in _PART_END.finditer(part) if m.start() > 0), None)
-        if end is None or REPAIR_WORDS.search(after := part[end:]):
-            continue  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
-        question = _TRAILING_JOIN.sub("", part[:end])
-        last = words_in(question)[-1:]
-        if last and last[0] in (GLUE | AUXILIARIES) - {"is", "are"}:
-            continue  # "what time do | I take my pill": the "I" was the question's own
-        found.append((question, before, after))
+        for end in (m.start() for m in _PART_END.finditer(part) if m.start() > 0):
+            if REPAIR_WORDS.search(after := part[end:]):
+                break  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
+            question = _TRAILING_JOIN.sub("", part[:end])
+            last = words_in(question)[-1:]
+            needs = (GLUE | AUXILIARIES) - ({"is", "are"} if _SPEAKERS.match(after.lstrip(" ,")) else set())
+            if last and last[0] in needs:
+                continue  # "what time do | I take my pill", "what day is | my appointment": the question's own
+            found.append((question, before, after))
+            break
     return found
+
+
+_SPEAKERS = re.compile(r"(?:i|we)\b", re.IGNORECASE)
+"""A clause of the speaker's own, which may follow a question ending on "is" or "are" ("…how old is | I forget");
+one of someone else's, or "my …", after "is" is the question's subject ("what day is | my appointment")."""
 
 
 def _splits(transcript: str) -> list[tuple[str, str]]:

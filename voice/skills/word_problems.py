@@ -64,10 +64,12 @@ _GETTING = words_of(
     "pick picked borrow borrowed"
 )
 """Verbs that bring an amount in: with a told amount, the new one is added to it."""
-_HOW = re.compile(
-    r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this|those|these|they)\b"
+_HOW = re.compile(r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
+_WHAT_THOSE = re.compile(r"\bwhat(?:'s| is| are| does| do)? (?:those|these|they)\b")
+"""A question of the amounts told before, with none of its own: "what do those two fares add up to"."""
+_BACK = re.compile(
+    r"\b(?P<which>those|these)(?: two| three| four| 2| 3| 4)\b(?! (?:hundred|thousand|million|dozen|point|and)\b)"
 )
-_BACK = re.compile(r"\b(?P<which>those|these|the|both)(?: two| three| four| 2| 3| 4)\b")
 """A number that says how many things a question refers back to ("what do those two fares add up to"): not an
 amount."""
 _SMALL_COINS = {"cent": "dollars", "cents": "dollars", "pence": "pounds", "p": "pounds", "penny": "pounds"}
@@ -131,6 +133,8 @@ def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
     for m in _QUANTITY.finditer(text):
         if m.group("n") == "one" and _PRONOUN_ONE.search(text[: m.start()]):
             continue  # "the second one was 27 dollars"
+        if text[: m.start()].endswith("point "):
+            return None  # "point 2" with no number before it: a number misheard
         n = parse_number(m.group("n"))
         n = None if n is None else with_cents(n, m.group("cents"))
         if n is None:
@@ -213,6 +217,7 @@ def answer(t: str) -> str | None:
 
 
 def _answer(t: str) -> str | None:
+    t = _BACK.sub(lambda m: m["which"], t)
     if not _HOW.search(t) or told_by_clock(t):
         return None
     qs = quantities(t)
@@ -297,10 +302,12 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
 
 def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
     t = _BACK.sub(lambda m: m["which"], t)
-    if not _HOW.search(t) or told_by_clock(t) or (qs := quantities(t)) is None or len(qs) > 1:
+    if told_by_clock(t) or (qs := quantities(t)) is None or len(qs) > 1:
         return None
-    if not qs:
+    if not qs and (_HOW.search(t) or _WHAT_THOSE.search(t)):
         return _total_told(t, earlier) or _left_told(t, earlier)
+    if not _HOW.search(t):
+        return None
     told = _told(earlier)
     if not told:
         return None
