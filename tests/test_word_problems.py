@@ -35,6 +35,7 @@ IN_ONE_TURN = (
     ("we've done about 210 miles and there's 90 left, how long is the whole trip", "300 miles"),
     ("28 tables with 8 places at each, how many place settings is that altogether", "224 places"),
     ("how many eggs is four dozen", "48 eggs"),
+    ("how many eggs are in a dozen", "12 eggs"),
     ("we've an order for 12 dozen cupcakes, how many cupcakes is that", "144 cupcakes"),
 )
 

@@ -250,7 +250,8 @@ def _dozens(amount: Quantity, asked: str) -> str | None:
     noun = unit["unit"] if unit and unit["unit"] not in FUNCTION_WORDS else amount.noun
     if not noun or amount.value % 12:
         return None
-    return f"{say_number(amount.value / 12)} dozen is {say_number(amount.value)} {noun}."
+    dozens = "A" if amount.value == 12 else say_number(amount.value / 12)
+    return f"{dozens} dozen is {say_number(amount.value)} {noun}."
 
 
 def _in_unit_asked(reply: str | None, t: str) -> str | None:
