@@ -102,6 +102,10 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
         ("Our ship docks in Lisbon on Thursday.", "Which day do we dock in Lisbon?",
          "You told me your ship docks in Lisbon on Thursday."),
         ("My car is fast.", "What speed does my car do?", None),  # one word said beside the kind asked
+        ("My son has 2 cats.", "How old is my son?", None),  # a number, but not an age
+        ("My flight leaves tomorrow from gate 5.", "What time does my flight leave?", None),  # not a time of day
+        ("My flight leaves at 6.40 tomorrow.", "What time does my flight leave?",
+         "You told me your flight leaves at 6.40 tomorrow."),
         # A question of what the user does is about the user, as one with "my" is.
         ("I'm meeting Sven at the fountain.", "Where am I meeting Sven?",
          "You told me you're meeting Sven at the fountain."),
@@ -186,6 +190,7 @@ def test_a_note_of_a_thing_is_acknowledged_but_a_thing_that_does_something_is_no
         ("The gate code for the farm is 2580.", "What was the door code?", None),
         ("The recipe says 200 grams of flour.", "What is the recipe?", None),
         ("The float was 150 pounds?", "How much was the float?", None),  # a question, not a statement
+        ("The manager is on holiday.", "Who is the manager?", None),  # said of the thing, not who it is
     ],
 )  # fmt: skip
 def test_a_statement_of_a_thing_is_said_back_to_a_question_of_it(told: str, question: str, reply: str | None) -> None:

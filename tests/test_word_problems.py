@@ -36,6 +36,7 @@ IN_ONE_TURN = (
     ("28 tables with 8 places at each, how many place settings is that altogether", "224 places"),
     ("how many eggs is four dozen", "48 eggs"),
     ("how many eggs are in a dozen", "12 eggs"),
+    ("I bought those two shirts at 20 dollars each, how much is that in total", "40 dollars"),
     ("we've an order for 12 dozen cupcakes, how many cupcakes is that", "144 cupcakes"),
 )
 

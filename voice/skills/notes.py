@@ -141,12 +141,28 @@ _DOING = re.compile(r"^(?:where|when|which|what|who)\b.*\b(?:am|are|was|were|do|
 """A question of what the user does ("Where am I meeting Sven?", "Which platform am I going from?"): about the user
 as one with "my" is; not "how" ("How do I bake a cake?" asks how it is done) nor "can/should I" (advice)."""
 _FORMS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
-    (frozenset({"number", "code", "pin", "old", "age"}), re.compile(rf"\b(?:\d|{NUMBER_PATTERN})", re.I)),
-    (frozenset({"time"}), re.compile(r"\d|\b(?:o'?clock|noon|midnight|half past|quarter)\b", re.I)),
+    (frozenset({"number", "code", "pin"}), re.compile(rf"\b(?:\d|{NUMBER_PATTERN})", re.I)),
+    (
+        frozenset({"old", "age"}),
+        re.compile(
+            rf"\b(?:is|turned|turns|turning|aged) (?:just |nearly |almost )?(?:\d+|{NUMBER_PATTERN})"
+            r"(?: and a half)?(?: (?:years?|months?)(?: old)?)?$|\b(?:years?|months?) old\b",
+            re.I,
+        ),
+    ),
+    (
+        frozenset({"time"}),
+        re.compile(
+            rf"\d[:.]\d\d|\bat (?:\d|{NUMBER_PATTERN})|\bhalf (?:{NUMBER_PATTERN})"
+            r"|\b(?:o'?clock|noon|midnight|half past|quarter past|quarter to|a\.?m|p\.?m)\b",
+            re.I,
+        ),
+    ),
     (frozenset({"day", "date"}), re.compile(rf"\b(?:{'|'.join(DAY_NAMES)}|today|tonight|tomorrow)\b", re.I)),
 )
 """Words a question asks a form of answer with, and what a statement says to give one: a number ("What was my seat
-number?" after "My seat is 42C."; "How old is my son?" after "My son is 7."), a time of day, a day."""
+number?" after "My seat is 42C."), an age ("How old is my son?" after "My son is 7.", not "My son has 2 cats."), a
+time of day ("at seven", "6.40", "half six"; not "gate 5"), a day."""
 _WH_NOUN = re.compile(r"^(?:which|what)\s+(?P<noun>[a-z]+)\b")
 
 
@@ -160,7 +176,8 @@ def _tells(said: str, words: set[str], asked: set[str], question: str) -> bool:
     if _covers(words, asked):
         return True
     wh = _WH_NOUN.match(question)
-    noun = _stem(wh["noun"]) if wh and wh["noun"] not in _SMALL else None
+    forms = {word for form, _ in _FORMS for word in form}  # a form the statement does not give is not a kind
+    noun = _stem(wh["noun"]) if wh and wh["noun"] not in _SMALL | forms else None
     rest = asked - {noun}
     return noun in asked and len(rest) >= 2 and _covers(words, rest)
 
@@ -180,7 +197,7 @@ def _where_the(question: str, earlier_user_turns: Sequence[str]) -> str | None:
 
 _ASKS_THE = re.compile(
     r"^(?:(?:ok(?:ay)?|so|and|well|right)[, ]+)*"
-    r"(?:what|how much|how many|where|when|which|who)(?:'s| is| are| was| were| does| do| did) (?:that|the|this) "
+    r"(?:what|how much|how many|where|when|which)(?:'s| is| are| was| were| does| do| did) (?:that|the|this) "
     r"(?P<thing>[a-z0-9' -]+?)(?: again| now| then)?$"
 )
 """A question of a thing told about ("How much was the float again?", "What was that gate code?", "When does the

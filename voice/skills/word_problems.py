@@ -217,7 +217,6 @@ def answer(t: str) -> str | None:
 
 
 def _answer(t: str) -> str | None:
-    t = _BACK.sub(lambda m: m["which"], t)
     if not _HOW.search(t) or told_by_clock(t):
         return None
     qs = quantities(t)
