@@ -53,6 +53,7 @@ LEAVES = (
     "How long does it take to drive 100 miles at 50 miles an hour?",  # a rate with no count of its unit
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
     "How many is a dozen?",  # nothing to count
+    "I have 24 eggs, how many dozen is that?",  # asked in dozens: the other way
     "3 apples and 4 apples, how many?",  # no word to add them
     # the word that adds is not in the question: "add up" tells, and the question asks for a division
     "each can covers 40 square metres and the walls add up to 120 square metres, how many cans do we need?",

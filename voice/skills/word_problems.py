@@ -247,8 +247,8 @@ def _dozens(amount: Quantity, asked: str) -> str | None:
     """One amount said in dozens, counted: "how many eggs is four dozen" → "4 dozen is 48 eggs."."""
     unit = _UNIT_ASKED.search(asked)
     noun = unit["unit"] if unit and unit["unit"] not in FUNCTION_WORDS else amount.noun
-    if not noun or amount.value % 12:
-        return None
+    if not noun or noun in ("dozen", "dozens") or amount.value % 12:
+        return None  # "how many dozen is 24 eggs" asks the other way
     dozens = "A" if amount.value == 12 else say_number(amount.value / 12)
     return f"{dozens} dozen is {say_number(amount.value)} {noun}."
 
