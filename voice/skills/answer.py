@@ -11,8 +11,9 @@ this. How many days are in a leap year?", "my kid asked me and I couldn't rememb
 and a last part that refers back to the one amount or the one country said before it is answered of it ("I ran 5
 kilometres this morning, how many miles is that?", "…back from Portugal, what currency do they use there?"), and
 a question said in the middle is answered from the words before the speaker's own next clause ("…what's the symbol
-for lead, I always forget it"). A part must keep every number said around it, unless it says none and is asked of
-the skills that answer of a thing named (:data:`NAMES`: "…on the 715 again… anyway, what's the capital of Norway?").
+for lead, I always forget it"); where the parts begin and end: :mod:`voice.skills.turn_parts`. A part must keep
+every number said around it, unless it says none and is asked of the skills that answer of a thing named
+(:data:`NAMES`: "…on the 715 again… anyway, what's the capital of Norway?").
 
 :func:`answer` returns the reply for a transcript it recognises, else None (the LLM answers). Numbers may be
 digits or spoken words ("seven times thirty", "two hundred and five"), as Whisper writes either.
@@ -37,16 +38,15 @@ from voice.skills import (
     word_problems,
 )
 from voice.skills.numbers import (
-    NUMBER_PATTERN,
     fraction_words,
     parse_amount,
     parse_fraction,
     parse_number,
     say_number,
 )
+from voice.skills.turn_parts import last_parts, middle_parts, named_parts, numbers_in, splits
 from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
 from voice.skills.units import convert, convert_previous, convert_said_before
-from voice.skills.word_classes import AUXILIARIES, GLUE, REPAIR_WORDS, words_in
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
@@ -197,16 +197,16 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
         return "Goodbye."
     if (reply := _ask_skills(t, now)) is not None:
         return reply
-    splits = _splits(transcript)
-    if (reply := next((r for p in _last_parts(splits) if (r := _ask_skills(clean(p), now)) is not None), None)):
+    parts = splits(transcript)
+    if (reply := next((r for p in last_parts(parts) if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
-    if (reply := next((r for before, p in splits if (r := _refers_back(clean(p), before))), None)):
+    if (reply := next((r for before, p in parts if (r := _refers_back(clean(p), before))), None)):
         return reply
-    middle = _middle_parts(transcript, splits)
-    kept = [p for p, before, after in middle if _numbers_in(f"{before} {after}") <= _numbers_in(p)]
+    middle = middle_parts(transcript, parts)
+    kept = [p for p, before, after in middle if numbers_in(f"{before} {after}") <= numbers_in(p)]
     if (reply := next((r for p in kept if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
-    return next((r for p in _named_parts(splits, middle) if (r := _ask_names(clean(p))) is not None), None)
+    return next((r for p in named_parts(parts, middle) if (r := _ask_names(clean(p))) is not None), None)
 
 
 def _refers_back(part: str, before: str) -> str | None:
@@ -238,92 +238,6 @@ been up since 5 … anyway, how many grams are in a pound?")."""
 
 def _ask_names(t: str) -> str | None:
     return next((reply for skill in NAMES if (reply := skill(t)) is not None), None)
-
-
-def _named_parts(splits: list[tuple[str, str]], middle: list[tuple[str, str, str]]) -> list[str]:
-    """The last and middle parts that say no number, with none said after them ("How many ounces in a pound? I need
-    3 of them." may ask for 3 pounds), in the order they are tried."""
-    parts = [*(part for _, part in splits), *(part for part, _, after in middle if not _numbers_in(after))]
-    return [p for p in parts if not _numbers_in(p)]
-
-
-_PART_START = re.compile(
-    r"(?<=[.?!;,])\s+|\s+(?=\bso\b)|\s+(?=\b(?:what|who|whose|which|when|where|why|how)\b|\bis it\b|\bare there\b)",
-    re.IGNORECASE,
-)
-"""Where a last part of a transcript may begin: after a sentence's or a clause's punctuation, at "so", or at a word
-that opens a question (a wh-word, "how", "is it", "are there"): Whisper seldom writes the comma before a question
-said at the end of a ramble ("my kid asked me and I couldn't remember what's the capital of Egypt")."""
-
-
-def _last_parts(splits: list[tuple[str, str]]) -> list[str]:
-    """The transcript's trailing parts (of its :func:`_splits`), longest first, without the whole: "I always forget
-    this. How many days are in a leap year?" → ["How many days are in a leap year?"]. Spoken questions often come
-    after what led to them ("So I'm cooking, and the recipe says 200 grams, so how many ounces is 200 grams?"), and
-    a skill that takes such a part whole is answering the question that was asked; the words before it are ignored,
-    and the reply says back what it answered. Only when no skill takes the whole transcript, and only parts that
-    drop no number: one said before the part may be what the question is about ("The bill came to 60 dollars and I
-    want to leave 15, no, 20 percent, how much is the tip?" is not a 20 % tip on 15)."""
-    return [part for before, part in splits if _numbers_in(before) <= _numbers_in(part)]
-
-
-_PART_END = re.compile(
-    r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we|she|he|they|my|our)\b)", re.IGNORECASE
-)
-"""Where a question said in the middle of a turn may end: at a sentence's end, or where a clause of the speaker's
-own (or of someone they speak of) begins ("…what's the capital of Australia because I always get it wrong", "…feet
-in a mile I always forget", "…what's the capital of Portugal my grandson asked me")."""
-_TRAILING_JOIN = re.compile(r"(?:,?\s+(?:and|so|but|or|then))+$", re.IGNORECASE)
-"""A conjunction that led into the speaker's next clause: "…the atomic number of calcium and then | I can go"."""
-
-
-def _middle_parts(transcript: str, splits: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    """Questions said in the middle of a turn (``splits``: its :func:`_splits`), from where a part may begin (or the
-    start) to the first place a part may end after it: "Okay, random, but what's the symbol for lead I always forget
-    it" → "what's the symbol for lead". None whose question is taken back after it ("no", "sorry", "I mean"), that
-    ends on a word that needs more (a preposition, an auxiliary: "what time do | I take my pill"); each with the
-    words before and after it (only a part that keeps every number said there is asked of all the skills, as with
-    the last parts)."""
-    t = transcript.strip()
-    found = []
-    for before, part in [("", t), *splits]:
-        for end in (m.start() for m in _PART_END.finditer(part) if m.start() > 0):
-            if REPAIR_WORDS.search(after := part[end:]):
-                break  # "What's the capital of Austria? No, sorry, Switzerland.": the question was taken back
-            question = _TRAILING_JOIN.sub("", part[:end])
-            last = words_in(question)[-1:]
-            needs = (GLUE | AUXILIARIES) - ({"is", "are"} if _SPEAKERS.match(after.lstrip(" ,")) else set())
-            if last and last[0] in needs:
-                continue  # "what time do | I take my pill", "what day is | my appointment": the question's own
-            found.append((question, before, after))
-            break
-    return found
-
-
-_SPEAKERS = re.compile(r"(?:i|we)\b", re.IGNORECASE)
-"""A clause of the speaker's own, which may follow a question ending on "is" or "are" ("…how old is | I forget");
-one of someone else's, or "my …", after "is" is the question's subject ("what day is | my appointment")."""
-
-
-def _splits(transcript: str) -> list[tuple[str, str]]:
-    """The transcript cut where a last part may begin (:data:`_PART_START`): (the words before, the part),
-    longest part first."""
-    t = transcript.strip()
-    return [(t[:i], part) for i in (m.end() for m in _PART_START.finditer(t)) if (part := t[i:].strip())]
-
-
-_NUMBER_RUN = re.compile(rf"-?\b{NUMBER_PATTERN}", re.IGNORECASE)
-
-
-def _numbers_in(text: str) -> set[float]:
-    """The numbers said in ``text``, in digits or words; "one" alone is left out ("the one with the rings")."""
-    found: set[float] = set()
-    for run in (m.group().rstrip(",") for m in _NUMBER_RUN.finditer(text)):
-        # "twenty-five and sixty", "three eight": more than one number in a run
-        for piece in [run] if parse_number(run) is not None else re.split(r"\s+and\s+", run):
-            words = [piece] if parse_number(piece) is not None else re.split(r"[\s-]+", piece)
-            found.update(n for w in words if w.lower() != "one" and (n := parse_number(w)) is not None)
-    return found
 
 
 _THAT = r"(?:that|it|the result|the answer|that number)"
