@@ -29,6 +29,7 @@ UNSURE, SURE = -0.8, -0.3
         "Thank you, that's all.",
         "Well, 1,000 minus three hundred eighty seven",  # interjections ask nothing
         "Um, what year is it?",
+        "is the front door at home locked",  # live state: "I can't see that", however it was heard
     ],
 )
 def test_an_unsure_command_a_skill_recognises_whole_is_answered(text: str) -> None:

@@ -3,7 +3,8 @@
 Below ``ask_again_below_logprob`` (Whisper's mean log-probability per token) the words are probably not what the
 user said, so they are not answered. One exception (``[stt] skills_take_unsure``, on with the skills): a
 transcript that a local skill recognises whole, as a command or question it answers exactly (a sum, a unit
-conversion, the clock, a timer, a request the assistant cannot carry out), is answered anyway. A misrecognition
+conversion, the clock, a timer, a request the assistant cannot carry out, a question of live state it cannot see),
+is answered anyway. A misrecognition
 seldom forms such a command, and the skill's reply says back what it understood ("7 times 30 is 210.", "Timer
 set for 8 minutes."), so a wrong hearing is plain to hear. The same holds for a follow-up that a skill answers
 from the conversation with such a reply: one written out from the previous question ("How about Germany?" after
@@ -45,7 +46,7 @@ from voice.conversation.self_repair import as_meant
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
-from voice.skills import capabilities, ratios, timers, word_problems
+from voice.skills import capabilities, live_state, ratios, timers, word_problems
 from voice.skills.word_classes import is_filler
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -66,6 +67,7 @@ def understood(
         timers.parse(text) is not None
         or skills.answer(text, _A_MOMENT, location) is not None
         or capabilities.cannot(text) is not None
+        or live_state.cannot_see(text) is not None  # "is the front door at home locked": "I can't see that"
     ):
         return True
     if not earlier:
