@@ -15,6 +15,7 @@ IN_ONE_TURN = (
     ("each box holds 12 and I have 50 eggs, how many boxes do I need?", "so 5 boxes."),  # needed: rounded up
     ("I have 30 kids and want groups of four, how many groups can I make?", "so 7 groups."),  # made: rounded down
     ("there are 45 chairs in rows of 10, how many rows?", "is 4.5."),  # no verb to round by
+    ("I baked 48 cookies and want to put 6 in each bag, how many bags do I need?", "is 8 bags."),  # "each" after
     ("one litre covers 12 square metres, how many litres for 60 square metres?", "5 litres for 60 square metres."),
     ("it's 30 mils of dye for every 60 of developer, how much dye for 150 of developer?", "75 mils for 150."),
 )

@@ -54,6 +54,7 @@ LEAVES = (
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
     "How many is a dozen?",  # nothing to count
     "I have 24 eggs, how many dozen is that?",  # asked in dozens: the other way
+    "I baked 48 cookies and put 6 in each bag, how many bags do I need?",  # the groups: a division, not 48 x 6
     "3 apples and 4 apples, how many?",  # no word to add them
     # the word that adds is not in the question: "add up" tells, and the question asks for a division
     "each can covers 40 square metres and the walls add up to 120 square metres, how many cans do we need?",

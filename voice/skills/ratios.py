@@ -8,7 +8,7 @@ for sixty". They are read with the quantities of :mod:`voice.skills.word_problem
 
 - **Groups.** The question asks "how many <things>" of a noun no amount is counted in, and of exactly two amounts of
   one kind, one is said of one such thing ("rows of eight", "each strip needs to be 2.5 metres", "each can covers 40
-  square metres"; "each", "every", "per", "one", not "a"): the other divided by it. When it does not divide, "need"
+  square metres", "6 in each bag"; "each", "every", "per", "one", not "a"): the other divided by it. When it does not divide, "need"
   or "buy" rounds up ("4 cans") and "get", "make", "cut", "fill" or "fit" rounds down ("3 strips"); otherwise the
   exact quotient is said.
 - **Scaling.** The question asks "how much" or "how many" with exactly one amount in it, C, and before it (in the
@@ -38,6 +38,8 @@ _HOW = re.compile(r"\bhow (?:much|many)\b")
 _ONE_THING = re.compile(r"\b(?:each|every|per|one) ([a-z]+)\b")
 """Words that say an amount is of one thing: "each strip needs 2.5 metres". Not "a": "half a kilo a week, she's four
 kilos" says the week of the half kilo, not of the four (the twenty-fifth set)."""
+_ONE_AFTER = re.compile(r"[\w.]+(?: [a-z]+)? (?:(?:in|on|into|for|to) )?(?:each|every|per) ([a-z]+)\b")
+"""An amount said of one thing named after it: "6 in each bag", "6 cookies per bag"."""
 _UNREAD_PART = re.compile(r"\b(?:half|halves|quarters?|thirds?)\b")
 """An amount said as a fraction, which the quantities do not read: a ratio around it would be missing a term."""
 _THINGS_OF = re.compile(r"\b([a-z]+) of $")
@@ -80,7 +82,12 @@ def _groups(t: str) -> str | None:
         named = _ONE_THING.findall(said) + _THINGS_OF.findall(said)
         return any(w == asked["x"] or singular(w) == thing or asked["x"] in (w + "s", w + "es") for w in named)
 
-    one_a, one_b = of_one(text[:a_at]), of_one(text[a_at:b_at])
+    def per_one(at: int) -> bool:
+        """The amount at ``at`` is said of one of the things after it: "6 in each bag", "6 cookies per bag"."""
+        after = _ONE_AFTER.match(text[at:])
+        return after is not None and of_one(f"each {after[1]}")
+
+    one_a, one_b = of_one(text[:a_at]) or per_one(a_at), of_one(text[a_at:b_at]) or per_one(b_at)
     if one_a == one_b:
         return None
     whole, one = (b, a) if one_a else (a, b)

@@ -229,6 +229,8 @@ def _answer(t: str) -> str | None:
         big, small = sorted((q.as_(kind.noun, kind.currency) for q in qs), key=lambda q: q.value, reverse=True)
         return _leaves(big, small)
     terms = _terms(qs)
+    if _asks_groups(t, asked):
+        return None  # "48 cookies, 6 in each bag, how many bags": a division (voice.skills.ratios), not a product
     if len(qs) == 1 and not qs[0].per and re.search(r"\bdozens?\b", t):
         return _dozens(qs[0], asked)  # "how many eggs is four dozen"
     if terms is None or (len(terms) < 2 and len(terms) == len(qs)):
@@ -241,6 +243,13 @@ def _answer(t: str) -> str | None:
 
 _RESULT = re.compile(r" (?:leaves|comes to|makes|is) (?P<amount>-?[\d.]+ [a-z]+)\.$")
 _UNIT_ASKED = re.compile(r"\bhow (?:many|much)(?: more)? (?P<unit>[a-z]+)")
+
+
+def _asks_groups(t: str, asked: str) -> bool:
+    """The question asks how many of the thing a rate is per ("6 in each bag … how many bags")."""
+    unit = _UNIT_ASKED.search(asked)
+    groups = {singular(m[1]) for m in re.finditer(r"\b(?:each|every|per) ([a-z]+)", t)}
+    return unit is not None and singular(unit["unit"]) in groups
 
 
 def _dozens(amount: Quantity, asked: str) -> str | None:
