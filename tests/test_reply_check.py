@@ -102,6 +102,10 @@ def test_a_denial_an_offer_of_help_or_a_fact_is_no_claim(sentence: str) -> None:
         ("The Sun is a star.", "Is the Sun a star or a planet?", False),  # picks an answer from the question
         ("What is the capital of Spain?", "What is the capital of Spain?", True),
         ("I like pizza too!", "I like pizza.", False),
+        # a frame that only introduces the user's words does not make them an answer
+        ('The answer is: "Why do some hydrangeas come out blue instead of pink?"',
+         "Why do some hydrangeas come out blue instead of pink?", True),
+        ("The answer is 42.", "What is the answer to everything?", False),
     ],
 )
 def test_an_echo_says_back_the_users_words_and_adds_nothing(reply: str, user: str, echo: bool) -> None:
@@ -123,6 +127,12 @@ def test_a_first_clause_that_may_still_be_an_echo_is_held_until_the_next_word_de
 def test_an_echo_is_replaced_and_a_plain_first_clause_goes_at_once() -> None:
     echo = ReplyCheck("He wrote the Harry Potter books.", ABILITIES, ask_again=ASK_AGAIN)
     assert _run(echo, ["He wrote the Harry", "Potter books."])[1] == Verdict(replace=ASK_AGAIN)
+    # A frame before the user's words is held too: what follows it decides.
+    framed = ReplyCheck("Why do some hydrangeas come out blue?", ABILITIES, ask_again=ASK_AGAIN)
+    assert _run(framed, ["The answer is:", '"Why do some hydrangeas come out blue?"'])[:2] == [
+        Verdict(),
+        Verdict(replace=ASK_AGAIN),
+    ]
     plain = ReplyCheck("Who wrote Hamlet?", ABILITIES, ask_again=ASK_AGAIN)
     assert plain.push("William Shakespeare wrote") == Verdict(release=("William Shakespeare wrote",))
 

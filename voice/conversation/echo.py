@@ -18,11 +18,29 @@ def echoes(sentence: str, user: str) -> bool:
     """``sentence`` says back ``user``'s words and adds nothing: ≥ 80 % of its words (at least three) appear in
     ``user`` in the same order, covering ≥ 60 % of ``user``'s words, and every word of it with meaning is among
     ``user``'s words."""
-    said, heard = words_in(sentence), words_in(user)
+    said, heard = _unframed(words_in(sentence)), words_in(user)
     if len(said) < 3 or not heard:
         return False
     # Most of the user's words too: "The Sun is a star." picks one of "Is the Sun a star or a planet?"
     return echoing(said, heard) and _in_order(said, heard) >= 0.6 * len(heard)
+
+
+_FRAMES = (("the", "answer", "is"), ("the", "question", "is"), ("you", "asked"), ("you", "said"), ("answer",))
+
+
+def _unframed(said: list[str]) -> list[str]:
+    """``said`` without a frame that only introduces it: "The answer is: 'Why do some hydrangeas come out blue?'"
+    (the thirty-fourth set) says the question back all the same."""
+    frame = next((f for f in _FRAMES if tuple(said[: len(f)]) == f), ())
+    return said[len(frame) :]
+
+
+def may_echo(said: list[str], heard: list[str]) -> bool:
+    """What is said so far may still be an echo (:func:`echoes`): the user's words so far (:func:`echoing`), after a
+    frame, or no more than a frame yet ("The answer is:")."""
+    if said and any(f[: len(said)] == tuple(said) for f in _FRAMES):
+        return True
+    return echoing(_unframed(said), heard)
 
 
 def echoing(said: list[str], heard: list[str]) -> bool:

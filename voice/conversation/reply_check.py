@@ -43,7 +43,7 @@ from voice.conversation.answer_confidence import (
     first_sentence_confidence,
     not_sure_rule,
 )
-from voice.conversation.echo import echoes, echoing, tells
+from voice.conversation.echo import echoes, may_echo, tells
 from voice.runtime.model_api import ChatMessage, PromptInfo
 from voice.skills.answer import asks_again
 from voice.skills.capabilities import DEVICE, WHAT_I_CAN_DO
@@ -225,7 +225,7 @@ class ReplyCheck:
         said, lower = words_in(whole), whole.lower()
         if len(said) <= len(words_in(" ".join(self._held))) or all(w in _ACK for w in said):
             return Verdict()  # nothing new yet, or only agreement
-        if (not self.read_back and echoing(said, words_in(self.user))) or claims(whole, self.abilities):
+        if (not self.read_back and may_echo(said, words_in(self.user))) or claims(whole, self.abilities):
             return Verdict()
         if _ACTING.search(lower) and not _NEGATION.search(lower):
             return Verdict()
@@ -245,7 +245,7 @@ class ReplyCheck:
             if complete and not self.read_back and echoes(sentence, self.user):
                 self._held.clear()
                 return Verdict(replace=self.ask_again)
-            if not complete and not self.read_back and echoing(said, words_in(self.user)):
+            if not complete and not self.read_back and may_echo(said, words_in(self.user)):
                 return self._hold(complete)  # may still be an echo
             if not final and said and all(w in _ACK for w in said):
                 return self._hold(complete)  # "Sure!": what comes next says whether it is a claim

@@ -8,9 +8,9 @@ for sixty". They are read with the quantities of :mod:`voice.skills.word_problem
 
 - **Groups.** The question asks "how many <things>" of a noun no amount is counted in, and of exactly two amounts of
   one kind, one is said of one such thing ("rows of eight", "each strip needs to be 2.5 metres", "each can covers 40
-  square metres", "6 in each bag"; "each", "every", "per", "one", not "a"): the other divided by it. When it does not divide, "need"
-  or "buy" rounds up ("4 cans") and "get", "make", "cut", "fill" or "fit" rounds down ("3 strips"); otherwise the
-  exact quotient is said.
+  square metres", "6 in each bag"; "each", "every", "per", "one", not "a"): the other divided by it. When it does
+  not divide, "need" or "buy" rounds up ("4 cans") and "get", "make", "cut", "fill" or "fit" rounds down ("3
+  strips"); otherwise the exact quotient is said.
 - **Scaling.** The question asks "how much" or "how many" with exactly one amount in it, C, and before it (in the
   turn, or in the user's latest earlier statement that held exactly two) stand A of one thing and B of C's kind
   ("200 grams of flour for 4 people" … "for 8 people"): A times C over B.
