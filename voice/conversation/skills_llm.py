@@ -21,8 +21,7 @@ from voice.conversation.user_text import strip_interjections
 from voice.runtime.kvcache import KvStats
 from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 from voice.skills import answer as skills
-from voice.skills import capabilities, live_state, notes, personal_facts, ratios, word_problems
-from voice.skills.answer import clean
+from voice.skills import capabilities, live_state, notes, personal_facts
 
 
 class SkillsLlm:
@@ -86,11 +85,9 @@ class SkillsLlm:
             now = self._clock()
             asked = strip_interjections(resolve_messages(meant)[-1].content if self._resolve else last.content)
             earlier = [m.content for m in meant[:-1] if m.role == "user"]
-            cleaned = clean(asked)
             reply = (
                 skills.answer(asked, now, self._location)
-                or word_problems.follow_up(cleaned, earlier)  # on amounts the user told
-                or ratios.follow_up(cleaned, earlier)  # "200 grams for 4 people" … "for 8 people?"
+                or skills.on_told_amounts(asked, earlier)  # "200 grams for 4 people" … "for 8 people?"
                 or personal_facts.answer(asked, earlier, now)
                 or notes.answer(asked, earlier)
                 # on the previous answer, or the amount the user said in their previous turn, as said

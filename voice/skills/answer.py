@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from voice.skills import (
@@ -274,6 +274,14 @@ def _last_number(text: str) -> float | None:
     if opening := re.match(r"there (?:are|is) (-?\d[\d,]*(?:\.\d+)?)\b", text.strip(), re.IGNORECASE):
         return parse_number(opening.group(1).rstrip(","))
     return parse_number(found[-1].rstrip(",")) if found else None
+
+
+def on_told_amounts(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
+    """A word problem or a ratio that builds on amounts the user told in ``earlier_user_turns`` (oldest first): "I've
+    got 42 dollars." … "If I spend 17, how much is left?" (:func:`voice.skills.word_problems.follow_up`), "200
+    grams of flour for 4 people" … "how much for 8?" (:func:`voice.skills.ratios.follow_up`); else None."""
+    t = clean(transcript)
+    return word_problems.follow_up(t, earlier_user_turns) or ratios.follow_up(t, earlier_user_turns)
 
 
 def follow_up(transcript: str, previous_reply: str, previous_said: str = "") -> str | None:

@@ -163,6 +163,8 @@ _FORMS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
 """Words a question asks a form of answer with, and what a statement says to give one: a number ("What was my seat
 number?" after "My seat is 42C."), an age ("How old is my son?" after "My son is 7.", not "My son has 2 cats."), a
 time of day ("at seven", "6.40", "half six"; not "gate 5"), a day."""
+_FORM_WORDS = frozenset(word for form, _ in _FORMS for word in form)
+"""A form the statement does not give is not the kind a "what …" names ("what time" after "…from gate 5")."""
 _WH_NOUN = re.compile(r"^(?:which|what)\s+(?P<noun>[a-z]+)\b")
 
 
@@ -176,8 +178,7 @@ def _tells(said: str, words: set[str], asked: set[str], question: str) -> bool:
     if _covers(words, asked):
         return True
     wh = _WH_NOUN.match(question)
-    forms = {word for form, _ in _FORMS for word in form}  # a form the statement does not give is not a kind
-    noun = _stem(wh["noun"]) if wh and wh["noun"] not in _SMALL | forms else None
+    noun = _stem(wh["noun"]) if wh and wh["noun"] not in _SMALL | _FORM_WORDS else None
     rest = asked - {noun}
     return noun in asked and len(rest) >= 2 and _covers(words, rest)
 

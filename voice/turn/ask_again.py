@@ -46,7 +46,7 @@ from voice.conversation.self_repair import as_meant
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.model_api import ChatMessage
 from voice.skills import answer as skills
-from voice.skills import capabilities, live_state, ratios, timers, word_problems
+from voice.skills import capabilities, live_state, timers
 from voice.skills.word_classes import is_filler
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -76,9 +76,7 @@ def understood(
         asked = strip_interjections(resolve_messages([*earlier, ChatMessage("user", text)])[-1].content)
         if asked != text and skills.answer(asked, _A_MOMENT, location) is not None:
             return True
-    told = [m.content for m in earlier if m.role == "user"]
-    cleaned = skills.clean(text)
-    if word_problems.follow_up(cleaned, told) or ratios.follow_up(cleaned, told):
+    if skills.on_told_amounts(text, [m.content for m in earlier if m.role == "user"]):
         return True  # "…I've got 320 pounds in the bills account." … "if I pay 95 out of that how much is left"
     previous = next((m.content for m in reversed(earlier) if m.role == "assistant"), "")
     return bool(previous) and skills.follow_up(text, previous) is not None
