@@ -51,6 +51,7 @@ def fake_runtime() -> RuntimeFactory:
         tts: FakeTts | None = None,
         max_queue: int = 4,
         turn_score: Callable[[np.ndarray], float] | None = None,
+        words_end: Callable[[str], float | None] | None = None,
     ) -> ModelRuntime:
         delay = Delay(clock, scale)
         runtime = ModelRuntime(
@@ -61,6 +62,7 @@ def fake_runtime() -> RuntimeFactory:
             max_queue=max_queue,
             gate=ComputeGate(),
             turn_score=turn_score,
+            words_end=words_end,
             clock=clock,
         )
         made.append(runtime)

@@ -86,13 +86,15 @@ def test_the_command_writes_the_json_and_markdown_the_dicts_did(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, extra: tuple[str, ...]
 ) -> None:
     """Less what was added since (2026-12-06: the finished turns that waited the long window, a JSON key pair
-    per strategy and a Markdown column), the command writes what the dict-based code wrote; with it, the
-    Markdown is the one its JSON reads back to."""
+    per strategy and a Markdown column; 2026-12-07: the rule they are counted by, a top-level key), the command
+    writes what the dict-based code wrote; with it, the Markdown is the one its JSON reads back to."""
     written, md = run_pauses(monkeypatch, tmp_path, *extra)
     rows = written["strategies"]
     assert all(isinstance(r["long_waits"], int) and r["long_waits"] <= r["finished_turns"] for r in rows)
     assert md == markdown(PausesResult.from_json(written), tmp_path / "r.md")
-    before = {**written, "strategies": [{k: v for k, v in r.items() if k not in NEW_KEYS} for r in rows]}
+    assert written["long_waits_rule"] == "window"  # 2026-12-07: the turns that waited the long window of silence
+    before = {k: v for k, v in written.items() if k != "long_waits_rule"}
+    before["strategies"] = [{k: v for k, v in r.items() if k not in NEW_KEYS} for r in rows]
     legacy = markdown(PausesResult.from_json(before), tmp_path / "r.md")
     check_run(before, legacy, DIGESTS[name], PausesResult.from_json)
 

@@ -245,7 +245,8 @@ def test_model_files_are_checked_before_loading(tmp_path: Path) -> None:
     config = make_config()
     root = tmp_path / "models"
     _fake_models(root, catalogue)
-    assert len(check_model_files(config, root, catalogue)) == 4  # STT, LLM, TTS and the end-of-turn model
+    # STT, LLM, TTS, the end-of-turn model and the words model (SmolLM2 again, as [turn] words_model)
+    assert len(check_model_files(config, root, catalogue)) == 5
     gguf = next((root / "llm").rglob("*.gguf"))
     # Wrong magic.
     with gguf.open("r+b") as fh:

@@ -52,7 +52,9 @@ def load_runtime(
 
     catalogue = Catalogue.load(catalogue_path)
     # Fails in milliseconds, naming the file, before seconds are spent loading the other models.
-    stt_dir, llm_dir, tts_dir, *turn_dirs = check_model_files(config, models_root, catalogue)
+    stt_dir, llm_dir, tts_dir, *extra_dirs = check_model_files(config, models_root, catalogue)
+    turn_dir = extra_dirs.pop(0) if config.turn.end_of_turn_model else None
+    words_dir = extra_dirs.pop(0) if config.turn.reads_words else None
 
     def timed(what: str, fn, folder: Path | None = None):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
@@ -92,11 +94,21 @@ def load_runtime(
     else:
         tts = timed(f"TTS {config.tts.model}", lambda: PiperTts(tts_dir, config.tts), tts_dir)
     turn = None
-    if turn_dirs:
+    if turn_dir is not None:
         from voice.backends.turn_smart import SmartTurn
 
         name = config.turn.end_of_turn_model
-        turn = timed(f"end-of-turn model {name}", lambda: SmartTurn(turn_dirs[0]), turn_dirs[0])
+        turn = timed(f"end-of-turn model {name}", lambda: SmartTurn(turn_dir), turn_dir)
+    words = None
+    if words_dir is not None:
+        from voice.backends.turn_words import WordsEndModel
+
+        name = config.turn.reads_words
+        words = timed(
+            f"words end-of-turn model {name}",
+            lambda: WordsEndModel(words_dir, name, config.llm.system_prompt),
+            words_dir,
+        )
     runtime = ModelRuntime(
         vad=vad,
         stt=stt,
@@ -105,6 +117,7 @@ def load_runtime(
         max_queue=config.server.max_queue,
         gate=gate,
         turn_score=turn.score if turn is not None else None,
+        words_end=words.end_probability if words is not None else None,
     )
     timed("each model on its own thread", lambda: runtime.warm_threads(ChatMessage("system", config.llm.system_prompt)))
     return runtime

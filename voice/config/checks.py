@@ -81,6 +81,16 @@ def _validate_turn(t: sections.TurnConfig, vad: sections.VadConfig) -> None:
             f"({t.incomplete_silence_ms}): a turn scored complete would wait longer than one scored unfinished"
         )
     _validate_graded(t)
+    _validate_words(t)
+
+
+def _validate_words(t: sections.TurnConfig) -> None:
+    """[turn]: the words model's two thresholds (the model itself is looked up in the catalogue at start)."""
+    if not 0.0 <= t.words_unfinished_below <= t.words_finished_at <= 1.0:
+        raise ConfigError(
+            f"[turn] words_unfinished_below ({t.words_unfinished_below:g}) and [turn] words_finished_at "
+            f"({t.words_finished_at:g}) must be probabilities (0 to 1), the first no greater than the second"
+        )
 
 
 def _validate_graded(t: sections.TurnConfig) -> None:

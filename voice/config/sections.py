@@ -75,6 +75,16 @@ class TurnConfig:
     """With ``text_evidence``: a turn the classifier scored unfinished whose words read finished (a question
     mark, a command a skill recognises) ends after this much silence instead of ``incomplete_silence_ms``;
     0 = off."""
+    words_model: str = "smollm2-135m"
+    """With the classifier and ``text_evidence``: catalogue name of a language model (an ``llm`` entry, e.g.
+    ``smollm2-135m``) that reads the speculative transcript and gives the probability that its words end the turn
+    (:mod:`voice.turn.words_end`); "" = off. Without them it is not loaded (:attr:`reads_words`)."""
+    words_unfinished_below: float = 0.02
+    """With ``words_model``: words it says end the turn with less than this probability keep the long window,
+    whatever the classifier's score."""
+    words_finished_at: float = 0.2
+    """With ``words_model``: words it says end the turn with at least this probability give a turn the classifier
+    scored unfinished the complete window."""
     graded_window: bool = False
     """With the classifier: a turn it scored under ``complete_threshold`` ends after a window that shortens as
     the score rises, from ``incomplete_silence_ms`` at 0 to ``complete_silence_ms`` at the threshold
@@ -92,6 +102,12 @@ class TurnConfig:
     end_on_energy: bool = False
     """After a pause found on energy, the turn's silence window also counts from the energy drop (once the VAD
     hears silence too), so the VAD's lag after the last word is not added to the window."""
+
+    @property
+    def reads_words(self) -> str:
+        """The words model in use: ``words_model`` when there is a classifier and ``text_evidence`` is on, else ""
+        (it acts on the words beside the classifier's score, so without them it is not loaded)."""
+        return self.words_model if self.end_of_turn_model and self.text_evidence else ""
 
 
 @dataclass(frozen=True)

@@ -24,26 +24,32 @@ from voice.models import (
 
 def check_model_files(config: Config, models_root: Path, catalogue: Catalogue) -> list[Path]:
     """Raise :class:`~voice.models.ModelError` naming the first bad path; return the model folders (STT,
-    LLM, TTS, then the end-of-turn model's if one is configured; a stage on a Wyoming server is not checked)."""
+    LLM, TTS, then the end-of-turn model's and the words model's, each if configured; a stage on a Wyoming
+    server is not checked)."""
     models_root = Path(models_root).absolute()
     folders: list[Path] = []
-    wanted = [("stt", config.stt.model), ("llm", config.llm.model), ("tts", config.tts.model)]
+    # (the config key that names it, its kind in the catalogue, its name)
+    wanted = [
+        ("[stt] model", "stt", config.stt.model),
+        ("[llm] model", "llm", config.llm.model),
+        ("[tts] model", "tts", config.tts.model),
+    ]
     if config.turn.end_of_turn_model:
-        wanted.append(("turn", config.turn.end_of_turn_model))
+        wanted.append(("[turn] end_of_turn_model", "turn", config.turn.end_of_turn_model))
+    if config.turn.reads_words:
+        wanted.append(("[turn] words_model", "llm", config.turn.reads_words))
     # A stage on a Wyoming server ([stt]/[tts] backend = "wyoming") reads no model files here.
-    remote = {kind for kind, section in (("stt", config.stt), ("tts", config.tts)) if section.backend != "local"}
-    for kind, name in wanted:
-        if kind == "llm" and config.llm.backend != "llama":
+    remote = {f"[{s}] model" for s, section in (("stt", config.stt), ("tts", config.tts)) if section.backend != "local"}
+    for key, kind, name in wanted:
+        if key == "[llm] model" and config.llm.backend != "llama":
             folders.append(models_root)  # served by a server ([llm] backend): no local file to check
             continue
         entry = catalogue.get(name)
-        if kind in remote:
+        if key in remote:
             folders.append(model_dir(models_root, entry))
             continue
         if entry.kind != kind:
-            raise ModelMissingError(
-                f"[{kind}] model = {name!r} is a {entry.kind} model in the catalogue, not a {kind} model"
-            )
+            raise ModelMissingError(f"{key} = {name!r} is a {entry.kind} model in the catalogue, not a {kind} model")
         folder = _inside(models_root, model_dir(models_root, entry), entry)
         for f in entry.files:
             _inside(models_root, folder / f.name, entry)

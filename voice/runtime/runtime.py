@@ -129,11 +129,15 @@ class ModelRuntime:
         gate: ComputeGate | None = None,
         workers: int = 4,
         turn_score: Callable[[np.ndarray], float] | None = None,
+        words_end: Callable[[str], float | None] | None = None,
         clock: Clock | None = None,
     ) -> None:
         self.vad = vad
         self.turn_score = turn_score
         """The end-of-turn model (probability the turn is complete), run on the VAD thread; None: silence only."""
+        self.words_end = words_end
+        """``[turn] words_model``: the probability that a transcript's words end the turn (None when it holds no
+        words), run on the VAD thread; None: not loaded."""
         self.stt = stt
         self.llm = llm
         self.tts = tts

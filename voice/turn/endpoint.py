@@ -2,9 +2,9 @@
 
 The :class:`Endpointer` is fed 16 kHz float32 audio together with the VAD's speech probability for each
 frame. It keeps a pre-roll ring of recent audio, starts an utterance when a frame's probability reaches
-``threshold``, and ends it once enough audio in a row fell under ``neg_threshold``. Utterances shorter than
-``min_speech_ms`` of voiced audio are dropped; one reaching ``max_utterance_s`` is ended by force.
-All durations are counted in audio samples, so the result does not depend on how fast audio arrives.
+``threshold``, and ends it once enough audio in a row fell under ``neg_threshold``. Utterances under
+``min_speech_ms`` voiced are dropped; one reaching ``max_utterance_s`` is ended by force. Durations are counted
+in audio samples, so the result does not depend on how fast audio arrives.
 
 The turn is an overlap, not a sum: after ``[turn] speculate_after_ms`` of silence inside speech the
 endpointer reports :class:`SpeechPaused` (with the utterance so far), so the session can start preparing the
@@ -16,12 +16,11 @@ How much silence ends the turn is decided here:
   :func:`voice.turn.end_window.window_ms` sets from that score — ``[turn] complete_silence_ms`` or
   ``incomplete_silence_ms``, a shorter ``sure_silence_ms`` for a sure score — and, with ``[turn]
   text_evidence``, from the words of the speculative transcript (:meth:`Endpointer.hear_text`), which can veto
-  an end. With ``[turn] rescore_at_ms``, a turn scored incomplete is scored again as the silence grows.
+  an end (with ``[turn] words_model``, also grant one). With ``[turn] rescore_at_ms``, a turn scored incomplete
+  is scored again as the silence grows.
 
-The model is not run inside :meth:`Endpointer.feed`: a pause only marks a score as pending (the turn cannot
-end meanwhile: the window is the incomplete one), so the caller can start its speculative reply first, then
-call :meth:`Endpointer.score_pause` (the session runs it on the VAD thread right after the pause, before any
-later frame), which sets the window and ends the turn at once if the silence already reached it.
+The model is not run inside :meth:`Endpointer.feed`: a pause marks a score as pending (the window is the long
+one meanwhile), so the caller starts its speculative reply, then calls :meth:`Endpointer.score_pause`.
 
 **Pausing on energy** (``[turn] pause_energy_drop_db``): Silero's probability stays up ~50–150 ms after the
 last word, so a frame that many dB under the utterance's loudest also counts towards the pause (not the end:
@@ -148,12 +147,8 @@ class Endpointer:
         self._quiet_samples = 0  # quiet frames in a row (energy), since the last loud one
         self._lagging_samples = 0  # after an energy pause: quiet frames the VAD still calls speech
         self._quiet_voice = False  # speech resumed on quiet frames: the quiet run is speech until a loud frame
-        self._scored = False  # this pause's audio has been handed to the end-of-turn model
         self._rescore_samples = [self._samples(ms) for ms in self.turn.rescore_at_ms]
-        self._rescores = 0  # re-score points of this pause already handed to the model
-        self.scores: list[float] = []
-        """The end-of-turn model's scores of the current pause, in order (for the benches and the report)."""
-        self._text: Verdict | None = None  # what the words of this pause say (hear_text), None: not heard yet
+        self._forget_pause()
         self._pause_seq = 0
         self._pre_roll: deque[np.ndarray] = deque()
         self._pre_roll_probs: deque[float] = deque()
@@ -202,17 +197,20 @@ class Endpointer:
         self._quiet_samples = 0
         self._lagging_samples = 0
         self._quiet_voice = False
-        self._scored = False
-        self._rescores = 0
-        self.scores = []
-        self._text = None
+        self._forget_pause()
+
+    def _forget_pause(self) -> None:
+        """What was learnt of the current pause (scores, words) no longer holds."""
+        self._scored = False  # this pause's audio has been handed to the end-of-turn model
+        self._rescores = 0  # re-score points of this pause already handed to the model
+        self.scores: list[float] = []
+        """The end-of-turn model's scores of the current pause, in order (for the benches and the report)."""
+        self._text: Verdict | None = None  # what the words of this pause say (hear_text), None: not heard yet
+        self._words_p: float | None = None  # the words model's probability that they end the turn (hear_text)
 
     def _resume(self) -> SpeechResumed:
         self._paused = False
-        self._scored = False
-        self._rescores = 0
-        self.scores = []
-        self._text = None
+        self._forget_pause()
         self._pending = None
         self._lagging_samples = 0
         self._quiet_voice = self._quiet_samples > 0  # resumed while quiet: a quiet voice, not a lagging VAD
@@ -333,15 +331,17 @@ class Endpointer:
     def _window_ms(self) -> int:
         if self._turn_score is None:  # not scored yet: the turn may not end before it is
             return self.turn.incomplete_silence_ms
-        return window_ms(self.turn, self._turn_score, self._text)
+        return window_ms(self.turn, self._turn_score, self._text, self._words_p)
 
-    def hear_text(self, verdict: Verdict, pause_seq: int) -> list[EndpointEvent]:
+    def hear_text(self, verdict: Verdict, pause_seq: int, words_p: float | None = None) -> list[EndpointEvent]:
         """What the words of pause ``pause_seq`` say (:func:`voice.turn.text_evidence.verdict` of the speculative
-        transcript); ignored for another pause, after speech resumed, or with ``[turn] text_evidence`` off. Sets
-        the window; returns the end of the turn if the silence already reached it."""
+        transcript, and with ``[turn] words_model`` the probability ``words_p`` that they end the turn); ignored
+        for another pause, after speech resumed, or with ``[turn] text_evidence`` off. Sets the window; returns
+        the end of the turn if the silence already reached it."""
         if not (self.turn.text_evidence and self._paused and self._in_speech and pause_seq == self._pause_seq):
             return []
         self._text = verdict
+        self._words_p = words_p if self.turn.reads_words else None
         if self._turn_score is None:
             return []
         self._end_samples = self._samples(self._window_ms())

@@ -145,9 +145,12 @@ class Listener:
         return await loop.run_in_executor(self.runtime.vad_executor, self._hear_words, text, pause_seq)
 
     def _hear_words(self, text: str, pause_seq: int) -> list[EndpointEvent]:
-        """:meth:`hear_words` in the VAD thread (reading the words asks the skills: off the event loop)."""
+        """:meth:`hear_words` in the VAD thread (reading the words asks the skills, and with ``[turn]
+        words_model`` a language model: off the event loop)."""
         said = verdict(text, self.config.llm.location)
-        events = _stamped(self.endpointer.hear_text(said, pause_seq), self._tail_heard_ns())
+        words_end = self.runtime.words_end if self.config.turn.reads_words else None
+        words_p = words_end(text) if words_end is not None and said != "unfinished" else None
+        events = _stamped(self.endpointer.hear_text(said, pause_seq, words_p), self._tail_heard_ns())
         if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
             self._reset_vad()
         return _with_speech_end(events)

@@ -115,19 +115,22 @@ def ended(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[tuple[int, Sp
     stream = vad.stream()
     ep = Endpointer(strategy.config.vad, turn=strategy.config.turn, turn_score=strategy.scorer)
     out: list[tuple[int, SpeechEnded]] = []
-    words: list[tuple[int, Verdict, int]] = []  # (due at sample, verdict, pause) of the pauses' transcripts
+    words: list[tuple[int, Verdict, float | None, int]] = []  # (due at sample, verdict, words_p, pause)
     delay = int(strategy.text_delay_ms * RATE_HZ / 1000)
     for i in range(0, len(audio) - FRAME + 1, FRAME):
         frame = audio[i : i + FRAME]
         events = ep.feed(frame, stream.probability(frame))
         if ep.score_pending:  # as the session does, right after the pause (and at each re-score point)
             events += ep.score_pause()
-        for due, said, seq in [w for w in words if w[0] <= i + FRAME]:
-            words.remove((due, said, seq))
-            events += ep.hear_text(said, seq)
+        for w in [w for w in words if w[0] <= i + FRAME]:
+            words.remove(w)
+            events += ep.hear_text(w[1], w[3], w[2])
         for ev in events:
             if isinstance(ev, SpeechPaused) and strategy.transcribe is not None:
-                words.append((i + FRAME + delay, verdict(strategy.transcribe(ev.audio)), ev.pause_seq))
+                text = strategy.transcribe(ev.audio)
+                said = verdict(text)
+                p = strategy.words_end(text) if strategy.words_end is not None and said != "unfinished" else None
+                words.append((i + FRAME + delay, said, p, ev.pause_seq))
             if isinstance(ev, SpeechEnded):
                 out.append((i + FRAME, ev))
                 stream.reset()
@@ -136,8 +139,10 @@ def ended(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[tuple[int, Sp
 
 
 def waited_long(ev: SpeechEnded, config: Config) -> bool:
-    """The turn ended on the end-of-turn model's long window: its last score called it unfinished."""
-    return ev.turn_score is not None and ev.turn_score < config.turn.complete_threshold
+    """The turn waited the end-of-turn model's long window (``incomplete_silence_ms``) of silence: its last score
+    called it unfinished, or the words kept it open. (Before 2026-12-07 this counted the score alone, so a turn
+    the words held open was not counted, nor a turn the words ended sooner left out.)"""
+    return bool(config.turn.end_of_turn_model) and ev.trailing_silence_ms >= config.turn.incomplete_silence_ms
 
 
 def evaluate(
@@ -263,6 +268,7 @@ def measure(args: argparse.Namespace, info: Machine) -> PausesResult:
         vad=dataclasses.asdict(base.vad),
         turn=dataclasses.asdict(base.turn),
         strategies=tuple(rows),
+        long_waits_rule="window",
     )
 
 
@@ -309,9 +315,14 @@ def markdown(result: PausesResult, png: Path | None, md_path: Path) -> str:
             "The last column counts endpoints on the clips' own pauses (e.g. `jfk.wav` has long ones)."
             if not counted
             else '"Turns ended inside the whole clips" counts endpoints on the clips\' own pauses (e.g. `jfk.wav` '
-            'has long ones). "Waited the long window": whole clips whose turn ended on the end-of-turn model\'s '
-            "incomplete window (its last score under `complete_threshold`), of the clips whose turn ended after "
-            "the speech.",
+            'has long ones). "Waited the long window": whole clips whose turn '
+            + (
+                "waited the end-of-turn model's incomplete window of silence (its score under "
+                "`complete_threshold`, or the words kept it open)"
+                if result.long_waits_rule == "window"
+                else "ended on the end-of-turn model's incomplete window (its last score under `complete_threshold`)"
+            )
+            + ", of the clips whose turn ended after the speech.",
             "",
             machine_markdown(result.machine),
         ]

@@ -42,8 +42,8 @@ class StrategyRow:
     turns_ended_inside_whole_clips: int
     """Endpoints before the speech end of the whole clips (on the speakers' own pauses)."""
     long_waits: int | None = None
-    """Whole clips whose turn ended on the end-of-turn model's long window (its last score: unfinished); None in
-    results made before it was counted."""
+    """Whole clips whose turn waited the end-of-turn model's long window (:func:`~voice.bench.pauses.measure.
+    waited_long`); None in results made before it was counted."""
     finished_turns: int | None = None
     """Whole clips on which a turn ended after the speech (the denominator of :attr:`long_waits`)."""
 
@@ -80,6 +80,10 @@ class PausesResult:
     turn: dict[str, Any]
     """The config's whole ``[turn]`` section (its keys change as options are added)."""
     strategies: tuple[StrategyRow, ...]
+    long_waits_rule: str | None = None
+    """How :attr:`StrategyRow.long_waits` were counted: ``"window"``, the turns that waited the long window of
+    silence (since 2026-12-07); None in results made before, which counted the turns whose last score was under
+    ``complete_threshold``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +95,7 @@ class PausesResult:
             "vad": self.vad,
             "turn": self.turn,
             "strategies": [s.to_json() for s in self.strategies],
+            **({"long_waits_rule": self.long_waits_rule} if self.long_waits_rule is not None else {}),
         }
 
     @classmethod
@@ -103,6 +108,7 @@ class PausesResult:
             data["vad"],
             data["turn"],
             tuple(StrategyRow.from_json(s) for s in data["strategies"]),
+            data.get("long_waits_rule"),
         )
 
     def with_machine(self, machine: Machine) -> PausesResult:

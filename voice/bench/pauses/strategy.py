@@ -23,3 +23,5 @@ class Strategy:
     """With ``[turn] text_evidence``: the words of each pause, handed to the endpointer ``text_delay_ms`` of audio
     after the pause (as the speculative reply's transcript reaches it in the server)."""
     text_delay_ms: float = 0.0
+    words_end: Callable[[str], float | None] | None = None
+    """With ``[turn] words_model``: the probability that a pause's words end the turn."""

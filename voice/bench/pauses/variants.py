@@ -41,17 +41,29 @@ def load_smart_turn(name: str) -> TurnScorer:
     return SmartTurn(locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(name))).score
 
 
+def load_words(name: str, system_prompt: str) -> Callable[[str], float | None]:
+    """The catalogue language model ``name`` as a words end-of-turn model reading after ``system_prompt``
+    (blocking)."""
+    from voice.backends.turn_words import WordsEndModel
+    from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
+
+    folder = locate(DEFAULT_MODELS_ROOT, Catalogue.load().get(name))
+    return WordsEndModel(folder, name, system_prompt).end_probability
+
+
 def variant_strategies(
     variants: list[tuple[str, Config]],
     text_delay_ms: float,
     load_scorer: Callable[[str], TurnScorer] = load_smart_turn,
+    load_words: Callable[[str, str], Callable[[str], float | None]] = load_words,
 ) -> list[Strategy]:
     """A strategy per variant: its own config, with its own end-of-turn model when it names one (each model loaded
-    once, so variants may compare models), and the config's STT for the words of each pause when it has
-    ``[turn] text_evidence`` (each audio transcribed once)."""
+    once, so variants may compare models), the config's STT for the words of each pause when it has
+    ``[turn] text_evidence`` (each audio transcribed once), and its words model when it names one."""
     from voice.models import DEFAULT_MODELS_ROOT, Catalogue, locate
 
     scorers: dict[str, TurnScorer] = {}
+    readers: dict[str, Callable[[str], float | None]] = {}  # the words models, each (name, prompt) loaded once
     heard: dict[bytes, str] = {}
     loaded: list[Any] = []  # the STT, loaded once, when a variant needs it
     out = []
@@ -73,5 +85,9 @@ def variant_strategies(
                     heard[key] = loaded[0].transcribe(audio)
                 return str(heard[key])
 
-        out.append(Strategy(name, config, scorers.get(model_name), transcribe, text_delay_ms))
+        words_key = f"{config.turn.reads_words}\n{config.llm.system_prompt}"
+        if config.turn.reads_words and words_key not in readers:
+            readers[words_key] = load_words(config.turn.reads_words, config.llm.system_prompt)
+        words_end = readers.get(words_key)
+        out.append(Strategy(name, config, scorers.get(model_name), transcribe, text_delay_ms, words_end))
     return out
