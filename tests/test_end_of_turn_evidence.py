@@ -200,6 +200,9 @@ CONTRADICTIONS = [
     ("rescore_at_ms = [true]", ["rescore_at_ms"]),
     ("text_finished_silence_ms = 2000", ["text_finished_silence_ms", "incomplete_silence_ms"]),
     ("text_evidence = false\ntext_finished_silence_ms = 480", ["text_finished_silence_ms", "text_evidence"]),
+    ("words_unfinished_below = 0.3\nwords_finished_at = 0.2", ["words_unfinished_below", "words_finished_at"]),
+    ("words_finished_at = 1.5", ["words_unfinished_below", "words_finished_at"]),
+    ("words_unfinished_below = -0.1", ["words_unfinished_below", "words_finished_at"]),
 ]
 
 

@@ -1,25 +1,23 @@
 """``[turn] words_model`` without a model: the words as the language model reads them (words_end), the window
-its probability chooses beside Smart Turn's score (end_window), the endpointer and the listener handing it on,
-and the config refusing thresholds that contradict each other. The model itself: test_turn_words_real.py."""
+its probability chooses beside Smart Turn's score (end_window), and the endpointer and the listener handing it on
+(the config refusing thresholds that contradict each other: test_end_of_turn_evidence.py). The model itself:
+test_turn_words_real.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests.conftest import RuntimeFactory, make_config
+from tests.test_end_of_turn_evidence import VAD, feed
 from voice.clock import FakeClock
-from voice.config.config import ConfigError, TurnConfig, VadConfig, load_config
+from voice.config.config import TurnConfig, load_config
 from voice.turn.end_window import window_ms
 from voice.turn.endpoint import Endpointer, SpeechEnded, SpeechPaused
 from voice.turn.listener import Listener
 from voice.turn.words_end import ends_p, is_ending, normalize, user_prefix
-
-FRAME = 512  # 32 ms at 16 kHz
 
 
 @pytest.mark.parametrize(
@@ -87,18 +85,6 @@ def test_the_window_from_score_words_and_their_probability(
     assert window_ms(turn, score, words, words_p) == expected  # type: ignore[arg-type]
 
 
-VAD = VadConfig(silence_ms=320, pre_roll_ms=0, min_speech_ms=64)
-
-
-def feed(ep: Endpointer, probs: list[float]) -> list[object]:
-    out: list[object] = []
-    for p in probs:
-        out += ep.feed(np.zeros(FRAME, np.float32), p)
-        if ep.score_pending:
-            out += ep.score_pause()
-    return out
-
-
 @pytest.mark.parametrize(("turn", "ended_at_ms"), [(WORDS, 320.0), (dataclasses.replace(WORDS, words_model=""), 960.0)])
 def test_words_that_end_the_turn_shorten_the_wait_of_a_turn_scored_unfinished(
     turn: TurnConfig, ended_at_ms: float
@@ -147,24 +133,6 @@ async def test_the_listener_asks_the_words_model_only_when_configured(fake_runti
     on, pause = listener("smollm2-135m")  # words the grammar already calls unfinished are not asked about
     assert await on.hear_words("Set a timer for", pause.pause_seq) == []
     assert asked == ["Cancel all timers."]
-
-
-BAD = [
-    ("words_unfinished_below = 0.3\nwords_finished_at = 0.2", ["words_unfinished_below", "words_finished_at"]),
-    ("words_finished_at = 1.5", ["words_unfinished_below", "words_finished_at"]),
-    ("words_unfinished_below = -0.1", ["words_unfinished_below", "words_finished_at"]),
-]
-
-
-@pytest.mark.parametrize(("lines", "keys"), BAD)
-def test_a_config_whose_words_thresholds_contradict_is_refused_naming_the_keys(
-    tmp_path: Path, lines: str, keys: list[str]
-) -> None:
-    path = tmp_path / "c.toml"
-    path.write_text(f"[turn]\n{lines}\n", encoding="utf-8")
-    with pytest.raises(ConfigError) as refused:
-        load_config(path)
-    assert all(f"[turn] {k}" in str(refused.value) for k in keys), str(refused.value)
 
 
 @pytest.mark.real  # the other configured models are looked up first, in the models folder

@@ -75,10 +75,16 @@ def prompt_lookup_draft(max_ngram_size: int, num_pred_tokens: int) -> Any:
     return Counting(max_ngram_size=max_ngram_size, num_pred_tokens=num_pred_tokens)
 
 
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax(``logits``) in float64, computed stably."""
+    x = logits.astype(np.float64)
+    top = float(x.max())
+    return x - top - float(np.log(np.exp(x - top).sum()))
+
+
 def token_logprob(logits: np.ndarray, token: int) -> float:
-    """log softmax(``logits``)[``token``], computed stably."""
-    top = float(logits.max())
-    return float(logits[token]) - top - float(np.log(np.exp(logits.astype(np.float64) - top).sum()))
+    """log softmax(``logits``)[``token``]."""
+    return float(log_softmax(logits)[token])
 
 
 class LlamaLlm:

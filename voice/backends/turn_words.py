@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from voice.backends.llm_llama import PLAIN_TEMPLATE
+from voice.backends.llm_llama import PLAIN_TEMPLATE, log_softmax
 from voice.models import ModelMissingError, find_gguf
 from voice.runtime.kvcache import common_prefix
 from voice.turn.words_end import ends_p, is_ending, normalize, user_prefix
@@ -101,10 +101,4 @@ class WordsEndModel:
             self._llm.n_tokens = keep  # eval() drops the KV cells after it
             self._llm.eval(tokens[keep:])
             logits = np.ctypeslib.as_array(self._llm._ctx.get_logits_ith(-1), shape=(self._llm.n_vocab(),))
-            return ends_p(_log_softmax(logits)[self.ending_ids])
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    x = logits.astype(np.float64)
-    top = float(x.max())
-    return x - top - float(np.log(np.exp(x - top).sum()))
+            return ends_p(log_softmax(logits)[self.ending_ids])

@@ -23,6 +23,7 @@ from voice.runtime.runtime import ModelRuntime
 from voice.turn.endpoint import STT_SAMPLE_RATE_HZ, Endpointer, EndpointEvent, SpeechEnded, SpeechPaused
 from voice.turn.speech_end import find_speech_end
 from voice.turn.text_evidence import verdict
+from voice.turn.words_end import words_p
 from voice.wire.protocol import RATE_LIMITED, ProtocolError
 
 #: Audio a client may send ahead of real time (seconds) before the ingress rate limit applies.
@@ -148,9 +149,8 @@ class Listener:
         """:meth:`hear_words` in the VAD thread (reading the words asks the skills, and with ``[turn]
         words_model`` a language model: off the event loop)."""
         said = verdict(text, self.config.llm.location)
-        words_end = self.runtime.words_end if self.config.turn.reads_words else None
-        words_p = words_end(text) if words_end is not None and said != "unfinished" else None
-        events = _stamped(self.endpointer.hear_text(said, pause_seq, words_p), self._tail_heard_ns())
+        read = self.runtime.words_end if self.config.turn.reads_words else None
+        events = _stamped(self.endpointer.hear_text(said, pause_seq, words_p(read, text, said)), self._tail_heard_ns())
         if events:  # the turn ended: as in _detect, nothing of this utterance may leak into the next
             self._reset_vad()
         return _with_speech_end(events)

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+from voice.turn.text_evidence import Verdict
 
 _KEPT = re.compile(r"[^\w\s']")
 #: Pieces (a token's text, surrounding spaces removed) that end a sentence: with the end-of-turn token, the
@@ -52,3 +54,10 @@ def user_prefix(rendered: str, words: str) -> str:
 def ends_p(logprobs: Iterable[float]) -> float:
     """The probability of ending: the sum of the ending tokens' probabilities (their log-probabilities given)."""
     return min(1.0, sum(math.exp(lp) for lp in logprobs))
+
+
+def words_p(read: Callable[[str], float | None] | None, text: str, said: Verdict) -> float | None:
+    """The words model ``read``'s probability that ``text`` ends the turn; None without a model, and without
+    asking it when the grammar already says the words cannot end (``said`` is "unfinished": they keep the long
+    window whatever it says)."""
+    return read(text) if read is not None and said != "unfinished" else None

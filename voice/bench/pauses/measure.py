@@ -46,6 +46,7 @@ from voice.config.config import Config, load_config
 from voice.turn.endpoint import Endpointer, SpeechEnded, SpeechPaused
 from voice.turn.speech_end import envelope_db
 from voice.turn.text_evidence import Verdict, verdict
+from voice.turn.words_end import words_p
 
 RATE_HZ = 16_000
 FRAME = 512
@@ -129,8 +130,7 @@ def ended(audio: np.ndarray, strategy: Strategy, vad: Any) -> list[tuple[int, Sp
             if isinstance(ev, SpeechPaused) and strategy.transcribe is not None:
                 text = strategy.transcribe(ev.audio)
                 said = verdict(text)
-                p = strategy.words_end(text) if strategy.words_end is not None and said != "unfinished" else None
-                words.append((i + FRAME + delay, said, p, ev.pause_seq))
+                words.append((i + FRAME + delay, said, words_p(strategy.words_end, text, said), ev.pause_seq))
             if isinstance(ev, SpeechEnded):
                 out.append((i + FRAME, ev))
                 stream.reset()
