@@ -89,6 +89,14 @@ def test_a_plain_statement_about_the_user_is_a_note_but_not_acknowledged() -> No
         ("My membership number is 7732.", "Can you tell me my membership number?",
          "You told me your membership number is 7732."),
         ("I parked on level 3.", "Do you remember where I parked?", "You told me you parked on level 3."),
+        ("My student number is 20418.", "Can you repeat my student number?",
+         "You told me your student number is 20418."),
+        ("My PIN is 4471.", "Say my PIN back to me.", "You told me your PIN is 4471."),
+        ("My messages are from Tom.", "Read my messages.", None),  # a request, not a recall
+        # "How many/much … did I say": a recall, as "what did I say" is; without "say" it asks for a sum.
+        ("I've got 11 parcels left on the van.", "How many parcels did I say I had left?",
+         "You told me you've got 11 parcels left on the van."),
+        ("I sold 30 jars of honey.", "How many jars did I sell?", None),
         # A word of the question the statement does not say: the question asks more than was told.
         ("My car is red.", "What colour is my car?", None),
         ("My son is tall.", "How old is my son?", None),
@@ -191,6 +199,12 @@ def test_a_note_of_a_thing_is_acknowledged_but_a_thing_that_does_something_is_no
         ("The recipe says 200 grams of flour.", "What is the recipe?", None),
         ("The float was 150 pounds?", "How much was the float?", None),  # a question, not a statement
         ("The manager is on holiday.", "Who is the manager?", None),  # said of the thing, not who it is
+        # Asked as what the user said it was: about the user only by "did I say".
+        ("The boiler pressure was 1.2 bar when I got here.", "What did I say the boiler pressure was?",
+         "You told me the boiler pressure was 1.2 bar when you got here."),
+        ("The living room is 4.5 metres wide.", "How wide did I say the living room is?",
+         "You told me the living room is 4.5 metres wide."),
+        ("The boiler pressure was 1.2 bar.", "What did I say the tyre pressure was?", None),
     ],
 )  # fmt: skip
 def test_a_statement_of_a_thing_is_said_back_to_a_question_of_it(told: str, question: str, reply: str | None) -> None:

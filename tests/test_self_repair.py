@@ -8,9 +8,9 @@ from datetime import datetime
 import pytest
 
 from tests.conftest import make_config
-from tests.skills_chat import reply_to
+from tests.skills_chat import converse, reply_to
 from voice.conversation.prompt_view import PromptView
-from voice.conversation.self_repair import as_meant, repair, repair_messages
+from voice.conversation.self_repair import as_meant, repair, repair_messages, repair_turns
 from voice.conversation.skills_llm import SkillsLlm
 from voice.runtime.fakes import FakeLlm
 from voice.runtime.model_api import ChatMessage
@@ -103,6 +103,35 @@ def test_only_user_messages_are_repaired_and_the_history_keeps_the_words_as_hear
     assert [m.content for m in meant] == ["What's 15 times 5?", "No, no, 60, I mean 75.", "Thanks."]
     assert messages[0].content == "What's 15 times 4? No, 15 times 5."
     assert meant[2] is messages[2]
+
+
+@pytest.mark.parametrize(
+    ("turns", "meant"),
+    [
+        # A turn that opens by taking back the one before is read with it as one corrected turn.
+        (["The side gate code is 1983.", "No wait, sorry, it's 1985."], ["The side gate code is 1985"]),
+        (["The side gate code is 1983.", "No wait sorry it's 1 9 8 5"], ["The side gate code is 1 9 8 5"]),
+        (["my seat is twenty two a", "no sorry twenty two c"], ["my seat is twenty two c"]),
+        (["What's 5 times 4?", "No, sorry, I meant 6.", "Thanks."], ["What's 5 times 6", "Thanks."]),
+        # A lone "No" answers the assistant; a repair the rule cannot place stays as said.
+        (["I parked on level 3.", "No."], ["I parked on level 3.", "No."]),
+        (["I parked on level 3.", "No, I walked."], ["I parked on level 3.", "No, I walked."]),
+        (["The plumber comes on Thursday.", "Actually no, he moved it."],
+         ["The plumber comes on Thursday.", "Actually no, he moved it."]),
+        (["No wait, it's 12."], ["No wait, it's 12."]),  # nothing before it to correct
+    ],
+)  # fmt: skip
+def test_a_turn_that_takes_back_the_one_before_corrects_it(turns: list[str], meant: list[str]) -> None:
+    assert repair_turns(turns) == meant
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_skills_read_a_fact_as_corrected_in_the_next_turn(on: bool) -> None:
+    llm = SkillsLlm(FakeLlm(replies=("I am the LLM.",)), clock=lambda: datetime(2026, 12, 6, 12), self_repair=on)
+    said = ["The side gate code is 1983.", "No wait, sorry, it's 1985.", "What's the gate code?"]
+    _messages, replies = converse(llm, said)
+    assert ("1985" in replies[-1]) == on
+    assert ("1983" in replies[-1]) == (not on)
 
 
 def _reply(llm: SkillsLlm, said: str) -> str:

@@ -89,8 +89,13 @@ TOLD = (
     (["My bike weighs eight point two kilos.", "And the bottles add another one point five kilos."],
      "So what's the total weight?", "9.7 kilos"),
     (["My budget for the week is 300 euros.", "I've spent 140 so far."], "How much have I got left?", "160 euros"),
+    # "N more" with no noun counts what the amount before it counts
+    (["I've done three drops this morning.", "And I've got fourteen more this afternoon."],
+     "So how many drops is that altogether today?", "17 drops"),
+    (["I spent 20 dollars.", "And I spent 15 more."], "How much is that in total?", "35 dollars"),
     # not read
     (["I'm 42.", "I spent 17 dollars."], "How much is that altogether?", None),  # 42 of nothing said
+    (["I'm 42.", "And 3 more."], "How much is that altogether?", None),  # more of nothing said
     (["My budget is 300 euros.", "I've spent 340."], "How much have I got left?", None),  # more than there is
     (["Convert 5 miles to kilometres.", "I ran 3 miles."], "How far is that in total?", None),  # a request
     (["My first fare was 18 dollars.", "The second one was 27 dollars."], "What do those two fares add up two?",

@@ -56,10 +56,11 @@ _ALONE = frozenset({"i meant", "scratch that", "or rather"})
 """Markers that mean a repair without a comma before them or a second marker (and "I mean": :func:`_alone`)."""
 
 _NUMBER = re.compile(
-    rf"\$?\d[\d,]*(?:\.\d+)?%?|\b(?:{NUMBER_WORDS})(?:(?:[\s-]+|\s+and\s+)(?:{NUMBER_WORDS}))*\b",
+    rf"\b\d(?: \d\b)+|\$?\d[\d,]*(?:\.\d+)?%?|\b(?:{NUMBER_WORDS})(?:(?:[\s-]+|\s+and\s+)(?:{NUMBER_WORDS}))*\b",
     re.IGNORECASE,
 )
-"""One number as said: "169", "$80", "2.5", "20%", "twenty five", "two hundred and ten"."""
+"""One number as said: "169", "$80", "2.5", "20%", "twenty five", "two hundred and ten", a code said digit by
+digit ("1 9 8 5")."""
 _TOKEN = re.compile(rf"{_NUMBER.pattern}|[A-Za-z][A-Za-z'’-]*", re.IGNORECASE)
 """A word, or a whole number (one token: "twenty five percent" is two, as "25 percent" is)."""
 _ENDS_REQUEST = re.compile(r"[\s,.;:!?…]+$")
@@ -105,6 +106,28 @@ def repair(text: str) -> str:
             return text
         text = repaired
     return text
+
+
+_OPENS_WITH_REPAIR = re.compile(rf"^\s*(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)", re.I)
+
+
+def repair_turns(turns: Sequence[str]) -> list[str]:
+    """The user's turns (oldest first) with a turn that opens by taking back the turn before ("no wait sorry, it's
+    1985" after "The side gate code is 1983."; "actually no, make it Friday") read with it as one turn that
+    corrects itself (:func:`repair`): the two become the corrected one. The opening must be two markers in a row
+    ("no wait", "no sorry", "actually no") or one that means nothing else ("I meant", "scratch that"): a lone "No."
+    answers the assistant. A turn whose repair the rule cannot place stays as said, as does the one before it.
+    What the skills read of a conversation's told facts (the model's prompt keeps each turn as it was)."""
+    out: list[str] = []
+    for turn in turns:
+        m = _OPENS_WITH_REPAIR.match(turn)
+        if out and m is not None and (len(REPAIR_WORDS.findall(m["run"])) > 1 or m["run"].lower() in _ALONE):
+            joined = f"{out[-1].rstrip(' .!?')}, {turn.strip()}"
+            if (fixed := repair(joined)) != joined:
+                out[-1] = fixed
+                continue
+        out.append(turn)
+    return out
 
 
 def as_meant(text: str, config: LlmConfig) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from voice.config.sections import LlmConfig
 from voice.conversation.follow_ups import resolve_messages
 from voice.conversation.grounding import Clock, local_now
-from voice.conversation.self_repair import repair_messages
+from voice.conversation.self_repair import repair_messages, repair_turns
 from voice.conversation.user_text import strip_interjections
 from voice.runtime.kvcache import KvStats
 from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
@@ -85,6 +85,7 @@ class SkillsLlm:
             now = self._clock()
             asked = strip_interjections(resolve_messages(meant)[-1].content if self._resolve else last.content)
             earlier = [m.content for m in meant[:-1] if m.role == "user"]
+            earlier = repair_turns(earlier) if self._repair else earlier  # "…is 1983." "No wait, it's 1985."
             reply = (
                 skills.answer(asked, now, self._location)
                 or skills.on_told_amounts(asked, earlier)  # "200 grams for 4 people" … "for 8 people?"

@@ -49,13 +49,23 @@ _STATEMENT = re.compile(
 _ABOUT_ME = re.compile(
     r"^(?:where|when|what|which|who|how|did|do|have|is|are)\b.*\b(?:i|my|we|our|me)\b", re.I
 )
+_HOW_MUCH = r"how (?:many|much|old|long|far|big|heavy|wide|tall|high|often)"
 _RECALL = re.compile(
     r"^(?:(?:where|when|what|which|who)\b.*\b(?:did i|did we|have i|i said|i told you)\b"
+    rf"|{_HOW_MUCH}\b.*\b(?:did (?:i|we) (?:say|tell you|mention)|i said|i told you)\b"
     r"|(?:where|when) (?:is|are|was|were) (?:my|our)\b|did i (?:say|tell|mention)\b)"
 )
-"""A question that recalls what was said ("Where did I park?", "Where are my keys?"): only these search plain
-statements, which are not notes the user asked to be kept ("How do I bake a cake?" after "I want to bake a cake."
-is a new question)."""
+"""A question that recalls what was said ("Where did I park?", "Where are my keys?", "How many parcels did I say I
+had left?"): only these search plain statements, which are not notes the user asked to be kept ("How do I bake a
+cake?" after "I want to bake a cake." is a new question; "How many did I sell?" asks for a sum, not what was
+said)."""
+_SAID_THE = re.compile(
+    rf"^(?P<wh>what|{_HOW_MUCH}|where|when|which)(?: [a-z]+)? did (?:i|we) (?:say|tell you|mention) "
+    r"(?P<thing>(?:that|the|this) [a-z0-9' -]+?) (?P<verb>is|are|was|were)(?: again| now| then)?$"
+)
+"""A question of what the user said a thing was ("What did I say the boiler pressure was?", "How wide did I say the
+living room is?"): asked of the thing ("what was the boiler pressure", "what is the living room"), which a
+statement of that thing answers though it is not about the user (:func:`_the_thing`)."""
 _SMALL = frozenset({
     "where", "when", "what", "which", "who", "how", "did", "do", "does", "have", "has", "had", "is", "are", "was",
     "were", "am", "be", "i", "i'm", "i've", "my", "me", "we", "we're", "our", "you", "your", "the", "a", "an",
@@ -134,6 +144,9 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
             words = _words(said)
             if (recalls and asked & words) or (mine and _tells(said, words, asked, question)):
                 return f"You told me {said_back(said)}."
+    if (m := _SAID_THE.match(question)) is not None:  # "what did I say the boiler pressure was"
+        wh = "what" if m["wh"].startswith("how") else m["wh"]  # "how wide did I say the room was": what was said
+        return _the_thing(f"{wh} {m['verb']} {m['thing']}", earlier_user_turns)
     return None
 
 

@@ -180,14 +180,16 @@ def _question(t: str, known: Callable[[], dict[str, str]], now: datetime) -> str
 
 
 _ASKS_BACK = re.compile(
-    r"(?:(?:can|could|would|will) you )?(?:please )?(?:tell me|remind me(?: of)?|do you (?:remember|recall|know))"
-    r" (?P<q>(?:my|our|what|when|where|which|who)\b.*)"
+    r"(?:(?:can|could|would|will) you )?(?:please )?"
+    r"(?:tell me|remind me(?: of)?|do you (?:remember|recall|know)|repeat|say|read (?:back|out))"
+    r" (?P<q>(?:my|our|what|when|where|which|who)\b.*?)(?: back| again| for me| to me)*"
 )
 
 
 def asked_back(t: str) -> str | None:
     """The question inside a request to say back what the user said, lower case: "Can you tell me my membership
-    number?" → "what's my membership number", "Do you remember where I parked?" → "where i parked"; None when
+    number?" → "what's my membership number", "Can you repeat my student number?", "Say my PIN back to me." →
+    "what's my student number", "what's my pin", "Do you remember where I parked?" → "where i parked"; None when
     ``t`` is no such request."""
     m = _ASKS_BACK.fullmatch(_clean(t).lower().rstrip("?.! "))
     if m is None:

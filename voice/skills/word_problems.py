@@ -31,8 +31,7 @@ by a small grammar of quantities, not by sentence templates:
   from the one amount told.
 
 Amounts must agree: two currencies, two different nouns, or three numbers for a "left" are not read, and go to the
-other skills and the LLM, as does anything about a timer or a time of day (the timers and the clock skill own
-those).
+other skills and the LLM, as does anything about a timer or a time of day (the timers' and the clock skill's).
 The reply says the sum it did ("14 miles minus 6 miles leaves 8 miles."), so a misreading is heard. Pure.
 """
 
@@ -100,6 +99,7 @@ class Quantity:
     noun: str
     per: str = ""
     currency: bool = False
+    more: bool = False  # said as "N more" with no noun ("I've got 14 more"): more of what the amount before counts
 
     @property
     def unit(self) -> str:
@@ -141,6 +141,7 @@ def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
             return None
         cur = CURRENCIES[m.group("cur")] if m.group("cur") else ""
         noun, per = m.group("noun") or "", m.group("per") or ""
+        more = noun == "more" and not cur
         if noun in FUNCTION_WORDS or noun in _NOT_NOUNS:
             noun = ""
         per = "each" if per.endswith(("each", "apiece")) else singular(per.split()[1]) if per else ""
@@ -151,7 +152,7 @@ def quantity_spans(text: str) -> list[tuple[Quantity, int]] | None:
         end = m.end()
         if not cur and noun in _SMALL_COINS:  # "75 cents each": counted in dollars, so the total is said in them
             n, cur, noun = n / 100, _SMALL_COINS[noun], ""
-        found.append(Quantity(n, cur or ("them" if noun == "of them" else noun), per, currency=bool(cur)))
+        found.append(Quantity(n, cur or ("them" if noun == "of them" else noun), per, currency=bool(cur), more=more))
         starts.append(m.start())
     return list(zip(found, starts, strict=True))
 
@@ -349,9 +350,11 @@ def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
 
 def _total_told(t: str, earlier: Sequence[str]) -> str | None:
     """"How much is that altogether?" (a total word, no amount): the amounts the user's statements told, each saying
-    what it counts, of one kind. The statements need not be about the user ("My first fare was 18 dollars.", "The
-    second one was 27 dollars."; "My bike weighs 8.2 kilos.", "The bottles add another 1.5 kilos.")."""
-    amounts = [q for turn in _told(earlier, _TOLD_START) for q in turn]
+    what it counts ("14 more": what the one before counts), of one kind, about the user or not ("My first fare was 18
+    dollars.", "The second one was 27 dollars."; "My bike weighs 8.2 kilos.", "The bottles add another 1.5 kilos.")."""
+    amounts: list[Quantity] = []
+    for q in (q for turn in _told(earlier, _TOLD_START) for q in turn):  # "3 drops" … "14 more": 14 drops
+        amounts.append(q.as_(amounts[-1].noun, amounts[-1].currency) if q.more and amounts else q)
     if not _TOTAL.search(asked_part(t)) or len(amounts) < 2 or any(q.per or q.noun in ("", "them") for q in amounts):
         return None
     kind = _kind(amounts)
