@@ -95,6 +95,7 @@ def test_words_that_end_the_turn_shorten_the_wait_of_a_turn_scored_unfinished(
     assert ep.hear_text("unknown", pause.pause_seq, 0.6) == []
     (end,) = [e for e in feed(ep, [0.1] * 40) if isinstance(e, SpeechEnded)]
     assert end.trailing_silence_ms == ended_at_ms and end.turn_score == 0.1
+    assert end.words_p == (0.6 if turn.reads_words else None)  # what the turn report says of it
 
 
 def test_a_new_pause_forgets_the_last_ones_probability() -> None:

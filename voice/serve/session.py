@@ -233,10 +233,10 @@ class Session:
             )
         previous = self._turn
         discarded = self.speculator.take_discards() if initiator == "user" else 0
-        turn_score = ev.turn_score if ev is not None else None
+        scores = {"turn_score": ev.turn_score, "turn_words_p": ev.words_p} if ev is not None else {}
 
         def fields() -> dict[str, object]:
-            return {"speculations_discarded": discarded, "turn_score": turn_score, "initiator": initiator}
+            return {"speculations_discarded": discarded, **scores, "initiator": initiator}
 
         task = asyncio.create_task(self._run(previous, utterance, timer, fields), name=f"{self.id}-turn")
         # A task cancelled before it ran (barge-in right after the endpoint, or while it waited for the

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -87,6 +87,9 @@ class SpeechEnded:
     speech end is this less :attr:`silence_after_speech_ms`. None: not stamped; the event's own time is used."""
     turn_scores: tuple[float, ...] = ()
     """Every score of that pause, in order (more than one with ``[turn] rescore_at_ms``)."""
+    words_p: float | None = None
+    """The words model's probability that the pause's transcript ends the turn (``[turn] words_model``; None: no
+    such model, no words read by the end, or words the grammar already called unfinished)."""
 
 
 @dataclass(frozen=True)
@@ -376,8 +379,7 @@ class Endpointer:
     def _end(self, *, forced: bool) -> list[EndpointEvent]:
         voiced_ms = self._ms(self._voiced_samples)
         trailing_ms = 0.0 if forced else self._ms(self._end_silence_samples())
-        score = self._turn_score
-        scores = tuple(self.scores)
+        score, scores, words_p = self._turn_score, tuple(self.scores), self._words_p
         audio = np.concatenate(self._utterance) if self._utterance else np.zeros(0, np.float32)
         sizes = {len(f) for f in self._utterance}
         probs = np.asarray(self._utterance_probs, np.float32) if len(sizes) == 1 else None
@@ -385,16 +387,6 @@ class Endpointer:
         self.reset()
         if voiced_ms < self.config.min_speech_ms and not forced:
             return []
-        return [
-            SpeechEnded(
-                audio.astype(np.float32, copy=False),
-                trailing_ms,
-                forced,
-                voiced_ms,
-                score,
-                probs,
-                frame_samples,
-                turn_scores=scores,
-            )
-        ]
+        ended = SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score, probs)
+        return [replace(ended, frame_samples=frame_samples, turn_scores=scores, words_p=words_p)]
 

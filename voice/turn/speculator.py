@@ -48,6 +48,7 @@ class Speculation:
     """Speculations discarded earlier in the same utterance."""
     committed_ns: int | None = None
     turn_score: float | None = None
+    turn_words_p: float | None = None
     task: asyncio.Task[TurnReport] = field(init=False)
     flush: asyncio.Task[None] | None = None
 
@@ -60,13 +61,14 @@ class Speculation:
             "work_to_first_audio_ms": self.timer.work_to_first_audio_ms(self.started_ns),
             "speculations_discarded": self.discarded_before,
             "turn_score": self.turn_score,
+            "turn_words_p": self.turn_words_p,
         }
 
     async def commit(self, ev: SpeechEnded, now_ns: int, target: ReplySink, flush_name: str) -> None:
         """The turn really ended where the speculation started: let its reply out (one transition) to ``target``
         (the session's sink), after the turn's ``speech_ended`` event."""
         self.committed_ns = now_ns
-        self.turn_score = ev.turn_score
+        self.turn_score, self.turn_words_p = ev.turn_score, ev.words_p
         # As for any turn, the speech ended by the silence after its last sound before its audio was heard.
         self.timer.correct("speech_end", heard_ns(ev, now_ns) - round(silence_after_speech_ms(ev) * 1e6))
         self.timer.mark("endpoint", at_ns=now_ns)

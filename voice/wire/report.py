@@ -130,6 +130,10 @@ class TurnReport:
     """Speculative replies started and thrown away during this utterance (the user went on speaking)."""
     turn_score: float | None = None
     """The end-of-turn model's probability that the turn was complete (None: no model)."""
+    turn_words_p: float | None = None
+    """The words model's probability that the transcript heard at the pause ends the turn (``[turn] words_model``;
+    None: no such model, no words read by the end, or words the grammar already called unfinished): with
+    ``turn_score`` and the silence waited, why a turn ended when it did."""
     stt_avg_logprob: float | None = None
     """The STT's mean log-probability per token for this utterance (its confidence; None: not transcribed, or the
     STT gives none)."""

@@ -153,6 +153,44 @@ def _turn_rows(turns: list[TurnResult], stages: list[str]) -> list[list[Any]]:
     return rows
 
 
+def _heard_and_said(turns: list[TurnResult]) -> list[str]:
+    """The table of each measured turn's words, with the end-of-turn evidence when the server reported it (results
+    made before it keep the table they had)."""
+    evidence = any(t.turn_score is not None or t.turn_words_p is not None for t in turns)
+    headers = ["turn", "reference", "transcript", "WER raw", "WER norm.", *(["end: score / words"] * evidence),
+               "reply", "tokens", "reply s"]  # fmt: skip
+    rows = [
+        [
+            t.label,
+            t.reference,
+            t.transcript,
+            None if t.wer is None else f"{t.wer:.2f}",
+            None if t.wer_normalized is None else f"{t.wer_normalized:.2f}",
+            *([end_evidence(t.turn_score, t.turn_words_p)] * evidence),
+            t.reply_text,
+            t.reply_tokens,
+            t.reply_audio_s,
+        ]
+        for t in turns
+    ]
+    out = [md_table(headers, rows, align="l" * (len(headers) - 2) + "rr")]
+    if evidence:
+        out += [
+            "",
+            "*end: score / words*: the end-of-turn model's probability that the turn was complete, and the words "
+            "model's that the transcript at the pause ends it (`[turn] words_model`), as the turn report gives "
+            "them; with the endpoint's wait, why the turn ended when it did (– : none).",
+        ]
+    return out
+
+
+def end_evidence(score: float | None, words_p: float | None) -> str | None:
+    """A turn's end-of-turn evidence as the per-turn table shows it: "0.91 / 0.240"; None with neither."""
+    if score is None and words_p is None:
+        return None
+    return f"{'–' if score is None else f'{score:.2f}'} / {'–' if words_p is None else f'{words_p:.3f}'}"
+
+
 def _abbrev(stage: str) -> str:
     return (
         stage.replace("endpoint_silence", "endpoint")
@@ -247,23 +285,7 @@ def markdown(result: E2eResult, plot_path: Path | None = None, md_path: Path | N
         "",
         "## What was heard and said",
         "",
-        md_table(
-            ["turn", "reference", "transcript", "WER raw", "WER norm.", "reply", "tokens", "reply s"],
-            [
-                [
-                    t.label,
-                    t.reference,
-                    t.transcript,
-                    None if t.wer is None else f"{t.wer:.2f}",
-                    None if t.wer_normalized is None else f"{t.wer_normalized:.2f}",
-                    t.reply_text,
-                    t.reply_tokens,
-                    t.reply_audio_s,
-                ]
-                for t in result.measured
-            ],
-            align="llllllrr",
-        ),
+        *_heard_and_said(result.measured),
         "",
         "## Method",
         "",

@@ -72,6 +72,10 @@ class TurnResult:
     """The server's work on the reply, from its start (the pause, for a speculative reply; else the endpoint) to
     its first audio being ready, before or after the endpoint (the turn report's); None: no audio, or a server
     whose reports lack it (then it is left out of the JSON)."""
+    turn_score: float | None = None
+    """The turn report's end-of-turn model score (None: no model; left out of the JSON)."""
+    turn_words_p: float | None = None
+    """The turn report's words-model probability that the words end the turn (None: none; left out of the JSON)."""
     reconciliation_error_ms: float | None = None
     speech_end_offset_ms: float | None = None
     reply_lead_silence_ms: float | None = None
@@ -119,10 +123,12 @@ class TurnResult:
         return f"{label} [{self.route}]" if self.route else label
 
     def fields_dict(self) -> dict[str, Any]:
-        """Every field, the work from the pause only when known (results made before it stay as written)."""
+        """Every field, the work from the pause and the end-of-turn evidence only when known (results made before
+        them stay as written)."""
         d = dataclasses.asdict(self)
-        if self.work_to_first_audio_ms is None:
-            del d["work_to_first_audio_ms"]
+        for key in ("work_to_first_audio_ms", "turn_score", "turn_words_p"):
+            if d[key] is None:
+                del d[key]
         return d
 
     def to_dict(self) -> dict[str, Any]:
@@ -188,6 +194,9 @@ def turn_result(item: PlanItem, conv: Conversation) -> TurnResult:
         res.wer = stats.wer(item.clip.reference, res.transcript)
         res.wer_normalized = stats.corpus_wer_normalized([(item.clip.reference, res.transcript)])
     res.stages_ms = {k: float(v) for k, v in (report.get("stages_ms") or {}).items()}
+    score, words_p = report.get("turn_score"), report.get("turn_words_p")
+    res.turn_score = float(score) if isinstance(score, int | float) else None
+    res.turn_words_p = float(words_p) if isinstance(words_p, int | float) else None
     work = report.get("work_to_first_audio_ms")
     res.work_to_first_audio_ms = None if work is None else float(work)
     llm = report.get("llm")
