@@ -164,6 +164,16 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
          "The capital of Portugal is Lisbon."),
         ("what's the atomic number of calcium and then I can go and eat", "The atomic number of calcium is 20."),
         ("what's the capital of France my friend says it's Lyon", "The capital of France is Paris."),
+        # …or a remark on the question.
+        ("What's the atomic number of carbon it's for my homework.", "The atomic number of carbon is 6."),
+        ("what's the chemical symbol for tin it is for a quiz", "The chemical symbol for tin is Sn, spelled S N."),
+        # "that's" may be the question's own ("the planet that's closest to the sun"): a part does not end there.
+        ("Oh gosh, what's the planet that's closest to the sun? I always mix it up with Venus",
+         "Mercury is the closest planet to the sun, on average 58 million kilometres (36 million miles) away."),
+        # A question in the middle may refer back to the one amount said before it, as a last part may.
+        ("the row is three metres long how many centimetres is that I need it for the spacing",
+         "3 metres is 300 centimetres."),
+        ("the row is 3 metres long and 2 wide how many centimetres is that I need it", None),  # which one?
         # Words after a question that ask nothing more.
         ("I'm packing for Madrid, what currency do they use in Spain again?", "The currency of Spain is the Euro."),
         # A part that says no number, asked of the skills that answer of a thing named, may drop a number said

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from voice.skills.answer import clean
-from voice.skills.units import UNCLEAR, convert, convert_previous, convert_said_before
+from voice.skills.units import UNCLEAR, convert, convert_previous, convert_said_before, convert_told
 
 CASES = [
     ("How many feet are in a mile?", "There are 5280 feet in a mile."),
@@ -123,3 +123,27 @@ def test_an_amount_said_earlier_in_the_turn_that_the_question_refers_back_to(
     before: str, question: str, reply: str | None
 ) -> None:
     assert convert_said_before(clean(question), before) == reply
+
+
+@pytest.mark.parametrize(
+    ("earlier", "question", "reply"),
+    [
+        # A conversion asked of a thing by its name: the latest statement that names it, its one amount converted,
+        # however many turns ago.
+        (["The trail we're doing is 18 kilometers long.", "What time is it?"], "How many miles is the trail?",
+         "18 kilometres is 11.1847 miles."),
+        (["My suitcase weighs 23 kilos."], "What's my suitcase in pounds?", "23 kilograms is 50.7063 pounds."),
+        (["The trail is 10 km.", "The trail is 18 km, they changed it."], "How many miles is the trail again?",
+         "18 kilometres is 11.1847 miles."),
+        # Not: a thing no statement names, a statement with another number, a question, an amount of another kind.
+        (["The bridge is 300 metres long."], "How many feet is the tower?", None),
+        (["The trail is 18 km long and we walk 3 of them today."], "How many miles is the trail?", None),
+        (["How long is the trail in km?"], "How many miles is the trail?", None),
+        (["The trail takes 3 hours."], "How many miles is the trail?", None),
+        (["I ran 5 kilometres."], "How many miles is that?", None),  # "that": the previous turn's (follow_up)
+    ],
+)  # fmt: skip
+def test_a_conversion_of_a_thing_the_user_told_an_amount_of(
+    earlier: list[str], question: str, reply: str | None
+) -> None:
+    assert convert_told(clean(question), earlier) == reply

@@ -46,7 +46,7 @@ from voice.skills.numbers import (
 )
 from voice.skills.turn_parts import last_parts, middle_parts, named_parts, numbers_in, splits
 from voice.skills.units import UNCLEAR as CONVERSION_UNCLEAR
-from voice.skills.units import convert, convert_previous, convert_said_before
+from voice.skills.units import convert, convert_previous, convert_said_before, convert_told
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "plus": lambda a, b: a + b,
@@ -206,6 +206,9 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
     kept = [p for p, before, after in middle if numbers_in(f"{before} {after}") <= numbers_in(p)]
     if (reply := next((r for p in kept if (r := _ask_skills(clean(p), now)) is not None), None)):
         return reply
+    said_before = ((p, before) for p, before, after in middle if not numbers_in(after))
+    if (reply := next((r for p, before in said_before if (r := _refers_back(clean(p), before))), None)):
+        return reply  # "…the row is three metres long how many centimetres is that I need it for the spacing"
     return next((r for p in named_parts(parts, middle) if (r := _ask_names(clean(p))) is not None), None)
 
 
@@ -279,9 +282,15 @@ def _last_number(text: str) -> float | None:
 def on_told_amounts(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     """A word problem or a ratio that builds on amounts the user told in ``earlier_user_turns`` (oldest first): "I've
     got 42 dollars." … "If I spend 17, how much is left?" (:func:`voice.skills.word_problems.follow_up`), "200
-    grams of flour for 4 people" … "how much for 8?" (:func:`voice.skills.ratios.follow_up`); else None."""
+    grams of flour for 4 people" … "how much for 8?" (:func:`voice.skills.ratios.follow_up`), or a conversion of a
+    thing told ("The trail is 18 km long." … "How many miles is the trail?", :func:`voice.skills.units.convert_told`);
+    else None."""
     t = clean(transcript)
-    return word_problems.follow_up(t, earlier_user_turns) or ratios.follow_up(t, earlier_user_turns)
+    return (
+        word_problems.follow_up(t, earlier_user_turns)
+        or ratios.follow_up(t, earlier_user_turns)
+        or convert_told(t, earlier_user_turns)
+    )
 
 
 def follow_up(transcript: str, previous_reply: str, previous_said: str = "") -> str | None:

@@ -12,9 +12,10 @@ when it names no two known units of the same kind. A conversion asked for whose 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from voice.skills.numbers import DIGITS_PATTERN, NUMBER_PATTERN, parse_amount, parse_number, say_number
-from voice.skills.word_classes import DETERMINERS
+from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, QUESTION_WORDS, singular, words_in
 
 UNCLEAR = "I didn't catch what to convert. Could you say it again?"
 """The reply to a conversion asked for whose unit to convert from was not heard."""
@@ -275,6 +276,32 @@ def convert_said_before(t: str, before: str) -> str | None:
     if any(m.group() != "one" and m.start() not in inside for m in re.finditer(_SAID_NUMBER, said)):
         return None  # another number ("the track is 400 metres and I ran 10 laps": "that" is 4 kilometres)
     return convert(f"{amount.group('n').strip().replace(',', '')} {amount.group('unit')} in {dst}")
+
+
+_OF_A_THING = re.compile(
+    r"(?:(?:and|so|ok|okay|now|but|right) )*(?:how many (?P<to>[a-z/ ]+?) (?:is|are|was|were) (?P<thing>(?:the|my|our)"
+    r" [a-z' ]+?)|(?:what'?s|what is|what was|how (?:long|far|tall|heavy|big|much|high|wide|deep) (?:is|are|was))"
+    r" (?P<thing_>(?:the|my|our) [a-z' ]+?) in (?P<to_>[a-z/ ]+?))(?: again| then| now)?"
+)
+"""A conversion asked of a thing by its name: "how many miles is the trail", "what's my suitcase in pounds"."""
+
+
+def convert_told(t: str, earlier_user_turns: Sequence[str]) -> str | None:
+    """A conversion asked of a thing the user told one amount of, in any earlier turn ("The trail we're doing is
+    18 kilometres long." … "What time is it?" … "How many miles is the trail?"): the latest statement that says every
+    word of the thing's name, its one amount of the kind asked for converted (:func:`convert_said_before`); else
+    None. ``t`` is the question, cleaned."""
+    if (m := _OF_A_THING.fullmatch(t)) is None:
+        return None
+    thing = {singular(w) for w in words_in(m["thing"] or m["thing_"])} - FUNCTION_WORDS
+    asked = f"how many {m['to'] or m['to_']} is that"
+    for turn in reversed(earlier_user_turns):
+        said = words_in(turn)
+        if not thing or not said or said[0] in QUESTION_WORDS or turn.rstrip().endswith("?"):
+            continue  # a question is not a statement of an amount
+        if thing <= {singular(w) for w in said} and (reply := convert_said_before(asked, turn)) is not None:
+            return reply
+    return None
 
 
 def _previous_temperature(previous_reply: str, dst: str) -> str | None:
