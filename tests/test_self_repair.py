@@ -37,7 +37,17 @@ from voice.turn import ask_again
         ("How many minutes are in 2 hours, no, in 3 hours?", "How many minutes are in 3 hours?"),
         ("What's the boiling point of water, no, of milk?", "What's the boiling point of milk?"),
         ("What is 250 divided by five, I meant divided by ten", "What is 250 divided by ten"),
-        ("Set a timer for 3 minutes for the eggs. Actually, make it 4 minutes.", "Set a timer for 4 minutes"),
+        ("Set a timer for 3 minutes for the eggs. Actually, make it 4 minutes.",
+         "Set a timer for 4 minutes for the eggs"),
+        # …and when it replaces a stretch word for word, what was said after that stretch stays
+        ("what's 15 percent of 80, no, 20 percent", "what's 20 percent of 80"),
+        ("what's ten percent of three hundred and twenty no sorry twelve percent",
+         "what's twelve percent of three hundred and twenty"),
+        ("Convert 5 miles to km, no, 6 miles.", "Convert 6 miles to km"),
+        ("What is 20 percent of 150, no, 30 percent of it?", "What is 30 percent of it?"),  # not word for word
+        # the same words again correct nothing there (Whisper wrote the turn twice)
+        ("What's the capital of Uganda Wait No I mean Kenya? What's the capital of Uganda Wait No I mean Kenya",
+         "What's the capital of Kenya?"),
         ("The coat was a hundred and twenty dollars and it's thirty percent off, no wait, twenty five percent off.",
          "The coat was a hundred and twenty dollars and it's twenty five percent off"),
         # the words after the repair go on the corrected sentence
@@ -56,7 +66,10 @@ from voice.turn import ask_again
          "I'm driving 250 km tomorrow how many miles is that?"),
         ("What's 8% of 250? Actually, make it 12%.", "What's 12% of 250?"),  # the last percentage, not the last number
         # one marker word between two numbers, without a comma
-        ("Set a timer for 5 minutes for the rice actually 4 minutes", "Set a timer for 4 minutes"),
+        ("Set a timer for 5 minutes for the rice actually 4 minutes", "Set a timer for 4 minutes for the rice"),
+        # the repair ends where a clause of the speaker's own begins
+        ("set a timer for forty minutes no make that forty five so i know when to head back",
+         "set a timer for forty five minutes so i know when to head back"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
         # a possessive restarts what it owns

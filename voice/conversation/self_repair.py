@@ -15,7 +15,8 @@ reparandum started, usually with the same word or the same kind of word. So the 
 - a repair that starts like some earlier stretch ("15 times 5" after "what's 15 times 4"; "20 percent" after
   "15 percent"): the word of the same kind that starts the longest run of the same words (a number stands for
   any number; another number, or a grammar word, only with a run or as the last word said), the last one on a
-  tie; the repair replaces everything from there;
+  tie; the repair replaces everything from there, or only the stretch it repeats word for word (a number for a
+  number), when words were said after that stretch ("15 percent of 80, no, 20 percent" → "20 percent of 80");
 - otherwise, a repair that is a whole request of its own ("what's 5 plus 6?", "convert …"): the whole turn;
 - otherwise, a short phrase without a pronoun or an auxiliary, the way a follow-up is read
   (:mod:`voice.conversation.ellipsis`, as "And Y?"): a name for the last name ("No, I mean Australia."), a noun
@@ -23,7 +24,8 @@ reparandum started, usually with the same word or the same kind of word. So the 
   else it takes the place of the last preposition's short object ("the atomic number of neon, sorry, argon").
 
 The repair runs to its first comma or end mark, or to a question starting again ("300 km I mean 350 how many
-miles is that"); the words after it go on the corrected sentence. A marker counts after a comma or end mark, or
+miles is that"), or to a clause of the speaker's own ("…no, make that 45 so I know when to head back"); the words
+after it go on the corrected sentence. A marker counts after a comma or end mark, or
 as two marker words in a row ("no wait", "sorry I mean"), or as one that means nothing else ("I meant", "scratch
 that", "or rather", and "I mean" before a number or a name), or as one between two numbers ("4 minutes actually 3
 minutes"): "can you make it louder", "is there no milk", "I'm sorry" and "the capital of Peru I mean the country"
@@ -77,6 +79,8 @@ _REQUEST_VERBS = frozenset({
 _ASKS_WHAT_I_MEAN = frozenset({"what", "do", "did", "does", "that", "if", "know", "see"})
 _ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's|when|why)\b)", re.IGNORECASE)
 """Where a question starts again inside the words after the marker."""
+_OWN_CLAUSE = re.compile(r"\s(?=(?:so|because|'?cause|since|as) (?:i|we)\b)", re.IGNORECASE)
+"""Where a clause of the speaker's own starts after the repair: "…no, make that 45 so I know when to head back"."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
 _IT_IS = re.compile(r"^(?:it'?s|it is|it was|that'?s|that is)\s+", re.IGNORECASE)
@@ -169,9 +173,9 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
     body = _ENDS_REQUEST.sub("", before)
     said = _tokens(body)
     cut = _SEGMENT_END.search(fix)
-    asks = _ASKS.search(fix, 1)  # "I mean 350 how many miles is that?": the question goes on after the repair
-    if asks is not None and (cut is None or asks.start() < cut.start()):
-        cut = asks
+    for goes_on in (_ASKS.search(fix, 1), _OWN_CLAUSE.search(fix, 1)):  # "I mean 350 how many miles is that?"
+        if goes_on is not None and (cut is None or goes_on.start() < cut.start()):
+            cut = goes_on
     segment = _PLEASE.sub("", (fix if cut is None else fix[: cut.start()]).strip())
     if _NUMBER.fullmatch(bare := _IT_IS.sub("", segment)):
         segment = bare  # "number twelve, no wait, it's fourteen": the "it's" stands for what it repairs
@@ -190,7 +194,8 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
         return body[: last.start()] + segment + body[last.end() :] + tail
     at = _restart(said, fixed)
     if at is not None:
-        return body[: said[at].start] + segment + tail
+        after = _after_same_shape(said, fixed, at)  # "15 percent of 80, no, 20 percent": "of 80" stays
+        return body[: said[at].start] + segment + (body[after:] if after is not None else "") + tail
     first = fixed[0].text.lower()
     if first in QUESTION_WORDS or first in _REQUEST_VERBS:
         return segment + tail
@@ -235,6 +240,18 @@ def _alone(run: str, before: str, after: str) -> bool:
         return True
     # One number for another: "a timer for 4 minutes actually 3 minutes", "40 no 35" ("wait 10 minutes" is a wait).
     return number_next and said != "wait" and any(t.number for t in _tokens(before))
+
+
+def _after_same_shape(said: list[_Token], fixed: list[_Token], at: int) -> int | None:
+    """Where the stretch of ``said`` from ``at`` that the repair ``fixed`` replaces word for word (the same words,
+    a number for a number: "15 percent" by "20 percent") ends, when words were said after it; else None (the repair
+    replaces everything from ``at``: "20 percent of 150, no, 30 percent of it")."""
+    stretch = said[at : at + len(fixed)]
+    if len(stretch) < len(fixed) or at + len(fixed) == len(said):
+        return None
+    same = [a.text.lower() == b.text.lower() for a, b in zip(stretch, fixed, strict=True)]
+    alike = all(s or (a.number and b.number) for s, a, b in zip(same, stretch, fixed, strict=True))
+    return stretch[-1].end if alike and not all(same) else None  # the same words again correct nothing there
 
 
 def _restart(said: list[_Token], fixed: list[_Token]) -> int | None:
