@@ -241,6 +241,23 @@ def test_follow_up_arithmetic_on_the_previous_answer(transcript: str, previous: 
     assert follow_up(transcript, previous) == reply
 
 
+@pytest.mark.parametrize(
+    ("said", "transcript", "reply"),
+    [
+        # A sum of money asked of "that" or "it": the one amount of money the user said in their previous turn.
+        ("The electric bill came in at 180 pounds.", "Split that three ways for me.",
+         "180 pounds split 3 ways is 60 pounds each."),
+        ("The meal was 64 dollars.", "What's a 15 percent tip on that?",
+         "A 15 percent tip on 64 dollars is 9 dollars and 60 cents, 73 dollars and 60 cents in all."),
+        ("I have 2 kids and the meal was 64 dollars.", "Split that three ways.", None),  # another number
+        ("I ran 64 miles.", "Split that three ways.", None),  # not money
+        ("The meal was 64 dollars.", "Is it expensive?", None),  # no sum asked
+    ],
+)  # fmt: skip
+def test_a_sum_asked_of_the_money_the_user_just_said(said: str, transcript: str, reply: str | None) -> None:
+    assert follow_up(transcript, "OK.", said) == reply
+
+
 def test_the_wrapper_follows_up_on_its_own_previous_answer() -> None:
     llm = SkillsLlm(FakeLlm(replies=("From the model.",)), clock=lambda: NOW)
     messages = [ChatMessage("user", "What is 6 times 7?"), ChatMessage("assistant", "6 times 7 is 42."),

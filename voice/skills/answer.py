@@ -293,6 +293,17 @@ def on_told_amounts(transcript: str, earlier_user_turns: Sequence[str]) -> str |
     )
 
 
+def _on_money_said(t: str, previous_said: str) -> str | None:
+    """A sum asked of "that" or "it" when the user's previous turn said one amount, of money, and no other number
+    ("The electric bill came in at 180 pounds." … "Split that three ways for me.", "What's 15 percent of it?"): the
+    amount in its place, as the money skill reads it; else None."""
+    said = word_problems.quantities(clean(previous_said)) if previous_said else None
+    if not said or len(said) != 1 or not said[0].currency:
+        return None
+    written, n = re.subn(r"\b(?:that|it)\b", said[0].said(), t, count=1)
+    return money_sums.answer(written) if n else None
+
+
 def follow_up(transcript: str, previous_reply: str, previous_said: str = "") -> str | None:
     """Arithmetic on the previous answer's result ("now double that", "add 8 to that", "divide it by 3"),
     when that answer ended in a number, or its amount in another unit ("And how much is that in feet?",
@@ -300,7 +311,7 @@ def follow_up(transcript: str, previous_reply: str, previous_said: str = "") -> 
     Earth?", :func:`voice.skills.planet_facts.follow_up`), or the bill just split, divided another way ("And
     what if it's split 5 ways?", :func:`voice.skills.money_sums.follow_up`); or the one amount the user said in
     their previous turn, ``previous_said``, in another unit ("I ran six kilometres this morning." … "How many miles
-    is that?"); else None."""
+    is that?") or, a sum of money, in a sum asked of it (:func:`_on_money_said`); else None."""
     t = clean(transcript)
     if (about_planet := planet_facts.follow_up(t, previous_reply)) is not None:
         return about_planet
@@ -308,6 +319,8 @@ def follow_up(transcript: str, previous_reply: str, previous_said: str = "") -> 
         return split
     if (converted := convert_previous(t, previous_reply) or convert_said_before(t, previous_said)) is not None:
         return converted
+    if (on_said := _on_money_said(t, previous_said)) is not None:
+        return on_said
     prev = _last_number(previous_reply)
     if prev is None:
         return None
