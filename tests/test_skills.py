@@ -164,6 +164,10 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
          "The capital of Portugal is Lisbon."),
         ("what's the atomic number of calcium and then I can go and eat", "The atomic number of calcium is 20."),
         ("what's the capital of France my friend says it's Lyon", "The capital of France is Paris."),
+        # A hesitation inside a question says nothing; a request for a sum opens a part as a question word does.
+        ("what's the atomic number of um nitrogen", "The atomic number of nitrogen is 7."),
+        ("okay so i need to convert um eight kilometers into miles", "8 kilometres is 4.971 miles."),
+        ("the code is four oh five", None),  # "oh" is a number here, not a hesitation
         # …or a remark on the question.
         ("What's the atomic number of carbon it's for my homework.", "The atomic number of carbon is 6."),
         ("what's the chemical symbol for tin it is for a quiz", "The chemical symbol for tin is Sn, spelled S N."),

@@ -66,10 +66,12 @@ _OP_RE = "|".join(re.escape(k) for k in sorted(OPERATIONS, key=len, reverse=True
 
 
 def clean(transcript: str) -> str:
-    """The transcript as the skills see it: lower case, no end punctuation, no leading "hey", "and" or "please"
-    (a follow-up's "And what's the atomic number of silver?" is the question itself)."""
+    """The transcript as the skills see it: lower case, no end punctuation, no hesitation ("um", "uh", "er"), no
+    leading "hey", "and" or "please" (a follow-up's "And what's the atomic number of silver?" is the question
+    itself)."""
     t = transcript.lower().strip()
     t = re.sub(r"[?!.]+$", "", t).strip()
+    t = re.sub(r"(?<=\S)(?:,? (?:um+|uh+|uhm|erm|er)\b,?)+(?= )", "", t)  # "convert um 8 km": a hesitation says nothing
     t = re.sub(r"^(hey|ok|okay|so|and|um|uh|please|can you tell me|could you tell me|tell me)[, ]+", "", t)
     t = re.sub(r"^(?:can|could|would|will) you (?:please )?(?=convert|multiply|divide|add|subtract|work out)", "", t)
     t = re.sub(r"(?<=\S)(?:,? (?:for me|please))+$", "", t)  # "convert 70 kilograms to pounds for me"

@@ -20,12 +20,14 @@ def named_parts(cuts: list[tuple[str, str]], middle: list[tuple[str, str, str]])
 
 
 _PART_START = re.compile(
-    r"(?<=[.?!;,])\s+|\s+(?=\bso\b)|\s+(?=\b(?:what|who|whose|which|when|where|why|how)\b|\bis it\b|\bare there\b)",
+    r"(?<=[.?!;,])\s+|\s+(?=\bso\b)|\s+(?=\b(?:what|who|whose|which|when|where|why|how)\b|\bis it\b|\bare there\b)"
+    r"|\s+(?=\b(?:convert|calculate|work out)\b)",
     re.IGNORECASE,
 )
 """Where a last part of a transcript may begin: after a sentence's or a clause's punctuation, at "so", or at a word
-that opens a question (a wh-word, "how", "is it", "are there"): Whisper seldom writes the comma before a question
-said at the end of a ramble ("my kid asked me and I couldn't remember what's the capital of Egypt")."""
+that opens a question (a wh-word, "how", "is it", "are there") or a request for a sum ("…I need to convert 8 km
+into miles"): Whisper seldom writes the comma before a question said at the end of a ramble ("my kid asked me and
+I couldn't remember what's the capital of Egypt")."""
 
 
 def last_parts(cuts: list[tuple[str, str]]) -> list[str]:
