@@ -26,6 +26,9 @@ DECLINE = [
     "Are the kitchen lights still on?",
     "Is the oven on in the kitchen?",
     "Is the garage door open?",
+    "Is the number 12 bus running on time?",  # "on time" is a state here, not the clock's
+    "Is my train delayed?",
+    "Is the 802 to Paddington running late?",
     # a reading with nothing to read it of
     "What is the humidity?",
     "How's the traffic?",
@@ -52,6 +55,9 @@ DECLINE = [
 ]
 
 KEEP = [
+    # the clock's, or "in time" that asks nothing of a state
+    "Will I get there in time?",
+    "Is it on time?",
     # facts that do not change
     "What is the capital of France?",
     "How hot is the sun?",

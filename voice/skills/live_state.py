@@ -12,8 +12,9 @@ the best way to…", nor about the assistant: "how are you today?") and one of t
 - it is tied to the present or a moment near it: now, currently, at the moment, today, tonight, tomorrow, this
   morning, latest, current, last night, yesterday (time deixis);
 - it is tied to here: in here, inside, outside, at home, in the kitchen or another room of a home (place deixis);
-- it asks whether something of the user's is in a state: "is the light on?", "are our windows open?" (the/my/our,
-  a noun, and a state one can only check: on, off, open, closed, locked, running…);
+- it asks whether something of the user's is in a state: "is the light on?", "are our windows open?", "is the
+  number 12 bus running on time?" (the/my/our, a noun, and a state one can only check: on, off, open, closed,
+  locked, running, late, on time, delayed, cancelled…);
 - it asks for a reading with nothing to read it of, as a sensor or a feed gives it: "what is the humidity?",
   "how's the traffic?", "what's the weather like?"; prices and rates are readings whatever they are of ("what is
   the price of gold?");
@@ -61,6 +62,8 @@ _TIME = re.compile(
     r"\b(?:right now|now|currently|at the moment|at present|so far|today(?:'s)?|tonight(?:'s)?|tomorrow(?:'s)?|"
     r"this (?:morning|afternoon|evening|week|weekend)|next week|latest|current|last night|yesterday(?:'s)?)\b"
 )
+_ON_TIME = re.compile(r" (?:on|in) time\b")
+"""Not the clock's: "is the bus running on time?" asks for a state (read as "on schedule")."""
 _HOME = (
     r"(?:kitchen|bedroom|bathroom|living room|lounge|dining room|hall|hallway|garage|garden|basement|attic|"
     r"cellar|loft|office|study|nursery|shed|yard|backyard|porch|room|house|flat|apartment)"
@@ -70,9 +73,10 @@ _PLACE = re.compile(
     rf"in (?:the|this|my|our|your) (?:[a-z]+ )?{_HOME})\b"
 )
 _STATE = re.compile(
-    r"^(?:is|are|was|were) (?:the|my|our) (?:[a-z'-]+ ){1,4}(?:still )?(?:on|off|open|closed|shut|locked|unlocked|"
-    r"running|working|charging|plugged in|switched on|switched off|turned on|turned off|armed|disarmed|lit|online|"
-    r"offline)(?: yet| again)?$"
+    r"^(?:is|are|was|were) (?:the|my|our) (?:[a-z0-9'-]+ ){1,5}(?:still )?(?:on|off|open|closed|shut|locked|"
+    r"unlocked|running|working|charging|plugged in|switched on|switched off|turned on|turned off|armed|disarmed|lit|"
+    r"online|offline|(?:running )?(?:late|early|on time|on schedule|behind schedule)|delayed|cancell?ed)"
+    r"(?: yet| again)?$"
 )
 _AMBIENT = (
     r"(?:temperature|humidity|weather|forecast|traffic|score|wind|air quality|pollen(?: count)?|pressure)"
@@ -96,7 +100,7 @@ def _clean(transcript: str) -> str:
 def asks_live_state(transcript: str) -> bool:
     """``transcript`` asks for a reading or a state of the home or the world as it is now (see the module)."""
     q = _clean(transcript)
-    bare = " ".join(_TIME.sub(" ", _PLACE.sub(" ", q)).split())  # the question without its here and now
+    bare = " ".join(_TIME.sub(" ", _PLACE.sub(" ", _ON_TIME.sub(" on schedule", q))).split())  # without here and now
     if not _FRAME.match(q) or _ADVICE.search(q) or _ABOUT_YOU.search(q) or _CLOCK.search(bare):
         return False
     if _STATE.search(bare) or _READING.search(q) or _WEATHER.search(bare):
