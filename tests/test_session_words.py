@@ -21,6 +21,7 @@ from voice.client import ClientTurn, Conversation
 from voice.clock import FakeClock
 from voice.runtime.fakes import Delay, FakeLlm, FakeStt
 from voice.serve.session import Session
+from voice.turn.endpoint import EndpointEvent
 from voice.wire.report import TurnReport
 
 
@@ -49,8 +50,19 @@ async def ended_after(fake_runtime: RuntimeFactory, words: str, *, text_evidence
     session = Session("s", runtime, config, clock, on_report=reports.append)
     client = Client(session)
     await start(session)
-    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6)]))
-    for _ in range(int(silence_s / 0.064)):  # the words arrive while the silence goes on
+    heard: list[str] = []
+    hear_words = session.listener.hear_words
+
+    async def noting(text: str, pause_seq: int) -> list[EndpointEvent]:
+        events = await hear_words(text, pause_seq)
+        heard.append(text)
+        return events
+
+    session.listener.hear_words = noting  # type: ignore[method-assign]  # observed, not replaced
+    await feed(session, clock, np.concatenate([silence(0.2), tone(0.6), silence(0.128)]))
+    if text_evidence:  # the words arrive inside the complete window, however slow the worker threads are
+        await until(lambda: bool(heard))
+    for _ in range(int((silence_s - 0.128) / 0.064)):
         await feed(session, clock, silence(0.064))
     ended = "speech_ended" in client.types()
     await session.cancel_turns()
