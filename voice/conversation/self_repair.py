@@ -50,10 +50,9 @@ from voice.skills.numbers import NUMBER_WORDS
 from voice.skills.word_classes import AUXILIARIES, FUNCTION_WORDS, PRONOUNS, REPAIR_MARKER, REPAIR_WORDS
 
 _ITEM = REPAIR_MARKER
-_MARKER = re.compile(
-    rf"(?P<pre>[,.;:!?…]+\s*|\s+[-–—]+\s*|\s+)(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)",
-    re.IGNORECASE,
-)
+_RUN = rf"(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)"
+"""A run of markers ("no, wait, sorry") and what ends it, before the repair."""
+_MARKER = re.compile(rf"(?P<pre>[,.;:!?…]+\s*|\s+[-–—]+\s*|\s+){_RUN}", re.IGNORECASE)
 _ALONE = frozenset({"i meant", "scratch that", "or rather"})
 """Markers that mean a repair without a comma before them or a second marker (and "I mean": :func:`_alone`)."""
 
@@ -112,7 +111,7 @@ def repair(text: str) -> str:
     return text
 
 
-_OPENS_WITH_REPAIR = re.compile(rf"^\s*(?P<run>\b{_ITEM}\b(?:[,.!:]*\s*\b{_ITEM}\b)*)[,.!:…-]*\s+(?=\S)", re.I)
+_OPENS_WITH_REPAIR = re.compile(rf"^\s*{_RUN}", re.IGNORECASE)
 
 
 def repair_turns(turns: Sequence[str]) -> list[str]:

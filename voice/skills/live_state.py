@@ -63,7 +63,8 @@ _TIME = re.compile(
     r"this (?:morning|afternoon|evening|week|weekend)|next week|latest|current|last night|yesterday(?:'s)?)\b"
 )
 _ON_TIME = re.compile(r" (?:on|in) time\b")
-"""Not the clock's: "is the bus running on time?" asks for a state (read as "on schedule")."""
+"""Not the clock's: "is the bus running on time?" asks for a state (read as "on schedule", which :data:`_STATE`
+knows)."""
 _HOME = (
     r"(?:kitchen|bedroom|bathroom|living room|lounge|dining room|hall|hallway|garage|garden|basement|attic|"
     r"cellar|loft|office|study|nursery|shed|yard|backyard|porch|room|house|flat|apartment)"
@@ -75,7 +76,7 @@ _PLACE = re.compile(
 _STATE = re.compile(
     r"^(?:is|are|was|were) (?:the|my|our) (?:[a-z0-9'-]+ ){1,5}(?:still )?(?:on|off|open|closed|shut|locked|"
     r"unlocked|running|working|charging|plugged in|switched on|switched off|turned on|turned off|armed|disarmed|lit|"
-    r"online|offline|(?:running )?(?:late|early|on time|on schedule|behind schedule)|delayed|cancell?ed)"
+    r"online|offline|(?:running )?(?:late|early|on schedule|behind schedule)|delayed|cancell?ed)"
     r"(?: yet| again)?$"
 )
 _AMBIENT = (

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -387,6 +387,9 @@ class Endpointer:
         self.reset()
         if voiced_ms < self.config.min_speech_ms and not forced:
             return []
-        ended = SpeechEnded(audio.astype(np.float32, copy=False), trailing_ms, forced, voiced_ms, score, probs)
-        return [replace(ended, frame_samples=frame_samples, turn_scores=scores, words_p=words_p)]
+        audio = audio.astype(np.float32, copy=False)
+        return [
+            SpeechEnded(audio, trailing_ms, forced, voiced_ms, score, probs, frame_samples, turn_scores=scores,
+                        words_p=words_p)
+        ]  # fmt: skip
 
