@@ -180,6 +180,11 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
         ("the row is 3 metres long and 2 wide how many centimetres is that I need it", None),  # which one?
         # Words after a question that ask nothing more.
         ("I'm packing for Madrid, what currency do they use in Spain again?", "The currency of Spain is the Euro."),
+        ("the poles are 240 centimetres long how many feet is that roughly", "240 centimetres is 7.874 feet."),
+        ("how many centimetres is eight inches just roughly", "There are 20.32 centimetres in 8 inches."),
+        # A middle part ends where "it" opens the speaker's remark.
+        ("the thermometer says thirty degrees celsius what's that in fahrenheit it feels way hotter than that",
+         "30 degrees Celsius is 86 degrees Fahrenheit."),
         # A part that says no number, asked of the skills that answer of a thing named, may drop a number said
         # around it; one that needs the number is not answered.
         ("So I'm on the 715 again, which is rude, anyway what's the capital of Norway?",

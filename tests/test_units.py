@@ -115,7 +115,15 @@ def test_the_previous_answers_amount_in_another_unit(previous_reply: str, questi
         ("the track is 400 metres and I ran 10 laps today.", "How many kilometres is that?", None),
         ("I drove 300 miles", "how many miles is that", None),  # the same unit: nothing to convert
         ("I drove for 3 hours", "how many miles is that", None),  # not the kind asked for
-        ("the oven is at 200 degrees Celsius", "what's that in Fahrenheit", None),  # temperatures: not here
+        # A temperature asked for: the one temperature said, with its scale.
+        ("the oven is at 200 degrees Celsius", "what's that in Fahrenheit",
+         "200 degrees Celsius is 392 degrees Fahrenheit."),
+        ("the thermometer says minus five celsius so", "how much is that in fahrenheit",
+         "-5 degrees Celsius is 23 degrees Fahrenheit."),
+        ("it was 30 degrees celsius at 2 o'clock", "what's that in fahrenheit", None),  # another number
+        ("it's 30 celsius inside and 20 celsius outside", "what's that in fahrenheit", None),  # which one?
+        ("the oven is at 350 fahrenheit", "what's that in fahrenheit", None),  # the same scale
+        ("the oven is at 200 degrees", "what's that in fahrenheit", None),  # no scale said: nothing to convert
         ("I ran 5 kilometres", "how many miles did I run", None),  # does not refer back
     ],
 )  # fmt: skip

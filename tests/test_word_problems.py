@@ -29,6 +29,7 @@ IN_ONE_TURN = (
     ("so I've got 250 grams and the recipe wants 400 grams, how many grams to go", "150 grams"),
     ("I've got 250 grams and the recipe wants 400 grams, how much more do I need?", "150 grams"),
     ("I sold 68 cookies at 75 cents each, how much money did I make?", "51 dollars"),
+    ("I bought three bags of compost at four pounds seventy five each what did I spend", "14 pounds and 25 pence"),
     ("steep it for four minutes, I've done two and a half, how many more seconds", "90 seconds in 1.5 minutes"),
     ("drink 500 millilitres an hour for four hours, how many litres is that in total", "2 litres in 2000 millilitres"),
     ("the set is 14 songs at about 4 minutes each, how long is that in total", "56 minutes"),
@@ -50,6 +51,7 @@ LEAVES = (
     "How much is 5 dollars and 10 euros altogether?",  # two currencies
     "The pasta needs 12 minutes and I put it on at 6 o'clock, how long is left?",  # the clock's
     "How long is left on my 10 minute timer?",
+    "it was thirty degrees at two o clock what is that in fahrenheit",  # a time of day, as Whisper may write it
     "How long does it take to drive 100 miles at 50 miles an hour?",  # a rate with no count of its unit
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
     "How many is a dozen?",  # nothing to count

@@ -79,9 +79,12 @@ def clean(transcript: str) -> str:
     return re.sub(r"\s+", " ", t)
 
 
-_AFTERWORDS = r"again|anyway|then|by the way|by any chance|do you know|you know|i wonder"
+_AFTERWORDS = (
+    r"again|anyway|then|by the way|by any chance|do you know|you know|i wonder"
+    r"|(?:just )?(?:roughly|approximately|more or less)|or so"
+)
 """Words said after a question that ask nothing more: "what currency do they use in Spain again?", "…the highest
-mountain in the Alps anyway"."""
+mountain in the Alps anyway", "how many feet is that roughly" (the reply is exact; a rough one is in it)."""
 
 
 def _power(a: float, power: float) -> float | None:

@@ -167,7 +167,7 @@ _FORMS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
         frozenset({"time"}),
         re.compile(
             rf"\d[:.]\d\d|\bat (?:\d|{NUMBER_PATTERN})|\bhalf (?:{NUMBER_PATTERN})"
-            r"|\b(?:o'?clock|noon|midnight|half past|quarter past|quarter to|a\.?m|p\.?m)\b",
+            r"|\b(?:o'? ?clock|noon|midnight|half past|quarter past|quarter to|a\.?m|p\.?m)\b",
             re.I,
         ),
     ),

@@ -42,13 +42,14 @@ def last_parts(cuts: list[tuple[str, str]]) -> list[str]:
 
 
 _PART_END = re.compile(
-    r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we|she|he|they|my|our|it'?s|it is)\b)",
+    r"(?<=[.?!;])\s+|,?\s+(?=(?:because|'?cause|since|but|though|although|i|we|she|he|they|my|our|it'?s|it)\b)",
     re.IGNORECASE,
 )
 """Where a question said in the middle of a turn may end: at a sentence's end, or where a clause of the speaker's
 own (or of someone they speak of, or a remark on the question) begins ("…what's the capital of Australia because I
 always get it wrong", "…feet in a mile I always forget", "…what's the capital of Portugal my grandson asked me",
-"what's the atomic number of carbon it's for my homework"; not "that's": "the planet that's closest to the sun")."""
+"what's the atomic number of carbon it's for my homework", "…what's that in fahrenheit it feels hotter"; not
+"that's": "the planet that's closest to the sun")."""
 _TRAILING_JOIN = re.compile(r"(?:,?\s+(?:and|so|but|or|then))+$", re.IGNORECASE)
 """A conjunction that led into the speaker's next clause: "…the atomic number of calcium and then | I can go"."""
 

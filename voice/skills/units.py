@@ -258,8 +258,11 @@ def convert_said_before(t: str, before: str) -> str | None:
     kilometres this morning, which felt like forever, how many miles is that?"): the one amount said in ``before``
     with a unit of the kind asked for, converted; else None, also when ``before`` holds another amount of that kind
     or any other number (which one is meant, or what they come to, would be a guess). ``t`` is the question,
-    cleaned; temperatures are left out."""
+    cleaned. A temperature asked for is the one temperature said ("the thermometer says thirty degrees celsius,
+    what's that in fahrenheit?")."""
     to = _asked_unit(t)
+    if to in _TEMPERATURES:
+        return _said_temperature(before.lower(), _TEMPERATURES[to])
     dst = _unit(to) if to is not None else None
     if dst is None or _UNITS[dst][0] == "calendar":
         return None
@@ -276,6 +279,23 @@ def convert_said_before(t: str, before: str) -> str | None:
     if any(m.group() != "one" and m.start() not in inside for m in re.finditer(_SAID_NUMBER, said)):
         return None  # another number ("the track is 400 metres and I ran 10 laps": "that" is 4 kilometres)
     return convert(f"{amount.group('n').strip().replace(',', '')} {amount.group('unit')} in {dst}")
+
+
+_SAID_TEMPERATURE = re.compile(
+    rf"(?P<n>(?:minus |negative )?{_SAID_NUMBER}) (?:degrees? )?(?P<scale>celsius|centigrade|fahrenheit)\b"
+)
+
+
+def _said_temperature(said: str, dst: str) -> str | None:
+    """The one temperature said in ``said`` with its scale ("the thermometer says thirty degrees celsius"), in
+    ``dst`` ("Fahrenheit"); None when ``said`` holds none, two, or any other number."""
+    found = list(_SAID_TEMPERATURE.finditer(said))
+    if len(found) != 1 or _TEMPERATURES[found[0]["scale"]] == dst:
+        return None
+    inside = range(found[0].start(), found[0].end())
+    if any(m.group() != "one" and m.start() not in inside for m in re.finditer(_SAID_NUMBER, said)):
+        return None  # "it was 30 degrees at 2 o'clock": which is asked is not in the words
+    return _temperature(f"{found[0]['n']} degrees {found[0]['scale']} in {dst.lower()}")
 
 
 _OF_A_THING = re.compile(

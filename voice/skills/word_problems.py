@@ -1,11 +1,8 @@
 """Word problems over the amounts the user said: what is left, what it all comes to, and a price or a length times
 how many, in one turn or told in earlier ones.
 
-SmolLM2-135M guesses these, or the other skills pass them by: "we've done about six miles so far and the whole loop
-is fourteen miles how many miles have we got left" was said back; "I've got forty two dollars" … "if I spend
-seventeen on takeaway how much will I have left" got "I'm not sure"; "a latte's three pounds twenty and someone buys
-four of them how much is that" got "4 pounds twenty" (the twenty-ninth and thirtieth held-out sets). They are read
-by a small grammar of quantities, not by sentence templates:
+SmolLM2-135M guesses these ("a latte's three pounds twenty … four of them how much is that" got "4 pounds twenty":
+the thirtieth held-out set). They are read by a small grammar of quantities, not by templates:
 
 - **A quantity** is a number and what follows it: a currency ("42 dollars", "£5", "three pounds twenty" is 3.20), a
   noun ("six miles", "forty two drops", "four of them"), or nothing. With "a", "an", "per" or "each" and a noun after
@@ -63,7 +60,10 @@ _GETTING = words_of(
     "pick picked borrow borrowed"
 )
 """Verbs that bring an amount in: with a told amount, the new one is added to it."""
-_HOW = re.compile(r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b")
+_HOW = re.compile(
+    r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b"
+    r"|\bwhat (?:did|do|will|would) (?:i|we|you) (?:spend|pay|owe)\b"  # "…what did I spend there": how much
+)
 _WHAT_THOSE = re.compile(r"\bwhat(?:'s| is| are| does| do)? (?:those|these|they)\b")
 """A question of the amounts told before, with none of its own: "what do those two fares add up to"."""
 _BACK = re.compile(
@@ -73,7 +73,7 @@ _BACK = re.compile(
 amount."""
 _SMALL_COINS = {"cent": "dollars", "cents": "dollars", "pence": "pounds", "p": "pounds", "penny": "pounds"}
 _ASKS = re.compile(r"\b(?:how|what|what's|whats)\b")
-_CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
+_CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'? ?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
 """Timers and times of day: the timers and the clock skill read those, not sums of amounts."""
 _NOT_NOUNS = frozenset({"more", "less", "out", "left", "remaining", "over", "already", "now"})
 """Words said after a number that do not say what it counts: "there's 90 left" counts what the other amount does."""
