@@ -1,5 +1,6 @@
 """Local skills: exact answers matched on the transcript, without the LLM (current time and date:
-:mod:`voice.skills.clock_questions`; arithmetic; prices and percentages: :mod:`voice.skills.money_sums`; unit
+:mod:`voice.skills.clock_questions`; the time in another place: :mod:`voice.skills.time_zones`; a moment some span
+from now: :mod:`voice.skills.clock_offsets`; arithmetic; prices and percentages: :mod:`voice.skills.money_sums`; unit
 conversion; countries' capitals, languages and currencies: :mod:`voice.skills.country_facts`; chemical elements'
 symbols and atomic numbers: :mod:`voice.skills.element_facts`; the planets: :mod:`voice.skills.planet_facts`;
 location, thanks; what is left or what it all comes to, from the amounts said: :mod:`voice.skills.word_problems`;
@@ -28,6 +29,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from voice.skills import (
+    clock_offsets,
     clock_questions,
     country_facts,
     element_facts,
@@ -35,6 +37,7 @@ from voice.skills import (
     money_sums,
     planet_facts,
     ratios,
+    time_zones,
     word_problems,
 )
 from voice.skills.numbers import (
@@ -156,6 +159,8 @@ Skill = Callable[[str, datetime], str | None]
 
 #: The skills :func:`answer` asks, in this order; the first reply wins. To add one, see :mod:`voice.skills`.
 SKILLS: tuple[tuple[str, Skill], ...] = (
+    ("time zones", time_zones.answer),  # "what time is it in Tokyo": not the time here
+    ("clock offsets", clock_offsets.answer),  # "what time is it in three hours": not the time now
     ("clock", clock_questions.answer),
     ("arithmetic", lambda t, _now: _arithmetic(t)),
     ("money", lambda t, _now: money_sums.answer(t)),

@@ -27,7 +27,7 @@ _NOW = r"(?:now|right now|at the moment|currently|please|today)"
 
 _TIME = re.compile(
     rf"^{_ASK}?\s*(?:is )?(?:the )?(?:current |exact )?time(?: is it)?(?: {_NOW})*$"
-    r"|\bwhat time is it\b|\bwhat time it is\b"
+    r"|\bwhat time is it\b(?! (?:in|at|on|after|ago)\b)|\bwhat time it is\b(?! (?:in|at|on)\b)"
     r"|\b(?:what'?s|what is|whats) the (?:current |exact )?time\b(?! (?:difference|zone|limit|of|for|in|at|to)\b)"
     r"|\bcurrent time\b|\bthe time (?:right )?now\b|\btime right now\b|^how late is it(?: getting| now)?$"
 )
@@ -38,6 +38,7 @@ _DATE = re.compile(
 )
 _WEEKDAY = re.compile(
     rf"\b(?:what|which) day (?:(?:of|on|in) the week )?(?:is it|is this|are we|(?:is|was) {_WHEN}|is it {_WHEN})\b"
+    r"(?! (?:in|after|ago)\b)"
     rf"|^(?:what|which) day(?: (?:of|on|in) the week)?(?: is it)?(?: {_NOW})*$"
 )
 _MONTH_YEAR = re.compile(

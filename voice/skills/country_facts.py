@@ -38,6 +38,8 @@ class Country:
     """Names, in the data's order."""
     currency: str | None
     """The name of its currency ("Euro", "Brazilian Real"); None when the ISO table does not list it now."""
+    code: str = ""
+    """Its ISO 3166 two-letter code ("GB"; the United Kingdom's for its countries), "" when the data has none."""
 
 
 _FUND_CODES = frozenset({"BOV", "CHE", "CHW", "CLF", "COU", "MXV", "USN", "USS", "UYI", "UYW"})
@@ -105,6 +107,7 @@ def _tables() -> tuple[dict[str, Country], dict[str, Country]]:
             capital=capital,
             languages=tuple(dict.fromkeys(_language_name(c) for c in info.languages() or [])),
             currency=_currency_name(info.currencies() or []),
+            code=str((info.iso() or {}).get("alpha2") or ""),
         )
         # Not the two- and three-letter codes among the spellings: "IT" would make "What currency does it use?"
         # a question about Italy. The few codes people say are in _MORE_NAMES.
@@ -114,7 +117,7 @@ def _tables() -> tuple[dict[str, Country], dict[str, Country]]:
         by_capital.setdefault(_key(capital), country)
     if (uk := by_name.get(_key("United Kingdom"))) is not None:
         for name, capital in _MORE_COUNTRIES:
-            extra = Country(name, capital, uk.languages, uk.currency)
+            extra = Country(name, capital, uk.languages, uk.currency, uk.code)
             by_name.setdefault(_key(name), extra)
             by_capital.setdefault(_key(capital), extra)
     for alias, name in _MORE_NAMES.items():
