@@ -16,6 +16,7 @@ NOW = datetime(2026, 12, 5, 14, 30)  # a Saturday
 ANSWERS: dict[str, tuple[tuple[str, str], ...]] = {
     "time zones": (("What time is it in America?", "more than one time zone"),),  # the same on any machine's zone
     "clock offsets": (("What time will it be in 45 minutes?", "15:15"), ("What day is it in 3 days?", "Tuesday")),
+    "clock sums": (("The bus was due at six fifty and it's now seven twenty five, how late is it?", "35 minutes"),),
     "clock": (("What time is it?", "14:30"), ("What day is it today?", "Saturday")),
     "arithmetic": (("What is 17 times 3?", "51"), ("What's 120 divided by 8?", "15")),
     "money": (("What is 20% of 150?", "30"),),
@@ -36,6 +37,7 @@ ANSWERS: dict[str, tuple[tuple[str, str], ...]] = {
 LEAVES: dict[str, tuple[str, ...]] = {
     "time zones": ("What time is it in an hour?", "What time is it in the morning there?"),
     "clock offsets": ("What time is it in Tokyo?", "What day is it in the morning?"),
+    "clock sums": ("The meeting is at ten, how many people are coming?",),
     "clock": ("What time does the bakery open?",),
     "arithmetic": ("Who wrote the times?",),
     "money": ("How much does a house cost?",),

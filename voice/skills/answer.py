@@ -31,6 +31,7 @@ from datetime import datetime
 from voice.skills import (
     clock_offsets,
     clock_questions,
+    clock_sums,
     country_facts,
     element_facts,
     expressions,
@@ -162,6 +163,7 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("time zones", time_zones.answer),  # "what time is it in Tokyo": not the time here
     ("clock offsets", clock_offsets.answer),  # "what time is it in three hours": not the time now
     ("clock", clock_questions.answer),
+    ("clock sums", clock_sums.answer),  # "…meant to come at six fifty and it's now seven twenty five, how late is it?"
     ("arithmetic", lambda t, _now: _arithmetic(t)),
     ("money", lambda t, _now: money_sums.answer(t)),
     ("units", lambda t, _now: convert(t)),
