@@ -18,6 +18,9 @@ IN_ONE_TURN = (
     ("I baked 48 cookies and want to put 6 in each bag, how many bags do I need?", "is 8 bags."),  # "each" after
     ("one litre covers 12 square metres, how many litres for 60 square metres?", "5 litres for 60 square metres."),
     ("it's 30 mils of dye for every 60 of developer, how much dye for 150 of developer?", "75 mils for 150."),
+    # "one tin" names the thing the amount after it is of; "a day" says the amount is of one day asked about.
+    ("one tin covers twelve square metres and the wall is 48 square metres, how many tins do I need?", "is 4 tins."),
+    ("the bag is 2000 grams and she eats 50 grams a day, how many days will it last?", "is 40 days."),
 )
 
 #: turns it must not read
@@ -29,6 +32,7 @@ LEAVES = (
     "How many legs does a spider have?",
     "one litre covers 12 square metres, how many litres for 60 square feet?",  # another unit
     "The pasta needs 12 minutes for 4 people, how many minutes at 6 o'clock?",  # the clock's
+    "the bag is 2000 grams and she eats 50 grams a day, how many weeks will it last?",  # "a day" is not a week
     # "a week" is the half kilo's, which the quantities do not read: not 7 divided by 4 (the twenty-fifth set)
     "she puts on half a kilo a week and she's four kilos now, how many weeks until she's seven kilos",
 )

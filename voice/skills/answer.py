@@ -39,6 +39,7 @@ from voice.skills import (
     planet_facts,
     ratios,
     time_zones,
+    unit_rates,
     word_problems,
 )
 from voice.skills.numbers import (
@@ -172,6 +173,7 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("planets", lambda t, _now: planet_facts.answer(t)),
     ("word problems", lambda t, _now: word_problems.answer(t)),  # "…42 out of 110, how many have I got left?"
     ("ratios", lambda t, _now: ratios.answer(t)),  # "…72 bulbs in rows of eight, how many rows is that?"
+    ("unit rates", lambda t, _now: unit_rates.answer(t)),  # "…45 litres came to 63 euros, how much per litre?"
     # After the skills that read numbers with their units and amounts: a sum in any words, or "say it again".
     ("expressions", lambda t, _now: expressions.answer(t)),
 )

@@ -49,7 +49,7 @@ def answer(t: str) -> str | None:
     """The reply to a ratio asked with all its amounts in ``t`` (a cleaned transcript), else None."""
     if told_by_clock(t) or _UNREAD_PART.search(t):
         return None
-    return _groups(t) or _scaled(t, None)
+    return _scaled(t, None) or _groups(t)
 
 
 def follow_up(t: str, earlier: Sequence[str]) -> str | None:
@@ -69,9 +69,12 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
 def _groups(t: str) -> str | None:
     asked = _HOW_MANY_THINGS.search(asked_part(t))
     spans = quantity_spans(t)
-    if asked is None or spans is None or len(spans) != 2:
+    if asked is None or spans is None:
         return None
     thing = singular(asked["x"])
+    spans = [(q, at) for q, at in spans if not (q.value == 1 and q.unit == thing)]  # "one tin covers 12 square metres"
+    if len(spans) != 2:
+        return None
     (a, a_at), (b, b_at) = spans
     if thing in {a.unit, b.unit} or (a.unit and b.unit and a.unit != b.unit):
         return None  # "how many metres": a conversion or a sum, not groups
@@ -87,7 +90,8 @@ def _groups(t: str) -> str | None:
         after = _ONE_AFTER.match(text[at:])
         return after is not None and of_one(f"each {after[1]}")
 
-    one_a, one_b = of_one(text[:a_at]) or per_one(a_at), of_one(text[a_at:b_at]) or per_one(b_at)
+    one_a = of_one(text[:a_at]) or per_one(a_at) or singular(a.per) == thing  # "50 grams a day" … "how many days"
+    one_b = of_one(text[a_at:b_at]) or per_one(b_at) or singular(b.per) == thing
     if one_a == one_b:
         return None
     whole, one = (b, a) if one_a else (a, b)
