@@ -35,6 +35,13 @@ from voice.skills.numbers import parse_number, say_number
             "What is 120 euros plus 21% VAT?",
             "120 euros plus 21 percent tax is 145 euros and 20 cents; the tax is 25 euros and 20 cents.",
         ),
+        # two prices of one currency, the pence said after it as people say prices
+        ("what's sixty three pounds forty plus twenty eight pounds seventy",
+         "63 pounds and 40 pence plus 28 pounds and 70 pence is 92 pounds and 10 pence."),
+        ("add twelve dollars fifty and eight dollars twenty",
+         "12 dollars and 50 cents plus 8 dollars and 20 cents is 20 dollars and 70 cents."),
+        ("twelve euros fifty minus eight euros twenty",
+         "12 euros and 50 cents minus 8 euros and 20 cents is 4 euros and 30 cents."),
         # rises and falls
         ("Increase 300 by 5 percent.", "300 plus 5 percent is 315."),
         ("What is 250 minus 12 percent?", "250 minus 12 percent is 220."),
@@ -76,6 +83,8 @@ def test_a_sum_with_a_price_or_a_percentage_is_answered_exactly(question: str, r
         "Split the pizza.",
         "There is a 30 percent chance of rain.",
         "What is 25 percent of 25 percent?",  # two percentages
+        "what is 5 dollars and 10 euros altogether",  # two currencies
+        "what is 20 dollars and 30 dollars",  # "and" adds only after "add" or before "altogether"
     ],
 )
 def test_other_questions_with_numbers_are_left_alone(question: str) -> None:

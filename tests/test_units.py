@@ -24,6 +24,12 @@ CASES = [
     ("How many minutes are in every week?", "There are 10080 minutes in a week."),  # the LLM had said 80
     ("12 feet and meters", "12 feet is 3.6576 metres."),  # Whisper's "and" for "in"
     ("How many grams are in a mile?", "Miles measure length and grams measure mass: they don't convert."),
+    # An amount said in two units, as people say heights and body weights (the thirty-seventh session).
+    ("What's five foot ten in centimetres?", "5 feet 10 inches is 177.8 centimetres."),
+    ("how many centimetres is five foot ten", "There are 177.8 centimetres in 5 feet 10 inches."),
+    ("what's six feet two inches in metres", "6 feet 2 inches is 1.8796 metres."),
+    ("convert eleven stone four to kilograms", "11 stone 4 pounds is 71.6676 kilograms."),
+    ("what is 5 feet 20 in metres", None),  # 20 inches is more than a foot: no height
     # Fractions of a unit, said as people say them (2026-12-04).
     ("How many ounces are in half a pound?", "There are 8 ounces in half a pound."),
     ("how many minutes in an hour and a half", "There are 90 minutes in an hour and a half."),
@@ -109,6 +115,7 @@ def test_the_previous_answers_amount_in_another_unit(previous_reply: str, questi
         ("the vet said she weighs about one point two kilograms", "how many pounds is that",  # not "two kilograms"
          "1.2 kilograms is 2.6455 pounds."),
         ("I walked one mile to the shop", "how many kilometres is that", "A mile is 1.6093 kilometres."),
+        ("I'm five foot ten", "how tall is that in centimetres", "70 inches is 177.8 centimetres."),
         # Two amounts of the kind asked for, or another number: which one, or what they come to, is a guess.
         ("it takes 250 grams of sugar and 100 grams of butter", "how many ounces is that", None),
         ("it takes 250 grams of sugar and 250 grams of butter", "how many ounces is that", None),

@@ -95,6 +95,8 @@ def answer(t: str) -> str | None:
         return share
     if (split := _split(t)) is not None:
         return split
+    if (sum_ := _money_sum(t)) is not None:
+        return sum_
     parts = _parts(t)
     if parts is None or len(parts[0]) != 1 or len(parts[1]) != 1:
         return None
@@ -121,6 +123,36 @@ def answer(t: str) -> str | None:
     if re.search(r"\bpercent of\b", t):
         return f"{said_p} percent of {said_a} is {say_amount(a.value * p / 100, cur)}."
     return None
+
+
+_SUM_ASKED = re.compile(
+    r"(?P<ask>what'?s |what is |how much is |how much are |add |adding |calculate |work out )?(?P<a>.+?)"
+    r" (?P<op>plus|and|minus|take away|less) (?P<b>.+?)(?P<total> altogether| in total| together| all together)?"
+)
+
+
+def _money_sum(t: str) -> str | None:
+    """Two amounts of money of one currency added or one taken from the other, said with the cents after the
+    currency as people say prices ("what's sixty three pounds forty plus twenty eight pounds seventy"), which the
+    arithmetic skill does not read; "and" adds only after "add" or before "altogether"."""
+    m = _SUM_ASKED.fullmatch(t)
+    if m is None or (m["op"] == "and" and not (m["ask"] in ("add ", "adding ") or m["total"])):
+        return None
+    a, b = (_AMOUNT.fullmatch(m[side]) for side in ("a", "b"))
+    if a is None or b is None or not a["cur"] or CURRENCIES[a["cur"]] != CURRENCIES.get(b["cur"] or "", ""):
+        return None
+    x, y = (_with_cents(side) for side in (a, b))
+    if x is None or y is None:
+        return None
+    cur = CURRENCIES[a["cur"]]
+    if m["op"] in ("plus", "and"):
+        return f"{say_amount(x, cur)} plus {say_amount(y, cur)} is {say_amount(x + y, cur)}."
+    return f"{say_amount(x, cur)} minus {say_amount(y, cur)} is {say_amount(x - y, cur)}."
+
+
+def _with_cents(m: re.Match[str]) -> float | None:
+    n = parse_number(m["n"])
+    return None if n is None else with_cents(n, m["cents"])
 
 
 def _what_percent(t: str) -> str | None:
