@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from voice.skills import (
+    areas,
     clock_offsets,
     clock_questions,
     clock_sums,
@@ -168,6 +169,7 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("arithmetic", lambda t, _now: _arithmetic(t)),
     ("money", lambda t, _now: money_sums.answer(t)),
     ("units", lambda t, _now: convert(t)),
+    ("areas", lambda t, _now: areas.answer(t)),  # "my room is four metres by three metres, what's the area?"
     ("countries", lambda t, _now: country_facts.answer(t)),
     ("elements", lambda t, _now: element_facts.answer(t)),
     ("planets", lambda t, _now: planet_facts.answer(t)),
@@ -297,13 +299,15 @@ def on_told_amounts(transcript: str, earlier_user_turns: Sequence[str]) -> str |
     """A word problem or a ratio that builds on amounts the user told in ``earlier_user_turns`` (oldest first): "I've
     got 42 dollars." … "If I spend 17, how much is left?" (:func:`voice.skills.word_problems.follow_up`), "200
     grams of flour for 4 people" … "how much for 8?" (:func:`voice.skills.ratios.follow_up`), or a conversion of a
-    thing told ("The trail is 18 km long." … "How many miles is the trail?", :func:`voice.skills.units.convert_told`);
-    else None."""
+    thing told ("The trail is 18 km long." … "How many miles is the trail?", :func:`voice.skills.units.convert_told`),
+    or the area of two sides told ("The kitchen is 4 metres by 3." … "What's its area?",
+    :func:`voice.skills.areas.follow_up`); else None."""
     t = clean(transcript)
     return (
         word_problems.follow_up(t, earlier_user_turns)
         or ratios.follow_up(t, earlier_user_turns)
         or convert_told(t, earlier_user_turns)
+        or areas.follow_up(t, earlier_user_turns)
     )
 
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 
 from voice.skills.money_sums import normalize_money
-from voice.skills.numbers import say_number
+from voice.skills.numbers import fraction_words, parse_fraction, say_number
 from voice.skills.word_classes import QUESTION_WORDS, singular, words_in
 from voice.skills.word_problems import Quantity, asked_part, quantities, quantity_spans, told_by_clock
 
@@ -53,8 +53,13 @@ def answer(t: str) -> str | None:
 
 
 def follow_up(t: str, earlier: Sequence[str]) -> str | None:
-    """The reply to an amount scaled from the user's latest earlier statement with two amounts in it, else None."""
-    if told_by_clock(t) or _UNREAD_PART.search(t):
+    """The reply to an amount scaled from the user's latest earlier statement with two amounts in it, or a part of
+    the one amount it told (:func:`_part_of_told`), else None."""
+    if told_by_clock(t):
+        return None
+    if (m := _PART_OF_THEM.search(t)) is not None:
+        return _part_of_told(m, t, earlier)
+    if _UNREAD_PART.search(t):
         return None
     for turn in reversed(earlier):
         text = re.sub(r"[.!]+$", "", turn.lower().strip())
@@ -63,6 +68,35 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
         told = quantities(text)
         if told and len(told) == 2:
             return _scaled(t, told)
+    return None
+
+
+_PART_OF_THEM = re.compile(
+    r"\b(?P<part>half|a half|a third|a quarter|two thirds|three quarters|a fifth|a tenth)"
+    r" of (?:them|those|us|the [a-z]+)\b"
+)
+"""A part of a group told before: "if half of them go to the museum, how many is that?"."""
+_THE_REST = re.compile(r"\b(?:left|remaining|rest|others|other|stay|staying|stays|don'?t|do not|not)\b")
+"""Words that ask for the rest of the group, not the part: "if a third of them go, how many are left?"."""
+
+
+def _part_of_told(m: re.Match[str], t: str, earlier: Sequence[str]) -> str | None:
+    """A part of the one amount the user's latest earlier statement told ("There are 28 of us." … "If half of them
+    go, how many is that?"), when ``t`` asks how many and says no other number; else None."""
+    part = parse_fraction(m["part"])
+    if part is None or not _HOW.search(t) or quantities(t[: m.start()] + t[m.end() :]) or _THE_REST.search(t):
+        return None
+    for turn in reversed(earlier):
+        text = re.sub(r"[.!]+$", "", turn.lower().strip())
+        if "?" in text or (words_in(text)[:1] and words_in(text)[0] in QUESTION_WORDS):
+            continue
+        told = quantities(text)
+        if not told:
+            continue
+        if len(told) != 1 or told[0].per:
+            return None
+        said = fraction_words(m["part"])
+        return f"{said[:1].upper()}{said[1:]} of {told[0].said()} is {say_number(told[0].value * part)}."
     return None
 
 
