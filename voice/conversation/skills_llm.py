@@ -21,7 +21,7 @@ from voice.conversation.user_text import strip_interjections
 from voice.runtime.kvcache import KvStats
 from voice.runtime.model_api import ChatMessage, Llm, LlmEvent, PromptInfo, TextDelta
 from voice.skills import answer as skills
-from voice.skills import capabilities, live_state, notes, personal_facts
+from voice.skills import capabilities, live_state, notes, personal_facts, untold
 
 
 class SkillsLlm:
@@ -91,6 +91,7 @@ class SkillsLlm:
                 or skills.on_told_amounts(asked, earlier)  # "200 grams for 4 people" … "for 8 people?"
                 or personal_facts.answer(asked, earlier, now)
                 or notes.answer(asked, earlier)
+                or untold.not_told(skills.clean(asked), earlier)  # "what's the alarm code?", never told
                 # on the previous answer, or the amount the user said in their previous turn, as said
                 or skills.follow_up(strip_interjections(last.content), previous, earlier[-1] if earlier else "")
                 or capabilities.cannot(asked)
