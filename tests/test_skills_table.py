@@ -26,6 +26,7 @@ ANSWERS: dict[str, tuple[tuple[str, str], ...]] = {
     "elements": (("What is the chemical symbol for gold?", "Au"),),
     "planets": (("What is the largest planet?", "Jupiter"),),
     "word problems": (("I've read 120 of the 300 pages, how many are left?", "180"),),
+    "mixtures": (("One part dye to three parts developer, if I use 40 ml of dye how much developer?", "120 ml"),),
     "ratios": (("I've got 72 bulbs and want them in rows of eight, how many rows is that?", "9 rows"),),
     "unit rates": (("Three bags cost 6 pounds, how much is each bag?", "2 pounds a bag"),),
     "expressions": (
@@ -49,6 +50,7 @@ LEAVES: dict[str, tuple[str, ...]] = {
     "elements": ("What is the symbol of peace?",),
     "planets": ("Who is the largest singer?",),
     "word problems": ("I have 3 cats and 2 dogs, how many legs is that in total?",),
+    "mixtures": ("One part dye to three parts developer, how much dye?",),
     "ratios": ("I have 3 cats and 2 dogs, how many pets?",),
     "unit rates": ("How much is a litre of milk?",),
     "expressions": ("I called him 3 times.", "What happened on 9/11?"),

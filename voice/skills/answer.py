@@ -36,6 +36,7 @@ from voice.skills import (
     country_facts,
     element_facts,
     expressions,
+    mixtures,
     money_sums,
     planet_facts,
     ratios,
@@ -174,6 +175,7 @@ SKILLS: tuple[tuple[str, Skill], ...] = (
     ("elements", lambda t, _now: element_facts.answer(t)),
     ("planets", lambda t, _now: planet_facts.answer(t)),
     ("word problems", lambda t, _now: word_problems.answer(t)),  # "…42 out of 110, how many have I got left?"
+    ("mixtures", lambda t, _now: mixtures.answer(t)),  # "one part dye to three parts developer, … 40 mils of dye"
     ("ratios", lambda t, _now: ratios.answer(t)),  # "…72 bulbs in rows of eight, how many rows is that?"
     ("unit rates", lambda t, _now: unit_rates.answer(t)),  # "…45 litres came to 63 euros, how much per litre?"
     # After the skills that read numbers with their units and amounts: a sum in any words, or "say it again".
