@@ -60,6 +60,7 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("What is 10% of 250?", "10 percent of 250 is 25."),  # as Whisper writes it
         ("What is the square root 144?", "The square root of 144 is 12."),  # Whisper dropped the "of"
         ("What is the square root of 144?", "The square root of 144 is 12."),
+        ("how much is half a dozen times a dozen", "Half a dozen times 12 is 72."),  # the LLM had said 12 (40th set)
         ("What is the square root of all evil?", None),
         ("What's two thirds of 30?", "Two thirds of 30 is 20."),
         ("what is a quarter of eighty", "A quarter of 80 is 20."),

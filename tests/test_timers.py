@@ -47,6 +47,10 @@ COMMANDS: list[tuple[str, object]] = [
     ("Set a timer for ten minutes for the pizza.", SetTimer(600.0, "pizza")),
     ("Set a 3 minute timer for the end.", SetTimer(180.0, "end")),  # tiny.en's "eggs" (eighth set): a set, not "end"
     ("Start a timer for 10 minutes to stop the oven.", SetTimer(600.0)),
+    # A purpose after the timer asks nothing of the timers (was "No timers are running.": the fortieth set).
+    ("Give me a 10-minute timer to check the sourdough.", SetTimer(600.0)),
+    ("I need a twenty minute timer so I can check the oven", SetTimer(1200.0)),
+    ("Can you check my timers to see what is left?", ListTimers()),
     ("Remind me in 2 minutes.", SetTimer(120.0)),
     ("Could you time four minutes for my tea?", SetTimer(240.0, "tea")),  # "time" as the verb
     ("Time 45 seconds.", SetTimer(45.0)),

@@ -150,8 +150,13 @@ def parse_fraction(text: str) -> float | None:
 
 def parse_amount(text: str) -> float | None:
     """A number, a fraction, or both: ``"3"``, ``"half a"``, ``"a quarter of an"`` (before a unit),
-    ``"one and a half"``, ``"2 and three quarters"``, ``"1.5"``; else None."""
+    ``"one and a half"``, ``"2 and three quarters"``, ``"1.5"``, a fraction of a dozen or more (``"half a dozen"``);
+    else None."""
     t = " ".join(text.strip().lower().split())
+    if (m := re.fullmatch(r"(.+?) (?:of )?an? (dozen|hundred|thousand|million)", t)) and (
+        part := parse_fraction(m.group(1))
+    ) is not None:
+        return part * _SCALES[m.group(2)]  # "half a dozen", "a quarter of a million"
     t = re.sub(r"\s+(?:of\s+)?(?:a|an)$", "", t)  # "half a [kilogram]", "a quarter of an [hour]"
     if (whole := parse_number(t)) is not None:
         return whole

@@ -39,6 +39,8 @@ _TIMER_WORD = r"(?:timers?|times|time her|timor|tymer)"
 _CANCEL_WORD = r"(?:cancel(?:l?ed)?|council|console|consul|consolol|can solve)"
 _SET_A_TIMER = re.compile(rf"\b(?:set|start|make|create)\b(?: me)? (?:an?|the|my|another)\b.*\b{_TIMER_WORD}\b")
 """A request to set a timer, with or without its duration."""
+_PURPOSE = re.compile(r"\s+(?:to|so (?:that )?(?:i|we)|so i can|in order to)\s+")
+"""Where a purpose clause may begin: "a ten minute timer | to check the sourdough"."""
 _HOW_TO = re.compile(r"how (?:do|can|would|should|could) (?:i|you|we|one)\b|how to\b")
 """A how-to question ("How do I set a timer on my phone?"): the LLM's to answer, not a timer command."""
 _ASKS_ABOUT = re.compile(r"(?:how|why|did|what|when|where|who|is|are|does|do|was|were|has|have)\b")
@@ -239,10 +241,12 @@ def parse(text: str) -> TimerCommand | None:
         every = re.search(r"\b(all|every|timers)\b", t) is not None
         return CancelTimer(every=every, label="" if every else _label(t), duration_s=parse_duration_s(t))
     duration_s = parse_duration_s(t)
+    # "…a ten minute timer to check the sourdough": the purpose after the timer asks nothing of the timers.
+    head = _PURPOSE.split(t, maxsplit=1)[0]
     asks = re.search(
         r"\b(how (much|long)|time (left|remaining)|left on|remaining|list|what timers|which timers|any timers"
         r"|check|status)\b",
-        t,
+        head if re.search(r"\btimers?\b", head) else t,
     )
     # "Are any timers running?", "Is my timer still going?" ask; "Put a timer on for half an hour." sets one.
     running = duration_s is None and re.search(r"\btimers? (?:are |is )?(?:still )?(?:running|set|going|on)\b", t)
