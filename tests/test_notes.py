@@ -170,7 +170,9 @@ def test_the_latest_note_on_a_thing_wins_and_the_wrapper_answers_it() -> None:
         # A statement of a thing of the user's, whatever it opens with.
         ("The gate code at my mum's building is 4419.", "What's the gate code at my mum's building?",
          "You told me the gate code at your mum's building is 4419."),
-        ("The gate code at the office is 4419.", "What's the gate code at my office?", None),  # no "my": not a note
+        # Not a note (no "my"), but a statement of the thing asked for: said back as worded (the fortieth set).
+        ("The gate code at the office is 4419.", "What's the gate code at my office?",
+         "You told me the gate code at the office is 4419."),
     ],
 )  # fmt: skip
 def test_a_note_of_a_thing_is_found_by_a_question_that_names_it(told: str, question: str, reply: str | None) -> None:
@@ -193,6 +195,11 @@ def test_a_note_of_a_thing_is_acknowledged_but_a_thing_that_does_something_is_no
          "You told me the gate code for the farm is 2580."),
         ("Make a note, the reception starts at half six.", "When does the reception start?",
          "You told me the reception starts at half six."),
+        # Asked as the user's own, or what time it does it, or told after "remember that" (the fortieth set).
+        ("The locker code at the running club is 4719.", "Now what's my locker code?",
+         "You told me the locker code at the running club is 4719."),
+        ("Remember that the quiz starts at 815.", "What time does the quiz start?",
+         "You told me the quiz starts at 815."),
         # …only when the thing is what the statement is about, not a place in it or another thing.
         ("We meet at the station at 5.", "Where is the station?", None),
         ("The gate code for the farm is 2580.", "What was the door code?", None),

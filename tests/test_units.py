@@ -20,6 +20,8 @@ CASES = [
     ("What's 98.6 degrees Fahrenheit in Celsius?", "98.6 degrees Fahrenheit is 37 degrees Celsius."),
     ("Convert 0 degrees Celsius to Fahrenheit.", "0 degrees Celsius is 32 degrees Fahrenheit."),
     ("What's minus 10 Celsius in Fahrenheit?", "-10 degrees Celsius is 14 degrees Fahrenheit."),  # no "degrees"
+    ("was 50 degrees Fahrenheit in Celsius", "50 degrees Fahrenheit is 10 degrees Celsius."),  # Whisper's "what's"
+    ("minus 5 degrees celsius in fahrenheit", "-5 degrees Celsius is 23 degrees Fahrenheit."),  # not a stray word
     ("How many hours are in the day?", "There are 24 hours in a day."),  # "the" is one, in this form only
     ("How many minutes are in every week?", "There are 10080 minutes in a week."),  # the LLM had said 80
     ("12 feet and meters", "12 feet is 3.6576 metres."),  # Whisper's "and" for "in"
@@ -115,6 +117,11 @@ def test_the_previous_answers_amount_in_another_unit(previous_reply: str, questi
         ("the vet said she weighs about one point two kilograms", "how many pounds is that",  # not "two kilograms"
          "1.2 kilograms is 2.6455 pounds."),
         ("I walked one mile to the shop", "how many kilometres is that", "A mile is 1.6093 kilometres."),
+        # A part of a unit (the fortieth set).
+        ("the pattern says a seam allowance of five eighths of an inch", "how many millimetres is that",
+         "Five eighths of an inch is 15.875 millimetres."),
+        ("I drank half a litre", "how many millilitres is that", "Half a litre is 500 millilitres."),
+        ("we walked three quarters of a mile and 2 laps", "how many metres is that", None),  # another number
         ("I'm five foot ten", "how tall is that in centimetres", "70 inches is 177.8 centimetres."),
         # Two amounts of the kind asked for, or another number: which one, or what they come to, is a guess.
         ("it takes 250 grams of sugar and 100 grams of butter", "how many ounces is that", None),

@@ -147,7 +147,7 @@ def answer(transcript: str, earlier_user_turns: Sequence[str]) -> str | None:
     if (m := _SAID_THE.match(question)) is not None:  # "what did I say the boiler pressure was"
         wh = "what" if m["wh"].startswith("how") else m["wh"]  # "how wide did I say the room was": what was said
         return _the_thing(f"{wh} {m['verb']} {m['thing']}", earlier_user_turns)
-    return None
+    return _the_thing(question, earlier_user_turns)  # "what's my locker code" of "the locker code at the club is …"
 
 
 _DOING = re.compile(r"^(?:where|when|which|what|who)\b.*\b(?:am|are|was|were|do|did) (?:i|we)\b")
@@ -210,14 +210,15 @@ def _where_the(question: str, earlier_user_turns: Sequence[str]) -> str | None:
 
 
 _ASKS_THE = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|and|well|right)[, ]+)*"
-    r"(?:what|how much|how many|where|when|which)(?:'s| is| are| was| were| does| do| did) (?:that|the|this) "
+    r"^(?:(?:ok(?:ay)?|so|and|well|right|now)[, ]+)*"
+    r"(?:what(?: time| day| date)?|how much|how many|where|when|which)(?:'s| is| are| was| were| does| do| did)"
+    r" (?:that|the|this|my|our) "
     r"(?P<thing>[a-z0-9' -]+?)(?: again| now| then)?$"
 )
 """A question of a thing told about ("How much was the float again?", "What was that gate code?", "When does the
-reception start?")."""
+reception start?", "What's my locker code?" after "The locker code at the running club is 4719.")."""
 _THE_THING_IS = re.compile(
-    r"(?:(?:ok(?:ay)?|so|and|well|right|make a note|note)[, ]+)*"
+    r"(?:(?:ok(?:ay)?|so|and|well|right|make a note|note|(?:please )?remember(?: that)?|don'?t forget(?: that)?)[, ]+)*"
     r"(?P<said>the (?P<subject>(?:[a-z0-9'-]+ ){1,8}?)(?:is|are|was|were|starts?|begins?|opens?|closes?|ends?) .+)",
     re.IGNORECASE,
 )

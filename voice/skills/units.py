@@ -14,7 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from voice.skills.numbers import DIGITS_PATTERN, NUMBER_PATTERN, parse_amount, parse_number, say_number
+from voice.skills.numbers import (
+    DIGITS_PATTERN,
+    NUMBER_PATTERN,
+    NUMBER_WORDS,
+    parse_amount,
+    parse_fraction,
+    parse_number,
+    say_number,
+)
 from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, QUESTION_WORDS, singular, words_in
 
 UNCLEAR = "I didn't catch what to convert. Could you say it again?"
@@ -107,7 +115,10 @@ def _amount(text: str) -> float | None:
 
 def _temperature(t: str) -> str | None:
     m = re.fullmatch(
-        rf"(?:what is |what'?s |convert )?(?P<n>-?{_NUMBER}) (?:degrees? )?(?P<a>celsius|centigrade|fahrenheit)"
+        # one stray word before is Whisper's for "what's" at times ("was 50 degrees Fahrenheit in Celsius")
+        rf"(?:what is |what'?s |convert |(?!(?:minus|negative|{NUMBER_WORDS})\b)[a-z]+ (?=-?\d|(?:{NUMBER_WORDS})\b))?"
+        rf"(?P<n>-?{_NUMBER}) (?:degrees? )?"
+        r"(?P<a>celsius|centigrade|fahrenheit)"
         r" (?:in|to|into) (?:degrees )?(?P<b>celsius|centigrade|fahrenheit)",
         t,
     )
@@ -305,6 +316,9 @@ def convert_said_before(t: str, before: str) -> str | None:
         for m in _SAID_AMOUNT.finditer(said)
         if (unit := _unit(m.group("unit"))) is not None and unit != dst and _UNITS[unit][0] == _UNITS[dst][0]
     ]
+    if not found and (part := _SAID_PART.search(said)) is not None:
+        around = said[: part.start()] + " " + said[part.end() :]
+        return None if re.search(_SAID_NUMBER, around) else _said_part(part, dst)  # "…five eighths of an inch"
     if len(found) != 1:
         return None  # none, or two ("250 grams of sugar and 100 grams of butter": each, or their sum?)
     amount = found[0]
@@ -312,6 +326,21 @@ def convert_said_before(t: str, before: str) -> str | None:
     if any(m.group() != "one" and m.start() not in inside for m in re.finditer(_SAID_NUMBER, said)):
         return None  # another number ("the track is 400 metres and I ran 10 laps": "that" is 4 kilometres)
     return convert(f"{amount.group('n').strip().replace(',', '')} {amount.group('unit')} in {dst}")
+
+
+_SAID_PART = re.compile(
+    r"\b(?P<n>(?:(?:an?|one|two|three|four|five|six|seven|eight|nine|\d+) )?(?:half|halves|thirds?|quarters?|fifths?"
+    r"|sixths?|eighths?|tenths?))(?P<of> of)? (?P<art>an?) (?P<unit>[a-z]+)\b"
+)
+"""A part of a unit said before a question that refers back to it: "five eighths of an inch", "a quarter of a mile"."""
+
+
+def _said_part(m: re.Match[str], dst: str) -> str | None:
+    """The one part of a unit ``m`` found, in ``dst``, when it is a fraction of a unit of the kind asked for."""
+    src = _unit(m["unit"])
+    if parse_fraction(m["n"]) is None or src is None or src == dst or _UNITS[src][0] != _UNITS[dst][0]:
+        return None
+    return convert(f"{m['n']}{m['of'] or ''} {m['art']} {m['unit']} in {dst}")
 
 
 _SAID_TEMPERATURE = re.compile(
