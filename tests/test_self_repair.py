@@ -70,6 +70,9 @@ from voice.turn import ask_again
         # the repair ends where a clause of the speaker's own begins
         ("set a timer for forty minutes no make that forty five so i know when to head back",
          "set a timer for forty five minutes so i know when to head back"),
+        # …and where a purpose begins after a bare number (the forty-first set: the timer had been set for 2 hours)
+        ("set a timer for two hours no make that three for the varnish to dry",
+         "set a timer for three hours for the varnish to dry"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
         # a possessive restarts what it owns

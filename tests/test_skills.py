@@ -200,6 +200,12 @@ def test_location_and_courtesy(transcript: str, location: str, reply: str | None
         ("What's the capital of Austria? No, sorry, it's Switzerland.", None),
         ("What time do I take my pill?", None),
         ("How many ounces in a pound? I need 3 of them.", None),
+        # A conversion that says its own amount needs no number said around it (the forty-first set).
+        ("I'm hauling a piano up three flights of stairs anyway how many pounds is a hundred and fifty kilos",
+         "There are 330.6934 pounds in 150 kilograms."),
+        ("I reffed three games how many kilometres is six miles I want to log it",
+         "There are 9.6561 kilometres in 6 miles."),
+        ("I reffed three games and ran 6 miles how many kilometres is that", None),  # "that": which amount?
         ("My sister is 7, and I'm 3 years older, so how old am I?", None),
         ("I have three apples, so what's that times two?", None),
         ("Tell me a story, please.", None),

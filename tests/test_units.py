@@ -32,6 +32,9 @@ CASES = [
     ("what's six feet two inches in metres", "6 feet 2 inches is 1.8796 metres."),
     ("convert eleven stone four to kilograms", "11 stone 4 pounds is 71.6676 kilograms."),
     ("what is 5 feet 20 in metres", None),  # 20 inches is more than a foot: no height
+    ("how many seconds is three minutes forty seconds", "3 minutes 40 seconds is 220 seconds."),  # the 41st set
+    ("how many minutes is two hours and thirty minutes", "2 hours 30 minutes is 150 minutes."),
+    ("how many inches is five foot ten", "5 feet 10 inches is 70 inches."),
     # Fractions of a unit, said as people say them (2026-12-04).
     ("How many ounces are in half a pound?", "There are 8 ounces in half a pound."),
     ("how many minutes in an hour and a half", "There are 90 minutes in an hour and a half."),
@@ -123,6 +126,8 @@ def test_the_previous_answers_amount_in_another_unit(previous_reply: str, questi
         ("I drank half a litre", "how many millilitres is that", "Half a litre is 500 millilitres."),
         ("we walked three quarters of a mile and 2 laps", "how many metres is that", None),  # another number
         ("I'm five foot ten", "how tall is that in centimetres", "70 inches is 177.8 centimetres."),
+        ("a song that's three minutes forty seconds long", "how many seconds is that",
+         "3 minutes 40 seconds is 220 seconds."),
         # Two amounts of the kind asked for, or another number: which one, or what they come to, is a guess.
         ("it takes 250 grams of sugar and 100 grams of butter", "how many ounces is that", None),
         ("it takes 250 grams of sugar and 250 grams of butter", "how many ounces is that", None),

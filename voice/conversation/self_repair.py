@@ -80,6 +80,8 @@ _ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's
 """Where a question starts again inside the words after the marker."""
 _OWN_CLAUSE = re.compile(r"\s(?=(?:so|because|'?cause|since|as) (?:i|we)\b)", re.IGNORECASE)
 """Where a clause of the speaker's own starts after the repair: "…no, make that 45 so I know when to head back"."""
+_PURPOSE = re.compile(rf"(?:{_NUMBER.pattern})(?=\s(?:for|to|so) (?:the|my|our|a|an|it|i|we)\b)", re.IGNORECASE)
+"""After a bare number, where the speaker's purpose begins: "…two hours, no, make that three | for the varnish"."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
 _IT_IS = re.compile(r"^(?:it'?s|it is|it was|that'?s|that is)\s+", re.IGNORECASE)
@@ -171,14 +173,14 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
     the corrected sentence ("four of us, no wait, five, my cousin came too, …")."""
     body = _ENDS_REQUEST.sub("", before)
     said = _tokens(body)
-    cut = _SEGMENT_END.search(fix)
-    for goes_on in (_ASKS.search(fix, 1), _OWN_CLAUSE.search(fix, 1)):  # "I mean 350 how many miles is that?"
-        if goes_on is not None and (cut is None or goes_on.start() < cut.start()):
-            cut = goes_on
-    segment = _PLEASE.sub("", (fix if cut is None else fix[: cut.start()]).strip())
+    ends = [m.start() for m in (_SEGMENT_END.search(fix), _ASKS.search(fix, 1), _OWN_CLAUSE.search(fix, 1)) if m]
+    if (number := _PURPOSE.match(fix)) is not None:
+        ends.append(number.end())  # "make that three | for the varnish to dry"
+    cut = min(ends, default=None)  # "I mean 350 | how many miles is that?"
+    segment = _PLEASE.sub("", (fix if cut is None else fix[:cut]).strip())
     if _NUMBER.fullmatch(bare := _IT_IS.sub("", segment)):
         segment = bare  # "number twelve, no wait, it's fourteen": the "it's" stands for what it repairs
-    tail = "" if cut is None else fix[cut.start() :].rstrip()
+    tail = "" if cut is None else fix[cut:].rstrip()
     if not _tokens(tail):
         tail = "?" if asked or tail.endswith("?") else ""
     fixed = _tokens(segment)

@@ -227,7 +227,12 @@ def answer(transcript: str, now: datetime, location: str = "") -> str | None:
     said_before = ((p, before) for p, before, after in middle if not numbers_in(after))
     if (reply := next((r for p, before in said_before if (r := _refers_back(clean(p), before))), None)):
         return reply  # "…the row is three metres long how many centimetres is that I need it for the spacing"
-    return next((r for p in named_parts(parts, middle) if (r := _ask_names(clean(p))) is not None), None)
+    if (reply := next((r for p in named_parts(parts, middle) if (r := _ask_names(clean(p))) is not None), None)):
+        return reply
+    # A conversion that says its own amount needs none said around it ("…up three flights of stairs … anyway how
+    # many pounds is a hundred and fifty kilos").
+    whole = [*(p for _, p in parts), *(p for p, _, _ in middle)]
+    return next((r for p in whole if numbers_in(p) and (r := _one_unit(clean(p))) is not None), None)
 
 
 def _refers_back(part: str, before: str) -> str | None:

@@ -23,6 +23,7 @@ from voice.skills.numbers import (
     parse_number,
     say_number,
 )
+from voice.skills.unit_amounts import asked_in, in_the_smaller_unit
 from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, QUESTION_WORDS, singular, words_in
 
 UNCLEAR = "I didn't catch what to convert. Could you say it again?"
@@ -131,34 +132,13 @@ def _temperature(t: str) -> str | None:
     return f"{say_number(n)} degrees {a} is {say_number(round(out, 1))} degrees {b}."
 
 
-_COMPOUND = re.compile(
-    rf"\b(?P<a>{NUMBER_PATTERN}) (?P<big>foot|feet|ft|stone) (?P<b>{NUMBER_PATTERN})(?: (?:inch|inches|pounds?|lbs?))?"
-    r"(?=\W*$|\W+(?:in|to|into|as|is|are|and|so|how|what)\b)"
-)
-"""A length or a weight said in two units, as people say heights and body weights: "five foot ten (inches)", "eleven
-stone four"."""
-_SMALL = {"foot": ("inches", 12), "feet": ("inches", 12), "ft": ("inches", 12), "stone": ("pounds", 14)}
-
-
-def _in_the_smaller_unit(t: str) -> tuple[str, str, str] | None:
-    """``t`` with its amount said in two units as one amount in the smaller ("five foot ten" → "70 inches"), that
-    amount, and the two units as the reply says them ("5 feet 10 inches"); None when ``t`` says none."""
-    m = _COMPOUND.search(t)
-    if m is None or (a := parse_number(m["a"])) is None or (b := parse_number(m["b"])) is None:
-        return None
-    small, per = _SMALL[m["big"]]
-    if a != int(a) or not 0 < b < per:
-        return None  # "5 feet 20" is no height
-    total = f"{say_number(a * per + b)} {small}"
-    said = f"{say_number(a)} {'feet' if m['big'] in ('foot', 'ft') else m['big']} {say_number(b)} {small}"
-    return f"{t[: m.start()]}{total}{t[m.end() :]}", total, said
-
-
 def _compound(t: str) -> str | None:
     """The conversion of an amount said in two units ("what's five foot ten in centimetres"), said back as asked."""
-    if (found := _in_the_smaller_unit(t)) is None:
+    if (found := in_the_smaller_unit(t)) is None:
         return None
     rewritten, total, said = found
+    if asked_in(t, total):
+        return f"{said[:1].upper()}{said[1:]} is {total}."  # "how many seconds is three minutes forty seconds"
     reply = convert(rewritten)
     return reply.replace(total, said, 1) if reply is not None and reply != UNCLEAR else None
 
@@ -310,7 +290,9 @@ def convert_said_before(t: str, before: str) -> str | None:
     if dst is None or _UNITS[dst][0] == "calendar":
         return None
     said = _one_word_units(before.lower())
-    said = two[0] if (two := _in_the_smaller_unit(said)) is not None else said  # "I'm five foot ten"
+    if (two := in_the_smaller_unit(said)) is not None and _unit(two[1].split()[-1]) == dst:
+        return f"{two[2][:1].upper()}{two[2][1:]} is {two[1]}."  # "a song that's 3 minutes 40 seconds" … in seconds
+    said = two[0] if two is not None else said  # "I'm five foot ten"
     found = [
         m
         for m in _SAID_AMOUNT.finditer(said)
