@@ -73,6 +73,8 @@ from voice.turn import ask_again
         # …and where a purpose begins after a bare number (the forty-first set: the timer had been set for 2 hours)
         ("set a timer for two hours no make that three for the varnish to dry",
          "set a timer for three hours for the varnish to dry"),
+        ("charging me one pound twenty a stem no sorry one pound ten and i need 350 stems so what's that come to",
+         "charging me one pound ten a stem and i need 350 stems so what's that come to"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
         # a possessive restarts what it owns

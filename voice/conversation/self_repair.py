@@ -78,8 +78,9 @@ _REQUEST_VERBS = frozenset({
 _ASKS_WHAT_I_MEAN = frozenset({"what", "do", "did", "does", "that", "if", "know", "see"})
 _ASKS = re.compile(r"\s(?=(?:what|what's|how|how's|who|who's|which|where|where's|when|why)\b)", re.IGNORECASE)
 """Where a question starts again inside the words after the marker."""
-_OWN_CLAUSE = re.compile(r"\s(?=(?:so|because|'?cause|since|as) (?:i|we)\b)", re.IGNORECASE)
-"""Where a clause of the speaker's own starts after the repair: "…no, make that 45 so I know when to head back"."""
+_OWN_CLAUSE = re.compile(r"\s(?=(?:so|and|because|'?cause|since|as) (?:i|we)\b)", re.IGNORECASE)
+"""Where a clause of the speaker's own starts after the repair: "…no, make that 45 so I know when to head back",
+"…one pound twenty a stem, no sorry, one pound ten and I need 350 stems" (the repair keeps "a stem")."""
 _PURPOSE = re.compile(rf"(?:{_NUMBER.pattern})(?=\s(?:for|to|so) (?:the|my|our|a|an|it|i|we)\b)", re.IGNORECASE)
 """After a bare number, where the speaker's purpose begins: "…two hours, no, make that three | for the varnish"."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
