@@ -75,6 +75,9 @@ from voice.turn import ask_again
          "set a timer for three hours for the varnish to dry"),
         ("charging me one pound twenty a stem no sorry one pound ten and i need 350 stems so what's that come to",
          "charging me one pound ten a stem and i need 350 stems so what's that come to"),
+        # "hang on" takes back what was asked, as "wait" does (the forty-second set: "It's 23:59." to "what year is it")
+        ("what's the time no hang on what year is it", "what year is it"),
+        ("is it thursday no hang on what day is it actually", "what day is it actually"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
         # a possessive restarts what it owns

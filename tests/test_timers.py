@@ -183,6 +183,8 @@ def test_right_after_a_timer_is_set_cancel_that_and_make_it_are_about_it() -> No
         ("set a timer for fifteen minutes called laundry", "cancel the laundry timer", "Laundry timer cancelled."),
         ("set a timer for four minutes for the eggs", "cancel the egg timer", "Eggs timer cancelled."),
         ("set an egg timer for four minutes", "stop the eggs timer", "Egg timer cancelled."),
+        # a plural in "-es" (was "There is no potato timer.": the forty-second set)
+        ("Set a timer for 40 minutes for the potatoes.", "um cancel the potato timer", "Potatoes timer cancelled."),
         ("set a timer for four minutes for the eggs", "cancel the rice timer", "There is no rice timer."),
     ],
 )

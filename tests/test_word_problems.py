@@ -36,6 +36,7 @@ IN_ONE_TURN = (
     ("we've done about 210 miles and there's 90 left, how long is the whole trip", "300 miles"),
     ("28 tables with 8 places at each, how many place settings is that altogether", "224 places"),
     ("how many eggs is four dozen", "48 eggs"),
+    ("I bought two dozen eggs, how many eggs do I have?", "24 eggs"),
     ("how many eggs are in a dozen", "12 eggs"),
     ("I bought those two shirts at 20 dollars each, how much is that in total", "40 dollars"),
     ("we've an order for 12 dozen cupcakes, how many cupcakes is that", "144 cupcakes"),
@@ -56,6 +57,8 @@ LEAVES = (
     "I've got 40 dollars, how much is that?",  # one plain amount: nothing to do
     "How many is a dozen?",  # nothing to count
     "I have 24 eggs, how many dozen is that?",  # asked in dozens: the other way
+    # an amount in dozens said before a question of its own (the forty-second set, spoken: "2 dozen is 24 wives.")
+    "I'm writing this essay on the two dozen I keep blanking on that how many wives did Henry VIII have",
     "I baked 48 cookies and put 6 in each bag, how many bags do I need?",  # the groups: a division, not 48 x 6
     "3 apples and 4 apples, how many?",  # no word to add them
     # the word that adds is not in the question: "add up" tells, and the question asks for a division

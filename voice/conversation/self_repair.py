@@ -241,7 +241,7 @@ def _alone(run: str, before: str, after: str) -> bool:
     if said in _ALONE:
         return True
     # One number for another: "a timer for 4 minutes actually 3 minutes", "40 no 35" ("wait 10 minutes" is a wait).
-    return number_next and said != "wait" and any(t.number for t in _tokens(before))
+    return number_next and said not in ("wait", "hang on", "hold on") and any(t.number for t in _tokens(before))
 
 
 def _after_same_shape(said: list[_Token], fixed: list[_Token], at: int) -> int | None:

@@ -360,7 +360,7 @@ def _cancel(cmd: CancelTimer, book: TimerBook) -> str:
         return "All timers cancelled." if n > 1 else "Timer cancelled."
     chosen = list(book.timers)
     if cmd.label:
-        chosen = [t for t in chosen if singular(t.label) == singular(cmd.label)]  # "the egg timer": the eggs one
+        chosen = [t for t in chosen if _same_label(t.label, cmd.label)]  # "the egg timer": the eggs one
     elif cmd.duration_s is not None:
         chosen = [t for t in chosen if abs(t.duration_s - cmd.duration_s) < 0.5]
     if not chosen:
@@ -370,6 +370,12 @@ def _cancel(cmd: CancelTimer, book: TimerBook) -> str:
         return f"You have {len(chosen)} timers: {names}. Say which one, or cancel all timers."
     book.remove({chosen[0].id})
     return f"{_describe(chosen[0]).capitalize()} cancelled."
+
+
+def _same_label(a: str, b: str) -> bool:
+    """Two labels name one thing, one maybe plural: "eggs" and "egg", "potatoes" and "potato" (was "There is no
+    potato timer.": the forty-second set)."""
+    return singular(a) == singular(b) or re.sub(r"e?s$", "", a) == re.sub(r"e?s$", "", b)
 
 
 #: The reply to a timer command where no timer can ring (Home Assistant's conversation agent only answers).

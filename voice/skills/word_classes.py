@@ -51,7 +51,7 @@ DETERMINERS = words_of("a an the another each every this that these those some a
 QUESTION_WORDS = words_of("what which who whom whose where when why how whats")
 
 REPAIR_MARKER = (
-    r"(?:no+|nope|wait|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
+    r"(?:no+|nope|wait|hang on|hold on|sorry|oops|actually|correction|scratch that|or rather|rather|i mean|i meant|"
     r"make (?:it|that)|let's say)"
 )
 """The words by which a speaker takes back what they just said ("twenty, no, thirty"; "sorry, I mean"), as a

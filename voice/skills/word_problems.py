@@ -27,9 +27,8 @@ the thirtieth held-out set). They are read by a small grammar of quantities, not
   it counts, all of one kind; "how much have I got left" with none takes the one amount used up ("I've spent 140")
   from the one amount told.
 
-Amounts must agree: two currencies, two different nouns, or three numbers for a "left" are not read, and go to the
-other skills and the LLM, as does anything about a timer or a time of day (the timers' and the clock skill's).
-The reply says the sum it did ("14 miles minus 6 miles leaves 8 miles."), so a misreading is heard. Pure.
+Amounts must agree (two currencies, two nouns, or three numbers for a "left" go on), and a timer or a time of day
+is the timers' and the clock's. The reply says the sum it did ("…leaves 8 miles."), so a misreading is heard. Pure.
 """
 
 from __future__ import annotations
@@ -64,13 +63,13 @@ _HOW = re.compile(
     r"\bhow (?:much|many|far|long)\b|\bwhat(?:'s| is| does| do)? (?:that|it|the total|this)\b"
     r"|\bwhat (?:did|do|will|would) (?:i|we|you) (?:spend|pay|owe)\b"  # "…what did I spend there": how much
 )
+_OWN = re.compile(r"\bhow (?:many|much) [a-z]+ (?:did|does|do|has|have|had|can|will|would)\b")  # a question of its own
 _WHAT_THOSE = re.compile(r"\bwhat(?:'s| is| are| does| do)? (?:those|these|they)\b")
 """A question of the amounts told before, with none of its own: "what do those two fares add up to"."""
 _BACK = re.compile(
     r"\b(?P<which>those|these)(?: two| three| four| 2| 3| 4)\b(?! (?:hundred|thousand|million|dozen|point|and)\b)"
 )
-"""A number that says how many things a question refers back to ("what do those two fares add up to"): not an
-amount."""
+"""A number of things a question refers back to ("what do those two fares add up to"): not an amount."""
 _SMALL_COINS = {"cent": "dollars", "cents": "dollars", "pence": "pounds", "p": "pounds", "penny": "pounds"}
 _ASKS = re.compile(r"\b(?:how|what|what's|whats)\b")
 _CLOCK_OR_TIMER = re.compile(r"\b(?:timers?|alarms?|remind|o'? ?clock|am|pm|a\.m|p\.m|past|quarter to|half past)\b")
@@ -257,7 +256,8 @@ def _dozens(amount: Quantity, asked: str) -> str | None:
     """One amount said in dozens, counted: "how many eggs is four dozen" → "4 dozen is 48 eggs."."""
     unit = _UNIT_ASKED.search(asked)
     noun = unit["unit"] if unit and unit["unit"] not in FUNCTION_WORDS else amount.noun
-    if not noun or noun in ("dozen", "dozens") or amount.value % 12:
+    if not noun or noun in ("dozen", "dozens") or amount.value % 12 or (
+            _OWN.search(asked) and amount.unit != singular(noun)):  # "…two dozen … how many wives did he have"
         return None  # "how many dozen is 24 eggs" asks the other way
     dozens = "A" if amount.value == 12 else say_number(amount.value / 12)
     return f"{dozens} dozen is {say_number(amount.value)} {noun}."
