@@ -37,6 +37,9 @@ def test_the_area_of_two_sides_said_in_the_turn(turn: str, reply: str | None) ->
          "3 by 2 metres is 6 square metres."),
         (["My bedroom is 4 metres by 3 metres."], "What's the area of a 5 by 4 metre room?", None),  # its own sides
         (["My bedroom is 4 metres long."], "What's the area?", None),  # one side told
+        (["The kitchen is 4 metres by 3 metres."], "What's the area of the kitchen?",
+         "4 by 3 metres is 12 square metres."),
+        (["The kitchen is 4 metres by 3 metres."], "What's the area of France?", None),  # not the thing told
     ],
 )  # fmt: skip
 def test_the_area_of_two_sides_told_before(earlier: list[str], question: str, reply: str | None) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
 from voice.skills.turn_parts import numbers_in
+from voice.skills.word_classes import FUNCTION_WORDS, singular, words_in
 
 _LENGTHS = {
     "metre": "metres", "metres": "metres", "meter": "metres", "meters": "metres", "m": "metres",
@@ -30,6 +31,7 @@ _SIDES = re.compile(
     rf"|\b(?P<a_>{NUMBER_PATTERN}) (?P<ua_>{_UNIT}) (?:long|wide) and (?P<b_>{NUMBER_PATTERN}) (?P<ub_>{_UNIT})"
     r" (?:wide|long|deep)\b"
 )
+_OF_A_THING = re.compile(r"\b(?:area|square [a-z]+) (?:of|in) (?P<thing>[a-z' ]+?)(?: then| again| now)?$")
 _ASKS_AREA = re.compile(rf"\b(?:area|square (?:{_UNIT})|floor space|how big is (?:it|that|the [a-z]+))\b")
 
 
@@ -59,10 +61,14 @@ def answer(t: str) -> str | None:
 
 def follow_up(t: str, earlier: Sequence[str]) -> str | None:
     """The area asked in ``t`` (cleaned) of the two sides the user's latest earlier statement that says two told,
-    when ``t`` says no number of its own; else None."""
+    when ``t`` says no number of its own, and that statement says every word of a thing ``t`` names ("the area of
+    the kitchen"); else None."""
     if not _ASKS_AREA.search(t) or numbers_in(t):
         return None
+    named = _OF_A_THING.search(t)
+    thing = {singular(w) for w in words_in(named["thing"])} - FUNCTION_WORDS if named else set()
     for turn in reversed(earlier):
         if (sides := _sides(turn.lower())) is not None:
-            return _area(*sides)
+            # "what's the area of France" is not asked of the kitchen told: every word of a thing named is said
+            return _area(*sides) if thing <= {singular(w) for w in words_in(turn)} else None
     return None
