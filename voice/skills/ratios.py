@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from voice.skills.money_sums import normalize_money
 from voice.skills.numbers import fraction_words, parse_fraction, say_number
@@ -61,14 +61,18 @@ def follow_up(t: str, earlier: Sequence[str]) -> str | None:
         return _part_of_told(m, t, earlier)
     if _UNREAD_PART.search(t):
         return None
+    told = next((qs for qs in _statements(earlier) if len(qs) == 2), None)
+    return _scaled(t, told) if told is not None else None
+
+
+def _statements(earlier: Sequence[str]) -> Iterator[list[Quantity]]:
+    """The quantities of each of the user's earlier statements that said any, newest first (questions passed over)."""
     for turn in reversed(earlier):
         text = re.sub(r"[.!]+$", "", turn.lower().strip())
         if "?" in text or (words_in(text)[:1] and words_in(text)[0] in QUESTION_WORDS):
             continue
-        told = quantities(text)
-        if told and len(told) == 2:
-            return _scaled(t, told)
-    return None
+        if told := quantities(text):
+            yield told
 
 
 _PART_OF_THEM = re.compile(
@@ -86,18 +90,11 @@ def _part_of_told(m: re.Match[str], t: str, earlier: Sequence[str]) -> str | Non
     part = parse_fraction(m["part"])
     if part is None or not _HOW.search(t) or quantities(t[: m.start()] + t[m.end() :]) or _THE_REST.search(t):
         return None
-    for turn in reversed(earlier):
-        text = re.sub(r"[.!]+$", "", turn.lower().strip())
-        if "?" in text or (words_in(text)[:1] and words_in(text)[0] in QUESTION_WORDS):
-            continue
-        told = quantities(text)
-        if not told:
-            continue
-        if len(told) != 1 or told[0].per:
-            return None
-        said = fraction_words(m["part"])
-        return f"{said[:1].upper()}{said[1:]} of {told[0].said()} is {say_number(told[0].value * part)}."
-    return None
+    told = next(_statements(earlier), None)
+    if told is None or len(told) != 1 or told[0].per:
+        return None
+    said = fraction_words(m["part"])
+    return f"{said[:1].upper()}{said[1:]} of {told[0].said()} is {say_number(told[0].value * part)}."
 
 
 def _groups(t: str) -> str | None:
