@@ -61,6 +61,7 @@ LEAVES = (
     "I'm writing this essay on the two dozen I keep blanking on that how many wives did Henry VIII have",
     "I baked 48 cookies and put 6 in each bag, how many bags do I need?",  # the groups: a division, not 48 x 6
     "3 apples and 4 apples, how many?",  # no word to add them
+    "It came to 48 pounds 60 between three no-four of us. How much each?",  # a repair, as Whisper writes it
     # the word that adds is not in the question: "add up" tells, and the question asks for a division
     "each can covers 40 square metres and the walls add up to 120 square metres, how many cans do we need?",
 )
@@ -98,6 +99,12 @@ TOLD = (
     (["I've done three drops this morning.", "And I've got fourteen more this afternoon."],
      "So how many drops is that altogether today?", "17 drops"),
     (["I spent 20 dollars.", "And I spent 15 more."], "How much is that in total?", "35 dollars"),
+    # more of what the statement told done, not taken from it; from what the user holds, taken
+    (["I've done twelve push-ups."], "If I do another eight, how many is that?", "20 push-ups"),
+    (["I've delivered 30 parcels."], "If I deliver 12 more, how many will that be?", "42 parcels"),
+    (["I've got 12 boxes."], "If I send another 5, how many will I have left?", "7 boxes"),
+    (["I've got 12 boxes."], "If I send 5, how many will I have?", "7 boxes"),
+    (["I've got 12 t-shirts."], "If I sell 5, how many will I have?", "7 t-shirts"),
     # not read
     (["I'm 42.", "I spent 17 dollars."], "How much is that altogether?", None),  # 42 of nothing said
     (["I'm 42.", "And 3 more."], "How much is that altogether?", None),  # more of nothing said

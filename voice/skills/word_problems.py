@@ -20,7 +20,8 @@ the thirtieth held-out set). They are read by a small grammar of quantities, not
   left", "if I sell thirty how many will I have") starts from the one amount of its kind the user's earlier
   statements told (with two, which one is meant is not in the words, and none is read): a verb of giving or using
   up (:data:`_TAKING`) or "left" takes the new amount from it, one of getting (:data:`_GETTING`) or "more" adds
-  it, and "how many more" before a larger one is what it lacks ("19 kilos" … "how many more kilos can I add before
+  it ("more" or "another" of what the statement told used up adds to it: "I've done 12" … "if I do another 8"),
+  and "how many more" before a larger one is what it lacks ("19 kilos" … "how many more kilos can I add before
   I hit 23"); a told rate of its unit multiplies it ("my car does 40 miles per gallon" … "how far can I get on ten
   gallons"). "How much is that altogether" (or "what do those two fares add up to") with no amount adds the
   amounts the user's statements told, about themselves or not ("the second one was 27 dollars"), each saying what
@@ -50,7 +51,7 @@ _TOTAL = re.compile(
 )
 _TAKING = words_of(
     "spend spent sell sold give gave use used eat ate lose lost pay paid drink drank take took send sent post posted "
-    "deliver delivered do did finish finished plant planted burn burned burnt remove removed throw threw donate "
+    "deliver delivered do did done finish finished plant planted burn burned burnt remove removed throw threw donate "
     "donated lend lent break broke bake baked cook cooked"
 )
 """Verbs that use an amount up or give it away: with a told amount, the new one is taken from it."""
@@ -78,7 +79,7 @@ _NOT_NOUNS = frozenset({"more", "less", "out", "left", "remaining", "over", "alr
 """Words said after a number that do not say what it counts: "there's 90 left" counts what the other amount does."""
 _QUANTITY = re.compile(
     rf"\b(?P<n>{NUMBER_PATTERN}(?: dozen\b)?)(?: (?P<cur>dollar|buck|euro|pound|quid)s?\b{CENTS}?)?"
-    rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|(?:square |cubic )?[a-z]+))?"
+    rf"(?: (?!(?:a|an|per|each|apiece)\b)(?P<noun>of them|(?:square |cubic )?[a-z]+(?:-(?!{NUMBER_PATTERN})[a-z]+)?))?"
     rf"(?: (?P<per>(?:a|an|per) [a-z]+|(?:(?:at|in|on|for) )?each|apiece))?\b"
 )
 
@@ -318,8 +319,8 @@ def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
         return _total_told(t, earlier) or _left_told(t, earlier)
     if not _HOW.search(t):
         return None
-    told = _told(earlier)
-    if not told:
+    told_turns = _told_turns(earlier, _STATEMENT_START)
+    if not (told := [turn_qs for _turn, turn_qs in told_turns]):
         return None
     new = qs[0]
     if new.per:
@@ -332,17 +333,19 @@ def _follow_up(t: str, earlier: Sequence[str]) -> str | None:
     # The start is the one amount of the new one's kind the user told: with two ("I owe Tom 15 pounds", "I owe Sarah
     # 20 pounds"), which one "how much will I still owe" starts from is not in the words. It must say what it
     # counts: a bare "I'm 42" is an age, not 42 of what a later "if I spend 17" spends.
-    held = [q for turn in told for q in turn if not q.per and q.noun not in ("", "them")]
-    held = [q for q in held if _kind([q, new]) is not None]
-    if len(held) != 1 or (kind := _kind([held[0], new])) is None:
+    held = [(q, turn) for turn, turn_qs in told_turns for q in turn_qs if not q.per and q.noun not in ("", "them")]
+    held = [(q, turn) for q, turn in held if _kind([q, new]) is not None]
+    if len(held) != 1 or (kind := _kind([held[0][0], new])) is None:
         return None
-    start, more = held[0].as_(kind.noun, kind.currency), new.as_(kind.noun, kind.currency)
+    start, more = held[0][0].as_(kind.noun, kind.currency), new.as_(kind.noun, kind.currency)
     words = set(words_in(t))
+    # "I've done 12 push-ups" … "if I do another eight": more of what was told done, not taken from it
+    again = bool(words & {"more", "another"}) and bool(set(words_in(held[0][1])) & _TAKING)
     if _HOW_MANY_MORE.search(asked_part(t)):  # "19 kilos" … "how many more can I add before I hit 23": the difference
         return _leaves(more, start) if more.value > start.value else None
-    if _LEFT.search(asked_part(t)) or words & _TAKING:
+    if _LEFT.search(asked_part(t)) or (words & _TAKING and not again):
         return _leaves(start, more) if start.value >= more.value else None
-    if words & _GETTING or "more" in words:
+    if words & _GETTING or words & {"more", "another"}:
         total = Quantity(start.value + more.value, start.noun, currency=start.currency)
         return f"{start.said()} plus {more.said()} makes {total.said()}."
     return None
@@ -353,7 +356,7 @@ def _total_told(t: str, earlier: Sequence[str]) -> str | None:
     what it counts ("14 more": what the one before counts), of one kind, about the user or not ("My first fare was 18
     dollars.", "The second one was 27 dollars."; "My bike weighs 8.2 kilos.", "The bottles add another 1.5 kilos.")."""
     amounts: list[Quantity] = []
-    for q in (q for turn in _told(earlier, _TOLD_START) for q in turn):  # "3 drops" … "14 more": 14 drops
+    for q in (q for _turn, qs in _told_turns(earlier, _TOLD_START) for q in qs):  # "3 drops" … "14 more": 14 drops
         amounts.append(q.as_(amounts[-1].noun, amounts[-1].currency) if q.more and amounts else q)
     if not _TOTAL.search(asked_part(t)) or len(amounts) < 2 or any(q.per or q.noun in ("", "them") for q in amounts):
         return None
@@ -383,13 +386,9 @@ _TOLD_START = re.compile(
 """How a statement of an amount opens, about the user or not ("the second one was 27 dollars")."""
 
 
-def _told(earlier: Sequence[str], start: re.Pattern[str] = _STATEMENT_START) -> list[list[Quantity]]:
-    """The quantities of each of the user's earlier statements (about themselves: ``start``) that held any (oldest
-    first); questions, requests and timers are passed over."""
-    return [qs for _turn, qs in _told_turns(earlier, start)]
-
-
 def _told_turns(earlier: Sequence[str], start: re.Pattern[str]) -> list[tuple[str, list[Quantity]]]:
+    """Each of the user's earlier statements (about themselves: ``start``) that held quantities, with them (oldest
+    first); questions, requests and timers are passed over."""
     told: list[tuple[str, list[Quantity]]] = []
     for turn in earlier:
         text = re.sub(r"[.!]+$", "", normalize_money(turn.lower().strip()))
