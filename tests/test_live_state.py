@@ -52,6 +52,12 @@ DECLINE = [
     "How warm is it?",
     "Is it raining?",
     "Okay, is it snowing in Oslo?",
+    # what a thing of the user's shows, says or reads
+    "Is the baby monitor showing she's asleep?",
+    "What does the thermostat say?",
+    "What's the gas meter reading?",
+    "Does my fitness tracker say I slept well?",
+    "Is the smoke alarm beeping?",
 ]
 
 KEEP = [
@@ -94,6 +100,10 @@ KEEP = [
     "Tell me a joke.",
     "Set a timer for 5 minutes.",
     "Why is the sky blue?",
+    # showing or saying, of nothing of the user's
+    "What does a red traffic light show?",
+    "How do you say hello in French?",
+    "What do you say to someone on their birthday?",
 ]
 
 

@@ -18,7 +18,9 @@ the best way to…", nor about the assistant: "how are you today?") and one of t
 - it asks for a reading with nothing to read it of, as a sensor or a feed gives it: "what is the humidity?",
   "how's the traffic?", "what's the weather like?"; prices and rates are readings whatever they are of ("what is
   the price of gold?");
-- it asks how the weather itself is: "how cold is it?", "is it raining?".
+- it asks how the weather itself is: "how cold is it?", "is it raining?";
+- it asks what a thing of the user's shows, says or reads: "is the baby monitor showing she's asleep?", "what does
+  the thermostat say?" (the/my/our, a noun, and a verb of showing).
 
 Questions about the clock and the calendar ("What time is it right now?", "What day is it today?") are the
 clock's (:mod:`voice.skills.clock_questions`), so they never count; nor do facts that do not change ("What is the
@@ -79,6 +81,12 @@ _STATE = re.compile(
     r"online|offline|(?:running )?(?:late|early|on schedule|behind schedule)|delayed|cancell?ed)"
     r"(?: yet| again)?$"
 )
+_SHOWS = re.compile(
+    r"^(?:is|are|was|does|do|did|what(?:'s|s| is| does| do| did)?) (?:the|my|our) (?:[a-z0-9'-]+ ){1,4}"
+    r"(?:shows?|showing|says?|saying|reads?|reading|displays?|displaying|flashing|beeping|blinking)\b"
+)
+"""What a thing of the user's shows, says or reads ("is the baby monitor showing she's asleep", "what does the
+thermostat say", "what's the meter reading"): only someone who can look at it knows."""
 _AMBIENT = (
     r"(?:temperature|humidity|weather|forecast|traffic|score|wind|air quality|pollen(?: count)?|pressure)"
 )
@@ -102,7 +110,11 @@ def asks_live_state(transcript: str) -> bool:
     """``transcript`` asks for a reading or a state of the home or the world as it is now (see the module)."""
     q = _clean(transcript)
     bare = " ".join(_TIME.sub(" ", _PLACE.sub(" ", _ON_TIME.sub(" on schedule", q))).split())  # without here and now
-    if not _FRAME.match(q) or _ADVICE.search(q) or _ABOUT_YOU.search(q) or _CLOCK.search(bare):
+    if _ABOUT_YOU.search(q) or _CLOCK.search(bare):
+        return False
+    if _SHOWS.search(q):  # before the advice: "what does the thermostat say" asks no "what does one do"
+        return True
+    if not _FRAME.match(q) or _ADVICE.search(q):
         return False
     if _STATE.search(bare) or _READING.search(q) or _WEATHER.search(bare):
         return True
