@@ -73,6 +73,11 @@ CASES = [
     ("How many seconds are there in another?", UNCLEAR),
     ("how many grams in one", UNCLEAR),
     ("How many cups make a", UNCLEAR),
+    # The unit to convert to is no unit ("grams" misheard) in a conversion's form: asked again, not guessed.
+    ("How many drums is 2.5 kilograms?", UNCLEAR),
+    ("How many metris is six feet?", UNCLEAR),
+    ("How many apples are in 2 kilograms?", None),  # a count, not a conversion's "is": the LLM's
+    ("How many is 2.5 kilograms?", None),  # nothing asked for
 ]
 
 

@@ -6,7 +6,8 @@ ounce and spoons), answered without the LLM. Months and years have no fixed leng
 
 :func:`convert` takes a cleaned transcript (lower case, no final punctuation) and returns the reply, or None
 when it names no two known units of the same kind. A conversion asked for whose unit to convert from was not heard
-("how many seconds are there in another?": "an hour" misheard) gets :data:`UNCLEAR`, not the LLM's guess.
+("how many seconds are there in another?": "an hour" misheard), or whose unit to convert to is no unit ("how many
+drums is 2.5 kg?": "grams" misheard), gets :data:`UNCLEAR`, not the LLM's guess.
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ def convert(t: str) -> str | None:
         n += parse_amount(m.group("part")) or 0.0
     src, dst = _unit(m.group("from")), _unit(m.group("to"))
     if src is None or dst is None or n is None or src == dst:
-        return None
+        # "how many drums is 2.5 kg": a conversion's form, its unit to convert to misheard ("grams")
+        unheard = how_many and " is " in m.group() and src and dst is None and n and m["to"] not in FUNCTION_WORDS
+        return UNCLEAR if unheard else None
     n_said = m.group("n").strip()
     if n == 1:
         said = f"{_article(n_said, src)} {_plural(src, 1)}"

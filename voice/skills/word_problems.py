@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from voice.skills.money_sums import CENTS, CURRENCIES, normalize_money, say_amount, with_cents
 from voice.skills.numbers import NUMBER_PATTERN, parse_number, say_number
-from voice.skills.units import convert
+from voice.skills.units import UNCLEAR, convert
 from voice.skills.word_classes import DETERMINERS, FUNCTION_WORDS, singular, words_in, words_of
 
 _LEFT = re.compile(r"\b(?:left|remaining|remain|to go|still to)\b|\bhow (?:many|much)(?: [a-z]+)? more\b")
@@ -274,7 +274,7 @@ def _in_unit_asked(reply: str | None, t: str) -> str | None:
     if singular(asked["unit"]) == singular(found["amount"].split()[-1]):
         return reply  # asked in the unit it is said in ("litres" is not "millilitres")
     converted = convert(f"how many {asked['unit']} in {found['amount']}")
-    return f"{reply} {converted}" if converted else reply
+    return f"{reply} {converted}" if converted and converted != UNCLEAR else reply
 
 
 def asked_part(t: str) -> str:
