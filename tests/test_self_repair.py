@@ -78,6 +78,9 @@ from voice.turn import ask_again
         # "hang on" takes back what was asked, as "wait" does (the forty-second set: "It's 23:59." to "what year is it")
         ("what's the time no hang on what year is it", "what year is it"),
         ("is it thursday no hang on what day is it actually", "what day is it actually"),
+        # a marker misheard ("no wait" as "no way"): the "make it" after it is placed, and the cut-off phrase it
+        # leaves ("way to") replaces nothing (it had made the timer "for way to")
+        ("Set a timer for 20 minutes. No way to make it 25.", "Set a timer for 25 minutes. No way to"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
         # a possessive restarts what it owns

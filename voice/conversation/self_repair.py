@@ -85,6 +85,8 @@ _PURPOSE = re.compile(rf"(?:{_NUMBER.pattern})(?=\s(?:for|to|so) (?:the|my|our|a
 """After a bare number, where the speaker's purpose begins: "…two hours, no, make that three | for the varnish"."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
+_CUT_OFF = frozenset({"a", "an", "the", "of", "in", "for", "to", "at", "from", "on", "with", "about", "by", "into"})
+"""Words a phrase does not end on: it was cut off ("way to")."""
 _IT_IS = re.compile(r"^(?:it'?s|it is|it was|that'?s|that is)\s+", re.IGNORECASE)
 _POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
 _MAX_REPAIRS = 4
@@ -203,6 +205,8 @@ def _apply(before: str, fix: str, *, asked: bool) -> str | None:
         return segment + tail
     if tail not in ("", "?") or len(fixed) > _MAX_PHRASE_WORDS or any(_says_more(t.text) for t in fixed):
         return None  # not a short phrase: "the currency of the UK? I mean, it's not yours" says more
+    if len(fixed) > 1 and fixed[-1].text.lower() in _CUT_OFF:
+        return None  # a phrase cut off: "…25 minutes. No way to" ("no wait" misheard, its "make it 25" placed)
     return ellipsis.resolve(f"and {segment}?", body + "?") or _new_object(body, segment, tail)
 
 
