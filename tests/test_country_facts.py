@@ -25,6 +25,8 @@ NOW = datetime(2026, 12, 5, 9, 0)
         ("Hey, what's the capital city of New Zealand?", "The capital of New Zealand is Wellington."),
         ("a capital city on the Egypt.", "The capital of Egypt is Cairo."),  # tiny.en on espeak-ng en-us+m7
         ("Do you know what the capital of Australia is?", "The capital of Australia is Canberra."),
+        ("What's the actual capital of Morocco?", "The capital of Morocco is Rabat."),  # not the biggest city
+        ("what's the official currency of japan", "The currency of Japan is the Yen."),
         ("What is the capital of the UK?", "The capital of the United Kingdom is London."),
         ("What's the capital of the USA?", "The capital of the United States is Washington D.C."),
         ("What is the capital of Holland?", "The capital of the Netherlands is Amsterdam."),

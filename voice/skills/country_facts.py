@@ -138,8 +138,10 @@ def country(name: str) -> Country | None:
 
 _ASK = r"(?:(?:what'?s|what is|what|which city is|tell me|do you know|name|and|so) )*"
 _OF = r"(?:of|on|in|for)"  # Whisper's "capital city on the Egypt"
+_REALLY = r"(?:(?:actual|real|official|proper|current) )?"
+"""A word that insists on the thing itself: "the actual capital of Morocco" (not the biggest city)."""
 _CAPITAL = (
-    re.compile(rf"{_ASK}(?:the |a )?capital(?: city)? {_OF} (?P<c>[^?]+?)(?: is)?"),
+    re.compile(rf"{_ASK}(?:the |a )?{_REALLY}capital(?: city)? {_OF} (?P<c>[^?]+?)(?: is)?"),
     re.compile(r"(?:what'?s |what is )(?P<c>[^?]+?)(?:'s| s) capital(?: city)?"),
 )
 _CAPITAL_OF_WHICH = (
@@ -155,7 +157,7 @@ _LANGUAGE = (
     re.compile(r"(?:what|which) languages? (?:is|are) spoken in (?P<c>[^?]+)"),
 )
 _CURRENCY = (
-    re.compile(r"what(?:'s| is) the (?:currency|money) (?:of|in|used in) (?P<c>[^?]+)"),
+    re.compile(rf"what(?:'s| is) the {_REALLY}(?:currency|money) (?:of|in|used in) (?P<c>[^?]+)"),
     re.compile(r"what (?:currency|money) (?:do|does) (?:they|people|you) use in (?P<c>[^?]+)"),
     re.compile(r"what currency (?:does|do) (?P<c>[^?]+?) use"),
     re.compile(r"what currency is used in (?P<c>[^?]+)"),
