@@ -106,6 +106,11 @@ def test_a_denial_an_offer_of_help_or_a_fact_is_no_claim(sentence: str) -> None:
         ('The answer is: "Why do some hydrangeas come out blue instead of pink?"',
          "Why do some hydrangeas come out blue instead of pink?", True),
         ("The answer is 42.", "What is the answer to everything?", False),
+        # their question put back to them, however much of the turn it leaves out (the fortieth set)
+        ("What do tadpoles turn into?", "Come what do tadpoles turn into when they grow up?", True),
+        ("The fastest land animal?", "what's the, uh, the fastest land animal? my nephew says it's a lion", True),
+        ("Is the Sun a star?", "Is the Sun a star or a planet?", True),
+        ("Do you mean the Sun?", "Is the Sun a star or a planet?", False),  # asks something new
     ],
 )
 def test_an_echo_says_back_the_users_words_and_adds_nothing(reply: str, user: str, echo: bool) -> None:

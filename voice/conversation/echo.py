@@ -16,13 +16,16 @@ from voice.skills.word_classes import (
 
 def echoes(sentence: str, user: str) -> bool:
     """``sentence`` says back ``user``'s words and adds nothing: ≥ 80 % of its words (at least three) appear in
-    ``user`` in the same order, covering ≥ 60 % of ``user``'s words, and every word of it with meaning is among
-    ``user``'s words."""
+    ``user`` in the same order, covering ≥ 60 % of ``user``'s words (any share, when it is a question), and every
+    word of it with meaning is among ``user``'s words."""
     said, heard = _unframed(words_in(sentence)), words_in(user)
     if len(said) < 3 or not heard:
         return False
-    # Most of the user's words too: "The Sun is a star." picks one of "Is the Sun a star or a planet?"
-    return echoing(said, heard) and _in_order(said, heard) >= 0.6 * len(heard)
+    # Most of the user's words too: "The Sun is a star." picks one of "Is the Sun a star or a planet?"; a question
+    # of theirs put back to them asks nothing new however much of the turn it leaves out ("What do tadpoles turn
+    # into?" after "Come what do tadpoles turn into when they grow up?")
+    asks_back = sentence.rstrip(" \"'”’)").endswith("?")
+    return echoing(said, heard) and (asks_back or _in_order(said, heard) >= 0.6 * len(heard))
 
 
 _FRAMES = (("the", "answer", "is"), ("the", "question", "is"), ("you", "asked"), ("you", "said"), ("answer",))

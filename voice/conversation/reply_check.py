@@ -8,7 +8,8 @@ confidently wrong, and once a clause is spoken it cannot be taken back. So the p
 
 - :func:`~voice.conversation.echo.echoes`: the first sentence says back the user's words and adds nothing: at
   least 80 % of its words appear in the user's words in the same order, and every word with meaning in it does
-  (and it says most of them, 60 %: "The Sun is a star." picks one of "Is the Sun a star or a planet?"). The whole
+  (and it says most of them, 60 %: "The Sun is a star." picks one of "Is the Sun a star or a planet?"; any share
+  when it is a question put back: "What do tadpoles turn into?" after a ramble that asked it). The whole
   reply becomes ``[stt] ask_again_reply``. Not when the user typed a statement
   (:func:`~voice.conversation.echo.tells`): saying it back is then a read-back of what they told ("The plumber is
   coming on Thursday."), and asking again would lose it. A heard statement may be a misheard question ("He wrote
