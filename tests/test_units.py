@@ -22,6 +22,7 @@ CASES = [
     ("What's minus 10 Celsius in Fahrenheit?", "-10 degrees Celsius is 14 degrees Fahrenheit."),  # no "degrees"
     ("was 50 degrees Fahrenheit in Celsius", "50 degrees Fahrenheit is 10 degrees Celsius."),  # Whisper's "what's"
     ("minus 5 degrees celsius in fahrenheit", "-5 degrees Celsius is 23 degrees Fahrenheit."),  # not a stray word
+    ("It's 38.5 Celsius in Fahrenheit.", "38.5 degrees Celsius is 101.3 degrees Fahrenheit."),  # "what's" misheard
     ("How many hours are in the day?", "There are 24 hours in a day."),  # "the" is one, in this form only
     ("How many minutes are in every week?", "There are 10080 minutes in a week."),  # the LLM had said 80
     ("12 feet and meters", "12 feet is 3.6576 metres."),  # Whisper's "and" for "in"

@@ -117,8 +117,9 @@ def _amount(text: str) -> float | None:
 
 def _temperature(t: str) -> str | None:
     m = re.fullmatch(
-        # one stray word before is Whisper's for "what's" at times ("was 50 degrees Fahrenheit in Celsius")
-        rf"(?:what is |what'?s |convert |(?!(?:minus|negative|{NUMBER_WORDS})\b)[a-z]+ (?=-?\d|(?:{NUMBER_WORDS})\b))?"
+        # one stray word before is Whisper's for "what's" at times ("was 50 degrees Fahrenheit in Celsius", "it's")
+        rf"(?:what is |what'?s |convert |(?!(?:minus|negative|{NUMBER_WORDS})\b)[a-z]+(?:'[a-z]+)? "
+        rf"(?=-?\d|(?:{NUMBER_WORDS})\b))?"
         rf"(?P<n>-?{_NUMBER}) (?:degrees? )?"
         r"(?P<a>celsius|centigrade|fahrenheit)"
         r" (?:in|to|into) (?:degrees )?(?P<b>celsius|centigrade|fahrenheit)",
