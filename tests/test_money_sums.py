@@ -51,6 +51,7 @@ from voice.skills.numbers import parse_number, say_number
         ("What percentage is 9 of 12?", "9 is 75 percent of 12."),
         ("7 is what percent of 28?", "7 is 25 percent of 28."),
         ("What's 45 out of 60 as a percentage?", "45 is 75 percent of 60."),
+        ("a student got thirty six out of forty what percentage is that", "36 is 90 percent of 40."),
         # splitting a bill
         ("Split 150 dollars between 4 people.", "150 dollars split 4 ways is 37 dollars and 50 cents each."),
         ("Split a 96 euro bill 3 ways.", "96 euros split 3 ways is 32 euros each."),

@@ -170,6 +170,8 @@ def _what_percent(t: str) -> str | None:
         or re.fullmatch(
             rf"(?:what is |what's )?(?P<a>{n}) out of (?P<b>{n}) (?:as|in) (?:a )?(?:percent|percentage)", t
         )
+        # "a student got 36 out of 40 what percentage is that": the score said first, then asked of
+        or re.fullmatch(rf".*?\b(?P<a>{n}) out of (?P<b>{n}),? (?:so )?what (?:percent|percentage) is (?:that|it)", t)
     )
     if m is None:
         return None
