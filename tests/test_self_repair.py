@@ -81,6 +81,8 @@ from voice.turn import ask_again
         # a marker misheard ("no wait" as "no way"): the "make it" after it is placed, and the cut-off phrase it
         # leaves ("way to") replaces nothing (it had made the timer "for way to")
         ("Set a timer for 20 minutes. No way to make it 25.", "Set a timer for 25 minutes. No way to"),
+        # a hesitation before the marker goes with it
+        ("how many pounds is five kilos uh actually make it six kilos", "how many pounds is six kilos"),
         # each marker in turn
         ("What's 6 times 7, no, 8, sorry, 9?", "What's 6 times 9?"),
         # a possessive restarts what it owns

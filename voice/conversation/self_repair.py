@@ -85,6 +85,8 @@ _PURPOSE = re.compile(rf"(?:{_NUMBER.pattern})(?=\s(?:for|to|so) (?:the|my|our|a
 """After a bare number, where the speaker's purpose begins: "…two hours, no, make that three | for the varnish"."""
 _PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
 
+_HESITATION = re.compile(r"(?:[\s,]+(?:uh+|um+|er+|erm|uhm|hmm+))+$", re.IGNORECASE)
+"""A hesitation before the marker belongs to it, not to the reparandum."""
 _CUT_OFF = frozenset({"a", "an", "the", "of", "in", "for", "to", "at", "from", "on", "with", "about", "by", "into"})
 """Words a phrase does not end on: it was cut off ("way to")."""
 _IT_IS = re.compile(r"^(?:it'?s|it is|it was|that'?s|that is)\s+", re.IGNORECASE)
@@ -160,7 +162,7 @@ def _first_repair(text: str) -> str | None:
         alone = _alone(run, text[: m.start()], text[m.end() :])
         if not (re.search(r"[^\s]", m.group("pre")) or len(items) > 1 or alone):
             continue
-        before = text[: m.start()].rstrip()
+        before = _HESITATION.sub("", text[: m.start()].rstrip())  # "…five kilos uh actually make it six kilos"
         fix = text[m.end() :].strip()
         if not _tokens(before) or not _tokens(fix):
             continue
