@@ -58,6 +58,7 @@ DECLINE = [
     "What's the gas meter reading?",
     "Does my fitness tracker say I slept well?",
     "Is the smoke alarm beeping?",
+    "What's the score in the football match?",  # a score is never a fact
 ]
 
 KEEP = [
@@ -103,6 +104,7 @@ KEEP = [
     # showing or saying, of nothing of the user's
     "What does a red traffic light show?",
     "How do you say hello in French?",
+    "What's the highest score in bowling?",  # a record, not the score now
     "What do you say to someone on their birthday?",
 ]
 

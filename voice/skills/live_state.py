@@ -94,6 +94,8 @@ _MARKET = r"(?:price|prices|stock price|share price|stock market|exchange rate|i
 _READING = re.compile(
     rf"^(?:what|how)(?:'s| is| are| was)? (?:the|my|our) (?:[a-z]+ )?(?:{_AMBIENT}(?: like)?$|{_MARKET}\b)"
 )
+_ALWAYS_LIVE = re.compile(r"^(?:what|how)(?:'s|s| is| was) the (?:score|traffic|forecast)\b")
+"""A reading that is never a fact, whatever it is of: "what's the score in the football match"."""
 _WEATHER = re.compile(
     r"^how (?:hot|cold|warm|cool|humid|windy|sunny|wet|dry|chilly|bright|dark|loud|noisy|busy) is it$"
     r"|^(?:is|was) it (?:raining|snowing|pouring|drizzling|freezing|hailing|storming)(?: in [a-z ]+)?$"
@@ -116,7 +118,7 @@ def asks_live_state(transcript: str) -> bool:
         return True
     if not _FRAME.match(q) or _ADVICE.search(q):
         return False
-    if _STATE.search(bare) or _READING.search(q) or _WEATHER.search(bare):
+    if _STATE.search(bare) or _READING.search(q) or _ALWAYS_LIVE.search(q) or _WEATHER.search(bare):
         return True
     if all(w in FUNCTION_WORDS for w in bare.split()):  # "what's today?", "which is it today?": nothing named
         return False
