@@ -58,6 +58,9 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         ("What is 10 divided by 4?", "10 divided by 4 is 2.5."),
         ("What is 10 percent of 250?", "10 percent of 250 is 25."),
         ("What is 10% of 250?", "10 percent of 250 is 25."),  # as Whisper writes it
+        # "a hundred and twenty" as Whisper writes it is one number; two said to be added, or a range, are two
+        ("split 100 and 26 dollars between 4 people.", "126 dollars split 4 ways is 31 dollars and 50 cents each."),
+        ("What do you get if you add 200 and 50?", "200 plus 50 is 250."),
         ("What is the square root 144?", "The square root of 144 is 12."),  # Whisper dropped the "of"
         ("What is the square root of 144?", "The square root of 144 is 12."),
         ("how much is half a dozen times a dozen", "Half a dozen times 12 is 72."),  # the LLM had said 12 (40th set)

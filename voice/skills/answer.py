@@ -83,7 +83,15 @@ def clean(transcript: str) -> str:
     t = re.sub(r"^(?:can|could|would|will) you (?:please )?(?=convert|multiply|divide|add|subtract|work out)", "", t)
     t = re.sub(r"(?<=\S)(?:,? (?:for me|please))+$", "", t)  # "convert 70 kilograms to pounds for me"
     t = re.sub(rf"(?<=\S)(?:,? (?:{_AFTERWORDS}))+$", "", t)  # "what currency do they use in spain again"
+    t = _HUNDREDS_AND.sub(lambda m: str(int(m[1]) + int(m[2])), t)  # Whisper's "100 and 20 miles": 120 miles
     return re.sub(r"\s+", " ", t)
+
+
+_HUNDREDS_AND = re.compile(
+    r"(?<!\badd )(?<!\bbetween )(?<!\bof )(?<![\d.,])\b([1-9]\d{0,2}00) and ([1-9]\d?)\b(?![.,]\d)"
+)
+"""A number Whisper writes in two as it was said, "a hundred and twenty" as "100 and 20": one number, 120. Not two
+added ("add 200 and 50", "the sum of 100 and 20") or a range ("between 100 and 20")."""
 
 
 _AFTERWORDS = (
