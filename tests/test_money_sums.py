@@ -52,6 +52,9 @@ from voice.skills.numbers import parse_number, say_number
         ("7 is what percent of 28?", "7 is 25 percent of 28."),
         ("What's 45 out of 60 as a percentage?", "45 is 75 percent of 60."),
         ("a student got thirty six out of forty what percentage is that", "36 is 90 percent of 40."),
+        # a limit is no change: "no more than 10 percent of" is 10 percent of
+        ("treats should be no more than ten percent of what she eats and she has 320 grams a day, how many grams",
+         "10 percent of 320 is 32."),
         # splitting a bill
         ("Split 150 dollars between 4 people.", "150 dollars split 4 ways is 37 dollars and 50 cents each."),
         ("Split a 96 euro bill 3 ways.", "96 euros split 3 ways is 32 euros each."),

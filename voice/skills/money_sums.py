@@ -116,9 +116,10 @@ def answer(t: str) -> str | None:
             f"{said_a} plus {said_p} percent tax is {say_amount(a.value + tax, cur)}; "
             f"the tax is {say_amount(tax, cur)}."
         )
-    if re.search(r"\b(?:increase|increased|raise|raised|grows?|plus|add|more than|up)\b", t):
+    limit = re.sub(r"\b(?:no|not|never) (?:more|less) than\b", "", t)  # "no more than 10% of…": a limit, no change
+    if re.search(r"\b(?:increase|increased|raise|raised|grows?|plus|add|more than|up)\b", limit):
         return f"{said_a} plus {said_p} percent is {say_amount(a.value * (1 + p / 100), cur)}."
-    if re.search(r"\b(?:decrease|decreased|reduce|lower|lowered|minus|less than|down|drops?)\b", t):
+    if re.search(r"\b(?:decrease|decreased|reduce|lower|lowered|minus|less than|down|drops?)\b", limit):
         return f"{said_a} minus {said_p} percent is {say_amount(a.value * (1 - p / 100), cur)}."
     if re.search(r"\bpercent of\b", t):
         return f"{said_p} percent of {said_a} is {say_amount(a.value * p / 100, cur)}."
