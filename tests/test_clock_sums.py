@@ -26,6 +26,8 @@ NOW = datetime(2026, 12, 7, 10, 0)
          "From 08:10 to 08:40 is 30 minutes."),
         ("it's now 11:50, how long until midnight?", "From 23:50 to 00:00 is 10 minutes."),
         ("we start at 10 pm and stop at 2 am, how many hours is that?", "From 22:00 to 02:00 is 4 hours."),
+        ("If my shift starts at 7 pm and finishes at 730 in the morning how long is that?",  # as Whisper writes it
+         "From 19:00 to 07:30 is 12 hours and 30 minutes."),
         # A told time and a span after it.
         ("the train leaves at nine forty and it takes two hours and fifty minutes, what time do we get in?",
          "2 hours and 50 minutes after 09:40 is 12:30."),

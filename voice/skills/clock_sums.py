@@ -32,6 +32,8 @@ _TIME = (
     rf"|(?P<h>{_HOUR})(?::(?P<mm>[0-5]\d)| (?P<mw>{_MINUTES}))?(?P<oclock> o'? ?clock)?)(?: (?P<half>{_HALF}))?"
     r"|(?P<noon>noon|midday|midnight)"
 )
+_RUN_TOGETHER = re.compile(rf"\b(1[0-2]|[1-9])([0-5]\d)(?= {_HALF}\b)")
+"""Whisper's "730 in the morning", "815 pm": the hour and minutes of one time, run together."""
 _ANCHOR = r"(?:at|it'?s now|it is now|now it'?s|now|until|till|til|by|from|it'?s|it is)"
 _SAID_TIME = re.compile(rf"\b(?P<anchor>{_ANCHOR} )?(?:{_TIME})(?![\w:])")
 _BETWEEN = re.compile(
@@ -103,7 +105,7 @@ def answer(t: str, now: datetime) -> str | None:
     """The reply to a sum of times of day in ``t`` (a cleaned transcript), else None."""
     if "timer" in t:
         return None  # the timers' ("how long is left on the timer I set at 6")
-    times = _times(t)
+    times = _times(_RUN_TOGETHER.sub(r"\1:\2", t))
     if len(times) == 2 and _BETWEEN.search(t) and not _ARRIVES.search(t):
         gap = _after(times[0], times[1])
         start = times[1][0] - gap if times[1][1] and not times[0][1] else times[0][0]  # "11:50 … until midnight"
