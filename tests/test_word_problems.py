@@ -99,6 +99,10 @@ TOLD = (
     (["I've done three drops this morning.", "And I've got fourteen more this afternoon."],
      "So how many drops is that altogether today?", "17 drops"),
     (["I spent 20 dollars.", "And I spent 15 more."], "How much is that in total?", "35 dollars"),
+    # a statement may open with what the amount is of ("lunch was", the forty-third set)
+    (["lunch was fourteen pounds twenty", "the taxi was twenty two pounds", "and parking was six pounds fifty"],
+     "what do those add up to", "42 pounds and 70 pence"),
+    (["what was 20 pounds plus 30 pounds", "the taxi was 22 pounds"], "what do those add up to", None),  # a question
     # more of what the statement told done, not taken from it; from what the user holds, taken
     (["I've done twelve push-ups."], "If I do another eight, how many is that?", "20 push-ups"),
     (["I've delivered 30 parcels."], "If I deliver 12 more, how many will that be?", "42 parcels"),

@@ -381,9 +381,10 @@ def _left_told(t: str, earlier: Sequence[str]) -> str | None:
 
 
 _TOLD_START = re.compile(
-    rf"{_LEAD_IN}(?:i|i'm|i've|i'd|my|we|we're|we've|our|the|this|that|these|those|it|it's|they|his|her|their)\b"
+    rf"{_LEAD_IN}(?:(?:i|i'm|i've|i'd|my|we|we're|we've|our|the|this|that|these|those|it|it's|they|his|her|their)\b"
+    r"|(?!(?:what|how|who|which|where|when|why)\b)[a-z]+ (?:was|were|came to|cost)\b)"
 )
-"""How a statement of an amount opens, about the user or not ("the second one was 27 dollars")."""
+"""How a statement of an amount opens, about the user or not ("the second one was 27 dollars", "lunch was 14")."""
 
 
 def _told_turns(earlier: Sequence[str], start: re.Pattern[str]) -> list[tuple[str, list[Quantity]]]:
