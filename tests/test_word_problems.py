@@ -103,6 +103,9 @@ TOLD = (
     (["lunch was fourteen pounds twenty", "the taxi was twenty two pounds", "and parking was six pounds fifty"],
      "what do those add up to", "42 pounds and 70 pence"),
     (["what was 20 pounds plus 30 pounds", "the taxi was 22 pounds"], "what do those add up to", None),  # a question
+    # a told amount that does not read: the total would miss it
+    (["lunch was fourteen pounds twenty", "the taxi was twenty two pounds", "and parking was six fifty"],
+     "what do those add up to", None),
     # more of what the statement told done, not taken from it; from what the user holds, taken
     (["I've done twelve push-ups."], "If I do another eight, how many is that?", "20 push-ups"),
     (["I've delivered 30 parcels."], "If I deliver 12 more, how many will that be?", "42 parcels"),

@@ -389,12 +389,12 @@ _TOLD_START = re.compile(
 
 def _told_turns(earlier: Sequence[str], start: re.Pattern[str]) -> list[tuple[str, list[Quantity]]]:
     """Each of the user's earlier statements (about themselves: ``start``) that held quantities, with them (oldest
-    first); questions, requests and timers are passed over."""
+    first); questions, requests and timers are passed over. None at all when a statement's number does not read
+    ("parking was six fifty"): any sum of them might miss it."""
     told: list[tuple[str, list[Quantity]]] = []
-    for turn in earlier:
-        text = re.sub(r"[.!]+$", "", normalize_money(turn.lower().strip()))
-        if "?" in text or not start.match(text) or told_by_clock(text):
-            continue
-        if qs := quantities(text):
-            told.append((text, qs))
+    for text in (re.sub(r"[.!]+$", "", normalize_money(turn.lower().strip())) for turn in earlier):
+        if "?" not in text and start.match(text) and not told_by_clock(text):
+            if (qs := quantities(text)) is None:
+                return []
+            told += [(text, qs)] if qs else []
     return told
