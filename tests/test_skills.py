@@ -61,6 +61,7 @@ def test_parse_fraction_and_amount(text: str, fraction: float | None, amount: fl
         # "a hundred and twenty" as Whisper writes it is one number; two said to be added, or a range, are two
         ("split 100 and 26 dollars between 4 people.", "126 dollars split 4 ways is 31 dollars and 50 cents each."),
         ("What do you get if you add 200 and 50?", "200 plus 50 is 250."),
+        ("a bill of 100 and 32 pounds split between 4 of us", "132 pounds split 4 ways is 33 pounds each."),
         ("What is the square root 144?", "The square root of 144 is 12."),  # Whisper dropped the "of"
         ("What is the square root of 144?", "The square root of 144 is 12."),
         ("how much is half a dozen times a dozen", "Half a dozen times 12 is 72."),  # the LLM had said 12 (40th set)

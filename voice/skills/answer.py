@@ -88,10 +88,11 @@ def clean(transcript: str) -> str:
 
 
 _HUNDREDS_AND = re.compile(
-    r"(?<!\badd )(?<!\bbetween )(?<!\bof )(?<![\d.,])\b([1-9]\d{0,2}00) and ([1-9]\d?)\b(?![.,]\d)"
+    r"(?<!\badd )(?<!\bbetween )(?<!\bsum of )(?<!\bproduct of )(?<!\baverage of )(?<![\d.,])"
+    r"\b([1-9]\d{0,2}00) and ([1-9]\d?)\b(?![.,]\d)"
 )
-"""A number Whisper writes in two as it was said, "a hundred and twenty" as "100 and 20": one number, 120. Not two
-added ("add 200 and 50", "the sum of 100 and 20") or a range ("between 100 and 20")."""
+"""A number Whisper writes in two as it was said, "a hundred and twenty" as "100 and 20": one number, 120 ("a bill
+of 100 and 32 pounds" too). Not two added ("add 200 and 50", "the sum of 100 and 20") or a range ("between")."""
 
 
 _AFTERWORDS = (
