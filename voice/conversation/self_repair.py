@@ -83,11 +83,12 @@ _OWN_CLAUSE = re.compile(r"\s(?=(?:so|and|because|'?cause|since|as) (?:i|we)\b)"
 "…one pound twenty a stem, no sorry, one pound ten and I need 350 stems" (the repair keeps "a stem")."""
 _PURPOSE = re.compile(rf"(?:{_NUMBER.pattern})(?=\s(?:for|to|so) (?:the|my|our|a|an|it|i|we)\b)", re.IGNORECASE)
 """After a bare number, where the speaker's purpose begins: "…two hours, no, make that three | for the varnish"."""
-_PREPOSITION = re.compile(r"\b(?:of|in|for|to|at|from|on|with|about|by|into)\s+", re.IGNORECASE)
+_PREPOSITIONS = ("of", "in", "for", "to", "at", "from", "on", "with", "about", "by", "into")
+_PREPOSITION = re.compile(rf"\b(?:{'|'.join(_PREPOSITIONS)})\s+", re.IGNORECASE)
 
 _HESITATION = re.compile(r"(?:[\s,]+(?:uh+|um+|er+|erm|uhm|hmm+))+$", re.IGNORECASE)
 """A hesitation before the marker belongs to it, not to the reparandum."""
-_CUT_OFF = frozenset({"a", "an", "the", "of", "in", "for", "to", "at", "from", "on", "with", "about", "by", "into"})
+_CUT_OFF = frozenset({"a", "an", "the", *_PREPOSITIONS})
 """Words a phrase does not end on: it was cut off ("way to")."""
 _IT_IS = re.compile(r"^(?:it'?s|it is|it was|that'?s|that is)\s+", re.IGNORECASE)
 _POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})

@@ -105,7 +105,8 @@ def answer(t: str, now: datetime) -> str | None:
     """The reply to a sum of times of day in ``t`` (a cleaned transcript), else None."""
     if "timer" in t:
         return None  # the timers' ("how long is left on the timer I set at 6")
-    times = _times(_RUN_TOGETHER.sub(r"\1:\2", t))
+    t = _RUN_TOGETHER.sub(r"\1:\2", t)  # read once, so the times' places below are places in this text
+    times = _times(t)
     if len(times) == 2 and _BETWEEN.search(t) and not _ARRIVES.search(t):
         gap = _after(times[0], times[1])
         start = times[1][0] - gap if times[1][1] and not times[0][1] else times[0][0]  # "11:50 … until midnight"

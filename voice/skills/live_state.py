@@ -87,15 +87,14 @@ _SHOWS = re.compile(
 )
 """What a thing of the user's shows, says or reads ("is the baby monitor showing she's asleep", "what does the
 thermostat say", "what's the meter reading"): only someone who can look at it knows."""
-_AMBIENT = (
-    r"(?:temperature|humidity|weather|forecast|traffic|score|wind|air quality|pollen(?: count)?|pressure)"
-)
+_NEVER_A_FACT = r"(?:score|traffic|forecast)"
+"""Readings that are never a fact, whatever they are of: "what's the score in the football match"."""
+_AMBIENT = rf"(?:temperature|humidity|weather|{_NEVER_A_FACT}|wind|air quality|pollen(?: count)?|pressure)"
 _MARKET = r"(?:price|prices|stock price|share price|stock market|exchange rate|interest rate|news|headlines)"
 _READING = re.compile(
     rf"^(?:what|how)(?:'s| is| are| was)? (?:the|my|our) (?:[a-z]+ )?(?:{_AMBIENT}(?: like)?$|{_MARKET}\b)"
 )
-_ALWAYS_LIVE = re.compile(r"^(?:what|how)(?:'s|s| is| was) the (?:score|traffic|forecast)\b")
-"""A reading that is never a fact, whatever it is of: "what's the score in the football match"."""
+_ALWAYS_LIVE = re.compile(rf"^(?:what|how)(?:'s|s| is| was) the {_NEVER_A_FACT}\b")
 _WEATHER = re.compile(
     r"^how (?:hot|cold|warm|cool|humid|windy|sunny|wet|dry|chilly|bright|dark|loud|noisy|busy) is it$"
     r"|^(?:is|was) it (?:raining|snowing|pouring|drizzling|freezing|hailing|storming)(?: in [a-z ]+)?$"
